@@ -1,0 +1,91 @@
+//! The models slotcheck checks. Each model is a plain stateright [`Model`]: a
+//! small config struct, a `Clone + Hash` state, an action enum and named
+//! properties. They know nothing of the command line; what they offer the tool
+//! beyond stateright's trait is [`Narrated`]: how to tell a path as a story.
+
+use stateright::Model;
+
+pub mod stovepipe;
+
+/// One step of a counterexample as a reviewer reads it: who acted, what it did,
+/// and the rows that changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoryStep {
+    /// `worker 1 (process R1, delivery 1)`, `broker`, `build system`, `fault`.
+    pub actor: String,
+    /// `CAS queue in_flight_count 0 -> 1`.
+    pub action: String,
+    /// Rows whose rendering differs after the step.
+    pub changes: Vec<RowChange>,
+}
+
+/// A row before and after a step (`None`: the row did not exist).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowChange {
+    pub row: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// What a property asserts, for reports: `always` properties fail when a state
+/// breaks them, `sometimes` properties are witnesses that must be reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PropertyKind {
+    Always,
+    Sometimes,
+}
+
+/// How a model tells its paths. The tool turns these into stories, JSON and
+/// traces; the model only knows its own rows and steps.
+pub trait Narrated: Model {
+    /// The state as named rows, in a fixed order (`queue`, `R1`, `process(R1)`...).
+    fn rows(&self, state: &Self::State) -> Vec<(String, String)>;
+
+    /// Tells each step of a path that starts in `init`.
+    fn tell(&self, init: &Self::State, actions: &[Self::Action]) -> Vec<StoryStep>;
+
+    /// Why `property` fails (or, for a witness, holds) in `state`, in words.
+    fn explain(&self, property: &str, state: &Self::State) -> String;
+
+    /// Whether the named property is an `always` or a `sometimes` one.
+    fn kind_of(&self, property: &str) -> Option<PropertyKind> {
+        self.properties()
+            .into_iter()
+            .find(|p| p.name == property)
+            .map(|p| match p.expectation {
+                stateright::Expectation::Sometimes => PropertyKind::Sometimes,
+                _ => PropertyKind::Always,
+            })
+    }
+}
+
+/// The rows that differ between two renderings, in the order of `after`
+/// (rows that disappeared come last).
+pub fn diff_rows(before: &[(String, String)], after: &[(String, String)]) -> Vec<RowChange> {
+    let find = |rows: &[(String, String)], name: &str| {
+        rows.iter()
+            .find(|(row, _)| row == name)
+            .map(|(_, value)| value.clone())
+    };
+    let mut changes = Vec::new();
+    for (row, value) in after {
+        let old = find(before, row);
+        if old.as_ref() != Some(value) {
+            changes.push(RowChange {
+                row: row.clone(),
+                before: old,
+                after: Some(value.clone()),
+            });
+        }
+    }
+    for (row, value) in before {
+        if find(after, row).is_none() {
+            changes.push(RowChange {
+                row: row.clone(),
+                before: Some(value.clone()),
+                after: None,
+            });
+        }
+    }
+    changes
+}
