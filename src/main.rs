@@ -1,1 +1,314 @@
-fn main() {}
+//! The command line: `compare`, `check`, `bench`.
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::report::{self, Style};
+use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
+use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
+use slotcheck_models::Narrated;
+use stateright::Model;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Exit statuses, as CI reads them.
+const EXIT_VIOLATED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "slotcheck",
+    version,
+    about = "Model-check and compare designs of a queue that hands out build slots under at-least-once delivery",
+    long_about = "Model-check and compare designs of a queue that hands out build slots under \
+at-least-once delivery.\n\n\
+`compare` runs every design on the same bounds and prints one table; `check --design D` \
+tells each violated property of one design as a numbered story (the shortest counterexample).\n\n\
+Exit status: 0 every property holds and every witness is reached (compare: the runs finished); \
+1 a property is violated or a witness not reached; 2 bad arguments; 3 inconclusive (a state \
+or time budget ran out before a verdict).",
+    after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every design on the same bounds and print one table, design by property.
+    Compare(CompareArgs),
+    /// Check one design; tell each violated property's shortest counterexample as a story.
+    Check(CheckArgs),
+    /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
+    Bench(BenchArgs),
+}
+
+/// The stovepipe model's bounds (see `shared/docs/stovepipe-model.md`).
+#[derive(Args, Clone, Debug)]
+struct BoundsArgs {
+    /// N: how many requests arrive (at any time, in ID order).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.requests,
+          value_parser = clap::value_parser!(u8).range(1..=32))]
+    requests: u8,
+    /// K: the queue's limit on concurrent builds.
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_BOUNDS.max_concurrent,
+          value_parser = clap::value_parser!(u8).range(1..=32))]
+    max_concurrent: u8,
+    /// How many times a worker may crash (its message becomes visible again, attempt +1).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.crashes)]
+    crashes: u8,
+    /// How many times a message's visibility may expire while its worker still runs.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.stalls)]
+    stalls: u8,
+    /// Attempts before a message is dead-lettered.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.max_deliveries,
+          value_parser = clap::value_parser!(u8).range(1..))]
+    max_deliveries: u8,
+    /// A model option (repeatable): split-read (R, Q and the head read in three steps).
+    #[arg(long = "option", value_name = "NAME")]
+    options: Vec<String>,
+}
+
+impl BoundsArgs {
+    fn bounds(&self) -> Bounds {
+        Bounds {
+            requests: self.requests,
+            max_concurrent: self.max_concurrent,
+            crashes: self.crashes,
+            stalls: self.stalls,
+            max_deliveries: self.max_deliveries,
+        }
+    }
+
+    fn model_options(&self) -> Result<Options, String> {
+        let mut options = Options::default();
+        for name in &self.options {
+            options.set(name).map_err(|e| format!("--option: {e}"))?;
+        }
+        Ok(options)
+    }
+}
+
+/// How far a run may go.
+#[derive(Args, Clone, Debug)]
+struct LimitArgs {
+    /// Checker threads; the verdicts, counts and traces do not depend on it.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: u16,
+    /// Stop after generating this many states; what is not yet decided is inconclusive.
+    #[arg(long, value_name = "N")]
+    max_states: Option<usize>,
+    /// Stop after this many seconds; what is not yet decided is inconclusive.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Result<Limits, String> {
+        let timeout = match self.timeout {
+            Some(t) if !(t > 0.0 && t.is_finite()) => {
+                return Err(format!(
+                    "--timeout: must be a positive number of seconds, not {t}"
+                ))
+            }
+            t => t.map(Duration::from_secs_f64),
+        };
+        Ok(Limits {
+            threads: self.threads as usize,
+            max_states: self.max_states,
+            timeout,
+        })
+    }
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    bounds: BoundsArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// The design to check.
+    #[arg(long, value_name = "DESIGN", value_parser = design_names())]
+    design: String,
+    /// Check only this property (repeatable); default: all of them.
+    #[arg(long, value_name = "NAME")]
+    property: Vec<String>,
+    #[command(flatten)]
+    bounds: BoundsArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Print one JSON object (verdicts, stories, statistics) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Print the measurements as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Checker threads for every run of the matrix.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threads: usize,
+}
+
+fn design_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Compare(args) => compare(args),
+        Command::Check(args) => check_design(args),
+        Command::Bench(args) => slotcheck::bench::run(args.threads, args.json),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
+    let design = design_named(design).ok_or_else(|| format!("unknown design `{design}`"))?;
+    let b = bounds.bounds();
+    b.validate()?;
+    let mut model = Stovepipe::new(design, b);
+    model.options = bounds.model_options()?;
+    Ok(model)
+}
+
+fn compare(args: CompareArgs) -> Result<u8, String> {
+    let limits = args.limits.limits()?;
+    let mut columns = Vec::new();
+    for design in DESIGNS {
+        let model = model_for(&args.bounds, design.name())?;
+        columns.push((design.name().to_string(), check(model, &[], &limits)));
+    }
+    let model = model_for(&args.bounds, DESIGNS[0].name())?;
+    if args.json {
+        let value = report::comparison_json(bounds_json(&model.bounds, &model.options), &columns);
+        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
+    } else {
+        let style = Style::for_stdout();
+        println!(
+            "{}\n",
+            style.bold(&format!(
+                "slotcheck compare: stovepipe, {}",
+                bounds_line(&model.bounds, &model.options)
+            ))
+        );
+        print!("{}", report::comparison_table(&columns, style));
+        println!("\nA violation's story: slotcheck check --design DESIGN [same bounds]");
+    }
+    let inconclusive = columns
+        .iter()
+        .flat_map(|(_, o)| &o.results)
+        .any(|r| r.verdict == Verdict::Inconclusive);
+    Ok(if inconclusive { 3 } else { 0 })
+}
+
+fn check_design(args: CheckArgs) -> Result<u8, String> {
+    let limits = args.limits.limits()?;
+    let model = model_for(&args.bounds, &args.design)?;
+    let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
+    let mut names = Vec::new();
+    for p in &args.property {
+        match known.iter().find(|k| *k == p) {
+            Some(k) => names.push(*k),
+            None => {
+                return Err(format!(
+                    "--property: unknown property `{p}` (known: {})",
+                    known.join(", ")
+                ))
+            }
+        }
+    }
+    let outcome = check(model, &names, &limits);
+    if args.json {
+        let results: Vec<_> = outcome
+            .results
+            .iter()
+            .map(|r| {
+                let story = outcome.story(&model, r.name);
+                json!({
+                    "property": r.name,
+                    "verdict": r.verdict.word(),
+                    "steps": report::steps(r),
+                    "explanation": r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
+                    "story": match (r.verdict, story) {
+                        (Verdict::Violated, Some(s)) => report::story_json(&s),
+                        _ => serde_json::Value::Null,
+                    },
+                })
+            })
+            .collect();
+        let value = json!({
+            "design": args.design,
+            "bounds": bounds_json(&model.bounds, &model.options),
+            "results": results,
+            "stats": report::stats_json(&args.design, &outcome.stats),
+        });
+        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
+        return Ok(outcome.exit_code() as u8);
+    }
+    let style = Style::for_stdout();
+    println!(
+        "{}\n",
+        style.bold(&format!(
+            "slotcheck check: {} on stovepipe, {}",
+            args.design,
+            bounds_line(&model.bounds, &model.options)
+        ))
+    );
+    for r in &outcome.results {
+        let cell = report::verdict_cell(r);
+        println!("  {:<22}{}", r.name, style.verdict(r.verdict, &cell));
+    }
+    println!();
+    print!(
+        "{}",
+        report::stats_table(&[(args.design.clone(), outcome.stats)], style)
+    );
+    for r in outcome
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Violated)
+    {
+        let trace = r.trace.as_ref().expect("a violation has a trace");
+        let steps = model.tell(&trace.init, &trace.actions);
+        println!(
+            "\n{}",
+            style.bold(&format!(
+                "{}: the shortest counterexample, {} steps",
+                r.name,
+                trace.steps()
+            ))
+        );
+        print!(
+            "{}",
+            report::story_text(&steps, &model.explain(r.name, &trace.last))
+        );
+    }
+    if let Some(cut) = outcome.stats.cut {
+        println!(
+            "\ninconclusive: {}; what was not decided is not a verdict",
+            cut.describe()
+        );
+    }
+    let code = outcome.exit_code() as u8;
+    debug_assert!(code != EXIT_VIOLATED || outcome.results.iter().any(|r| !r.verdict.is_good()));
+    Ok(code)
+}

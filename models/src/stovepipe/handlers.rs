@@ -4,8 +4,8 @@
 //! contract's admit table and release rules say it decides.
 
 use super::{
-    request_name, Build, Delivery, Handler, Log, Message, MessageKind, Pc, Req,
-    RequestRow, RequestState, Slots, Snapshot, State, Stovepipe, Worker,
+    request_name, Build, Delivery, Handler, Log, Message, MessageKind, Pc, Req, RequestRow,
+    RequestState, Slots, Snapshot, State, Stovepipe, Worker,
 };
 
 /// A worker's turn: the world, the worker taken out of it, and what is said.
@@ -107,13 +107,8 @@ impl Turn<'_> {
         if let Some(read) = &mut self.worker.read {
             read.queue = queue;
         }
-        self.log.say(|| {
-            format!(
-                "re-read queue {} v{}",
-                queue.slots.render(),
-                queue.version
-            )
-        });
+        self.log
+            .say(|| format!("re-read queue {} v{}", queue.slots.render(), queue.version));
     }
 
     /// Re-read R's row alone.
@@ -156,9 +151,8 @@ impl Turn<'_> {
         if let Some(snapshot) = &mut self.worker.read {
             snapshot.queue = written;
         }
-        self.log.say(|| {
-            format!("CAS queue {} -> {}", read.slots.render(), slots.value())
-        });
+        self.log
+            .say(|| format!("CAS queue {} -> {}", read.slots.render(), slots.value()));
         durable_write(self.state);
         true
     }
@@ -209,8 +203,12 @@ impl Turn<'_> {
         let r = self.worker.request;
         match self.model.design.release(self.seen().queue.slots, r) {
             None => {
-                self.log
-                    .say(|| format!("release {}: not in the set, nothing written", request_name(r)));
+                self.log.say(|| {
+                    format!(
+                        "release {}: not in the set, nothing written",
+                        request_name(r)
+                    )
+                });
                 Released::Nothing
             }
             Some(slots) => {
@@ -496,9 +494,7 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
                         Pc::Supersede
                     }
                 }
-                _ => model
-                    .design
-                    .gate(&seen, r, model.bounds.max_concurrent),
+                _ => model.design.gate(&seen, r, model.bounds.max_concurrent),
             }
         }
         Pc::ReleaseBeforeSupersede => match turn.release() {

@@ -32,7 +32,13 @@ impl Label {
 /// Labels for the workers after a step, given those before it: every worker
 /// the step did not touch keeps its label; the one it changed or created gets
 /// `moved`.
-fn relabel(before: &[Worker], labels: &[Label], after: &[Worker], acted: Option<usize>, moved: Option<Label>) -> Vec<Label> {
+fn relabel(
+    before: &[Worker],
+    labels: &[Label],
+    after: &[Worker],
+    acted: Option<usize>,
+    moved: Option<Label>,
+) -> Vec<Label> {
     let mut unused: Vec<(usize, &Worker)> = before
         .iter()
         .enumerate()
@@ -46,9 +52,7 @@ fn relabel(before: &[Worker], labels: &[Label], after: &[Worker], acted: Option<
                 let (i, _) = unused.remove(at);
                 labels[i].clone()
             } else {
-                moved
-                    .take()
-                    .expect("at most one worker changes in a step")
+                moved.take().expect("at most one worker changes in a step")
             }
         })
         .collect()
@@ -85,7 +89,7 @@ impl Narrated for Stovepipe {
             let attempts = if m.kind.is_dead() {
                 String::new()
             } else {
-                format!(", {} of {} attempts used", m.attempts, self.bounds.max_deliveries)
+                format!(", {}/{} attempts", m.attempts, self.bounds.max_deliveries)
             };
             rows.push((m.kind.render(m.request), format!("{status}{attempts}")));
         }

@@ -75,7 +75,10 @@ fn an_owner_keyed_release_of_an_absent_request_writes_nothing() {
     let m = model("owner-keyed", 1, 1);
     let design = m.design;
     assert_eq!(design.release(Slots::Owners(0b10), 0), None);
-    assert_eq!(design.release(Slots::Owners(0b11), 0), Some(Slots::Owners(0b10)));
+    assert_eq!(
+        design.release(Slots::Owners(0b11), 0),
+        Some(Slots::Owners(0b10))
+    );
     // In a handler: a signal for R1 that is not in the set leaves the row and
     // its version alone and goes on to the outcome write.
     let mut s = run(&m, &[Action::Arrive]);

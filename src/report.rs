@@ -1,0 +1,198 @@
+//! What a person reads and what a program parses: the comparison table, the
+//! statistics, the stories, and the same as JSON.
+
+use crate::check::{Outcome, PropertyResult, Stats, Verdict};
+use serde_json::{json, Value};
+use slotcheck_models::{Narrated, PropertyKind, StoryStep};
+use std::io::IsTerminal;
+
+/// ANSI colour, only on a terminal and only without `NO_COLOR`.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    pub fn for_stdout() -> Self {
+        Style {
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+
+    pub fn plain() -> Self {
+        Style { color: false }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    pub fn verdict(&self, result_verdict: Verdict, text: &str) -> String {
+        match result_verdict {
+            Verdict::Holds | Verdict::Reached => self.paint("32", text),
+            Verdict::Violated | Verdict::NotReached => self.paint("1;31", text),
+            Verdict::Inconclusive => self.paint("33", text),
+        }
+    }
+
+    pub fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+}
+
+/// `holds`, `violated (7 steps)`, `reached`, `NOT reached`, `inconclusive`.
+pub fn verdict_cell<M: Narrated>(result: &PropertyResult<M>) -> String {
+    match result.verdict {
+        Verdict::Violated => {
+            let steps = result.trace.as_ref().map_or(0, |t| t.steps());
+            format!(
+                "violated ({steps} step{})",
+                if steps == 1 { "" } else { "s" }
+            )
+        }
+        Verdict::NotReached => "NOT reached".into(),
+        other => other.word().into(),
+    }
+}
+
+/// The steps of a trace, when it has one (for JSON: `null` otherwise).
+pub fn steps<M: Narrated>(result: &PropertyResult<M>) -> Option<usize> {
+    result.trace.as_ref().map(|t| t.steps())
+}
+
+fn pad(text: &str, width: usize) -> String {
+    format!("{text:<width$}")
+}
+
+/// One table, property by design, `always` properties first, then the
+/// witnesses; then the statistics of each design.
+pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: Style) -> String {
+    let Some((_, first)) = columns.first() else {
+        return String::new();
+    };
+    let width = 22;
+    let mut out = String::new();
+    out.push_str(&style.bold(&pad("property", width)));
+    for (design, _) in columns {
+        out.push_str(&style.bold(&pad(design, width)));
+    }
+    out.push('\n');
+    for kind in [PropertyKind::Always, PropertyKind::Sometimes] {
+        if kind == PropertyKind::Sometimes {
+            out.push_str(&style.bold("witnesses (sometimes)\n"));
+        }
+        for result in first.results.iter().filter(|r| r.kind == kind) {
+            out.push_str(&pad(result.name, width));
+            for (_, outcome) in columns {
+                if let Some(r) = outcome.result(result.name) {
+                    let cell = pad(&verdict_cell(r), width);
+                    out.push_str(&style.verdict(r.verdict, &cell));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    out.push_str(&stats_table(
+        &columns
+            .iter()
+            .map(|(d, o)| (d.clone(), o.stats))
+            .collect::<Vec<_>>(),
+        style,
+    ));
+    out
+}
+
+pub fn stats_table(rows: &[(String, Stats)], style: Style) -> String {
+    let mut out = style.bold(&format!(
+        "{:<14}{:>14}{:>12}{:>8}{:>10}\n",
+        "design", "states", "unique", "depth", "seconds"
+    ));
+    for (design, s) in rows {
+        out.push_str(&format!(
+            "{:<14}{:>14}{:>12}{:>8}{:>10.2}{}\n",
+            design,
+            s.states,
+            s.unique,
+            s.depth,
+            s.seconds,
+            match s.cut {
+                Some(cut) => format!("  cut short: {}", cut.describe()),
+                None => String::new(),
+            }
+        ));
+    }
+    out
+}
+
+/// A story as numbered lines, each step with the rows it changed.
+pub fn story_text(steps: &[StoryStep], ending: &str) -> String {
+    let mut out = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        out.push_str(&format!("{:>4}. {}: {}\n", i + 1, step.actor, step.action));
+        for change in &step.changes {
+            let line = match (&change.before, &change.after) {
+                (None, Some(after)) => format!("{}: {after} (new)", change.row),
+                (Some(before), Some(after)) => format!("{}: {before} -> {after}", change.row),
+                (Some(_), None) => format!("{}: gone", change.row),
+                (None, None) => continue,
+            };
+            out.push_str(&format!("          {line}\n"));
+        }
+    }
+    out.push_str(&format!("      => {ending}\n"));
+    out
+}
+
+pub fn story_json(steps: &[StoryStep]) -> Value {
+    Value::Array(
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                json!({
+                    "step": i + 1,
+                    "actor": s.actor,
+                    "action": s.action,
+                    "changes": s.changes.iter().map(|c| json!({
+                        "row": c.row, "before": c.before, "after": c.after,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
+pub fn stats_json(design: &str, s: &Stats) -> Value {
+    json!({
+        "design": design,
+        "states": s.states,
+        "unique": s.unique,
+        "depth": s.depth,
+        "seconds": (s.seconds * 1000.0).round() / 1000.0,
+        "cut_short": s.cut.map(|c| c.describe()),
+    })
+}
+
+/// The comparison as one JSON object: bounds, results, stats.
+pub fn comparison_json<M: Narrated>(bounds: Value, columns: &[(String, Outcome<M>)]) -> Value {
+    let mut results = Vec::new();
+    let mut stats = Vec::new();
+    for (design, outcome) in columns {
+        for r in &outcome.results {
+            results.push(json!({
+                "design": design,
+                "property": r.name,
+                "kind": match r.kind { PropertyKind::Always => "always", PropertyKind::Sometimes => "sometimes" },
+                "verdict": r.verdict.word(),
+                "steps": steps(r),
+            }));
+        }
+        stats.push(stats_json(design, &outcome.stats));
+    }
+    json!({ "bounds": bounds, "results": results, "stats": stats })
+}
