@@ -318,7 +318,7 @@ where
             self.cut.store(1, Ordering::Relaxed);
             return false;
         }
-        if generated % 1024 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if generated.is_multiple_of(1024) && self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.cut.store(2, Ordering::Relaxed);
             return false;
         }
@@ -326,12 +326,12 @@ where
     }
 }
 
-/// Runs a BFS over `harness`, returning the checker's figures and the first
-/// discovery of each property, by name.
-fn explore<M>(
-    harness: Harness<M>,
-    threads: usize,
-) -> (Stats, Vec<(&'static str, Trace<M>)>, Option<Cut>)
+/// The first discovery of each property, by name.
+type Discoveries<M> = Vec<(&'static str, Trace<M>)>;
+
+/// Runs a BFS over `harness`, returning the checker's figures (with why it
+/// was cut short, if it was) and the first discovery of each property.
+fn explore<M>(harness: Harness<M>, threads: usize) -> (Stats, Discoveries<M>)
 where
     M: Model + Send + Sync + 'static,
     M::State: Clone + Eq + Hash + Debug + Send + Sync + 'static,
@@ -366,7 +366,7 @@ where
         })
         .collect();
     found.sort_by_key(|(name, _)| *name);
-    (stats, found, cut)
+    (stats, found)
 }
 
 /// Checks `names` (all the model's properties when empty) exhaustively.
@@ -384,7 +384,8 @@ where
         all.iter().copied().filter(|n| names.contains(n)).collect()
     };
     let harness = Harness::new(model.clone(), &names, limits, true);
-    let (mut stats, mut found, cut) = explore(harness, limits.threads);
+    let (mut stats, mut found) = explore(harness, limits.threads);
+    let cut = stats.cut;
 
     if limits.threads > 1 && !found.is_empty() {
         // Recompute the traces in strict BFS order, for the shortest ones and
@@ -392,7 +393,7 @@ where
         // stops once every property it looks for is found again.
         let discovered: Vec<&'static str> = found.iter().map(|(name, _)| *name).collect();
         let retrace = Harness::new(model.clone(), &discovered, limits, false);
-        let (_, traces, _) = explore(retrace, 1);
+        let (_, traces) = explore(retrace, 1);
         for (name, trace) in traces {
             if let Some(entry) = found.iter_mut().find(|(n, _)| *n == name) {
                 entry.1 = trace;

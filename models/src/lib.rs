@@ -27,6 +27,19 @@ pub struct RowChange {
     pub after: Option<String>,
 }
 
+/// A scripted step that cannot be taken: its index in the script and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptError {
+    pub index: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "step {}: {}", self.index + 1, self.message)
+    }
+}
+
 /// What a property asserts, for reports: `always` properties fail when a state
 /// breaks them, `sometimes` properties are witnesses that must be reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +56,18 @@ pub trait Narrated: Model {
 
     /// Tells each step of a path that starts in `init`.
     fn tell(&self, init: &Self::State, actions: &[Self::Action]) -> Vec<StoryStep>;
+
+    /// Each action of a path as the words a scripted story uses for it
+    /// (`arrive R1`, `deliver process R1`, `step worker 1`, `crash worker 1`).
+    fn words(&self, init: &Self::State, actions: &[Self::Action]) -> Vec<String>;
+
+    /// The actions a scripted story names, from `init`; each must be enabled
+    /// where it stands, or the error says which step and why.
+    fn parse(
+        &self,
+        init: &Self::State,
+        script: &[String],
+    ) -> Result<Vec<Self::Action>, ScriptError>;
 
     /// Why `property` fails (or, for a witness, holds) in `state`, in words.
     fn explain(&self, property: &str, state: &Self::State) -> String;

@@ -3,11 +3,12 @@
 //! changed.
 
 use super::{
-    request_name, Action, Build, Delivery, Log, RequestState, State, Stovepipe, Worker,
-    ALL_SUCCEED, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW, NO_WEDGE, SOME_DEAD_LETTERED,
-    SOME_HELD, SOME_SUPERSEDED,
+    request_name, Action, Build, Delivery, Log, MessageKind, Req, RequestState, State, Stovepipe,
+    Worker, ALL_SUCCEED, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW, NO_WEDGE,
+    SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
 };
-use crate::{diff_rows, Narrated, StoryStep};
+use crate::{diff_rows, Narrated, ScriptError, StoryStep};
+use stateright::Model;
 
 /// Workers are numbered in the order they were delivered; the state keeps
 /// them sorted, so the story follows each one across steps by its contents.
@@ -29,33 +30,149 @@ impl Label {
     }
 }
 
-/// Labels for the workers after a step, given those before it: every worker
-/// the step did not touch keeps its label; the one it changed or created gets
-/// `moved`.
-fn relabel(
-    before: &[Worker],
-    labels: &[Label],
-    after: &[Worker],
-    acted: Option<usize>,
-    moved: Option<Label>,
-) -> Vec<Label> {
-    let mut unused: Vec<(usize, &Worker)> = before
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| Some(*i) != acted)
-        .collect();
-    let mut moved = moved;
-    after
-        .iter()
-        .map(|worker| {
-            if let Some(at) = unused.iter().position(|(_, w)| *w == worker) {
-                let (i, _) = unused.remove(at);
-                labels[i].clone()
-            } else {
-                moved.take().expect("at most one worker changes in a step")
+/// Follows workers across a path: the state keeps them sorted, so a worker
+/// is known by its contents from one step to the next, and named by the
+/// order in which it was delivered.
+#[derive(Clone, Default)]
+struct Tracker {
+    labels: Vec<Label>,
+    delivered: usize,
+}
+
+impl Tracker {
+    fn actor(&self, state: &State, action: Action) -> String {
+        match action {
+            Action::Arrive => "client".to_string(),
+            Action::Deliver { .. } => "broker".to_string(),
+            Action::FinishBuild(_) => "build system".to_string(),
+            Action::Step(i) => self.labels[i].name(&state.workers[i]),
+            Action::Crash(i) | Action::Stall(i) => {
+                format!("fault on {}", self.labels[i].name(&state.workers[i]))
             }
-        })
-        .collect()
+        }
+    }
+
+    /// The words that name `action` in a scripted story.
+    fn words(&self, state: &State, action: Action) -> String {
+        match action {
+            Action::Arrive => format!("arrive {}", request_name(state.arrived())),
+            Action::Deliver { request, kind } => {
+                format!("deliver {} {}", kind_word(kind), request_name(request))
+            }
+            Action::FinishBuild(r) => format!("finish build {}", request_name(r)),
+            Action::Step(i) => format!("step worker {}", self.labels[i].number),
+            Action::Crash(i) => format!("crash worker {}", self.labels[i].number),
+            Action::Stall(i) => format!("stall worker {}", self.labels[i].number),
+        }
+    }
+
+    /// The index of worker `number`, or of the first worker equal to it
+    /// (equal workers are one and the same step).
+    fn index_of(&self, state: &State, number: usize) -> Option<usize> {
+        let at = self.labels.iter().position(|l| l.number == number)?;
+        state.workers.iter().position(|w| *w == state.workers[at])
+    }
+
+    /// The labels after `action` took `before` to `after`: every worker the
+    /// step did not touch keeps its label; the one it changed or created gets
+    /// the acting worker's label, or a new one for a delivery.
+    fn advance(&mut self, before: &State, action: Action, after: &State) {
+        let acted = match action {
+            Action::Step(i) | Action::Crash(i) | Action::Stall(i) => Some(i),
+            _ => None,
+        };
+        let mut moved = match action {
+            Action::Deliver { request, kind } => {
+                self.delivered += 1;
+                let attempts = before.message(request, kind).map_or(0, |m| m.attempts);
+                Some(Label {
+                    number: self.delivered,
+                    delivery: attempts + 1,
+                })
+            }
+            _ => acted.map(|i| self.labels[i].clone()),
+        };
+        let mut unused: Vec<(usize, &Worker)> = before
+            .workers
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != acted)
+            .collect();
+        self.labels = after
+            .workers
+            .iter()
+            .map(|worker| {
+                if let Some(at) = unused.iter().position(|(_, w)| *w == worker) {
+                    let (i, _) = unused.remove(at);
+                    self.labels[i].clone()
+                } else {
+                    moved.take().expect("at most one worker changes in a step")
+                }
+            })
+            .collect();
+    }
+}
+
+fn kind_word(kind: MessageKind) -> &'static str {
+    match kind {
+        MessageKind::Process => "process",
+        MessageKind::Signal => "signal",
+        MessageKind::DeadProcess => "dead-process",
+        MessageKind::DeadSignal => "dead-signal",
+    }
+}
+
+/// Parses `R3` into request 2.
+fn parse_request(word: &str) -> Option<Req> {
+    let n: u8 = word.strip_prefix('R')?.parse().ok()?;
+    n.checked_sub(1)
+}
+
+/// The action named by a scripted step, in `state`; the error says why not.
+fn parse_words(tracker: &Tracker, state: &State, text: &str) -> Result<Action, String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let request =
+        |w: &str| parse_request(w).ok_or_else(|| format!("`{w}` is not a request (R1, R2, ...)"));
+    let worker = |w: &str| -> Result<usize, String> {
+        let number: usize = w
+            .parse()
+            .map_err(|_| format!("`{w}` is not a worker number"))?;
+        tracker
+            .index_of(state, number)
+            .ok_or_else(|| format!("worker {number} is not running"))
+    };
+    match words.as_slice() {
+        ["arrive", r] => {
+            let r = request(r)?;
+            if r != state.arrived() {
+                return Err(format!(
+                    "requests arrive in ID order: the next to arrive is {}",
+                    request_name(state.arrived())
+                ));
+            }
+            Ok(Action::Arrive)
+        }
+        ["deliver", kind, r] => {
+            let kind = match *kind {
+                "process" => MessageKind::Process,
+                "signal" => MessageKind::Signal,
+                "dead-process" | "dead" => MessageKind::DeadProcess,
+                "dead-signal" => MessageKind::DeadSignal,
+                other => return Err(format!("`{other}` is not a message kind (process, signal, dead-process, dead-signal)")),
+            };
+            Ok(Action::Deliver {
+                request: request(r)?,
+                kind,
+            })
+        }
+        ["finish", "build", r] => Ok(Action::FinishBuild(request(r)?)),
+        ["step", "worker", n] => Ok(Action::Step(worker(n)?)),
+        ["crash", "worker", n] => Ok(Action::Crash(worker(n)?)),
+        ["stall", "worker", n] => Ok(Action::Stall(worker(n)?)),
+        _ => Err(format!(
+            "`{text}` is not a step (arrive R1, deliver process R1, step worker 1, crash worker 1, stall worker 1, finish build R1)"
+        )),
+    }
 }
 
 impl Narrated for Stovepipe {
@@ -98,45 +215,53 @@ impl Narrated for Stovepipe {
 
     fn tell(&self, init: &State, actions: &[Action]) -> Vec<StoryStep> {
         let mut state = init.clone();
-        let mut labels: Vec<Label> = Vec::new();
-        let mut delivered = 0;
+        let mut tracker = Tracker::default();
         let mut steps = Vec::new();
         for &action in actions {
             let mut log = Log::recording();
             let next = self.apply(&state, action, &mut log);
-            let acting = match action {
-                Action::Step(i) | Action::Crash(i) | Action::Stall(i) => Some(i),
-                _ => None,
-            };
-            let actor = match action {
-                Action::Arrive => "client".to_string(),
-                Action::Deliver { .. } => "broker".to_string(),
-                Action::FinishBuild(_) => "build system".to_string(),
-                Action::Step(i) => labels[i].name(&state.workers[i]),
-                Action::Crash(i) | Action::Stall(i) => {
-                    format!("fault on {}", labels[i].name(&state.workers[i]))
-                }
-            };
-            let moved = match action {
-                Action::Deliver { request, kind } => {
-                    delivered += 1;
-                    let attempts = state.message(request, kind).map_or(0, |m| m.attempts);
-                    Some(Label {
-                        number: delivered,
-                        delivery: attempts + 1,
-                    })
-                }
-                _ => acting.map(|i| labels[i].clone()),
-            };
-            labels = relabel(&state.workers, &labels, &next.workers, acting, moved);
             steps.push(StoryStep {
-                actor,
+                actor: tracker.actor(&state, action),
                 action: log.text(),
                 changes: diff_rows(&self.rows(&state), &self.rows(&next)),
             });
+            tracker.advance(&state, action, &next);
             state = next;
         }
         steps
+    }
+
+    fn words(&self, init: &State, actions: &[Action]) -> Vec<String> {
+        let mut state = init.clone();
+        let mut tracker = Tracker::default();
+        let mut words = Vec::new();
+        for &action in actions {
+            words.push(tracker.words(&state, action));
+            let next = self.apply(&state, action, &mut Log::quiet());
+            tracker.advance(&state, action, &next);
+            state = next;
+        }
+        words
+    }
+
+    fn parse(&self, init: &State, script: &[String]) -> Result<Vec<Action>, ScriptError> {
+        let mut state = init.clone();
+        let mut tracker = Tracker::default();
+        let mut actions = Vec::new();
+        for (index, text) in script.iter().enumerate() {
+            let fail = |message: String| ScriptError { index, message };
+            let action = parse_words(&tracker, &state, text).map_err(fail)?;
+            let mut enabled = Vec::new();
+            self.actions(&state, &mut enabled);
+            if !enabled.contains(&action) {
+                return Err(fail(format!("`{text}` is not enabled here")));
+            }
+            let next = self.apply(&state, action, &mut Log::quiet());
+            tracker.advance(&state, action, &next);
+            state = next;
+            actions.push(action);
+        }
+        Ok(actions)
     }
 
     fn explain(&self, property: &str, s: &State) -> String {

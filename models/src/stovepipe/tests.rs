@@ -226,3 +226,35 @@ fn the_story_names_each_worker_by_its_delivery() {
     let changed: Vec<&str> = story[3].changes.iter().map(|c| c.row.as_str()).collect();
     assert_eq!(changed, ["queue"], "only the rows that changed are shown");
 }
+
+#[test]
+fn a_path_written_as_words_parses_back_to_the_same_actions() {
+    let m = model("claim-first", 2, 1);
+    let actions = [
+        Action::Arrive,
+        deliver(0, MessageKind::Process),
+        Action::Step(0),
+        Action::Arrive,
+        deliver(1, MessageKind::Process),
+        Action::Step(1),
+        Action::Crash(0),
+    ];
+    let init = m.initial_state();
+    let words = m.words(&init, &actions);
+    assert_eq!(words[0], "arrive R1");
+    assert_eq!(words[4], "deliver process R2");
+    assert_eq!(words[6], "crash worker 1");
+    assert_eq!(m.parse(&init, &words).unwrap(), actions);
+}
+
+#[test]
+fn a_scripted_step_that_is_not_enabled_is_refused_with_its_index() {
+    let m = model("claim-first", 1, 1);
+    let script: Vec<String> = ["arrive R1", "step worker 1"].map(String::from).into();
+    let err = m.parse(&m.initial_state(), &script).unwrap_err();
+    assert_eq!(err.index, 1);
+    assert!(err.message.contains("worker 1 is not running"), "{err}");
+    let script: Vec<String> = ["arrive R2"].map(String::from).into();
+    let err = m.parse(&m.initial_state(), &script).unwrap_err();
+    assert!(err.message.contains("ID order"), "{err}");
+}
