@@ -4,5 +4,6 @@
 
 pub mod bench;
 pub mod check;
+pub mod itf;
 pub mod report;
 pub mod stovepipe;

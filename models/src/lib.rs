@@ -27,6 +27,19 @@ pub struct RowChange {
     pub after: Option<String>,
 }
 
+/// A state variable's value, structured for machine-readable traces (ITF):
+/// integers, strings, booleans, sets, maps and records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    Int(i64),
+    Str(String),
+    Bool(bool),
+    Set(Vec<Value>),
+    Map(Vec<(Value, Value)>),
+    Record(Vec<(String, Value)>),
+    List(Vec<Value>),
+}
+
 /// A scripted step that cannot be taken: its index in the script and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptError {
@@ -56,6 +69,10 @@ pub trait Narrated: Model {
 
     /// Tells each step of a path that starts in `init`.
     fn tell(&self, init: &Self::State, actions: &[Self::Action]) -> Vec<StoryStep>;
+
+    /// The state as named variables with structured values, for traces
+    /// (ITF); the same variables in every state of a model.
+    fn values(&self, state: &Self::State) -> Vec<(String, Value)>;
 
     /// Each action of a path as the words a scripted story uses for it
     /// (`arrive R1`, `deliver process R1`, `step worker 1`, `crash worker 1`).

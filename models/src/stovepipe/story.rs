@@ -3,11 +3,11 @@
 //! changed.
 
 use super::{
-    request_name, Action, Build, Delivery, Log, MessageKind, Req, RequestState, State, Stovepipe,
-    Worker, ALL_SUCCEED, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW, NO_WEDGE,
-    SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
+    request_name, Action, Build, Delivery, Log, MessageKind, Req, RequestState, Slots, State,
+    Stovepipe, Worker, ALL_SUCCEED, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
+    MAX_REQUESTS, NO_WEDGE, SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
 };
-use crate::{diff_rows, Narrated, ScriptError, StoryStep};
+use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
 use stateright::Model;
 
 /// Workers are numbered in the order they were delivered; the state keeps
@@ -211,6 +211,88 @@ impl Narrated for Stovepipe {
             rows.push((m.kind.render(m.request), format!("{status}{attempts}")));
         }
         rows
+    }
+
+    fn values(&self, s: &State) -> Vec<(String, Value)> {
+        let int = |n: u64| Value::Int(n as i64);
+        let text = |t: &str| Value::Str(t.to_string());
+        let slots = match s.queue.slots {
+            Slots::Count(n) => ("in_flight_count", int(n as u64)),
+            Slots::Owners(set) => (
+                "in_flight_request_ids",
+                Value::Set(
+                    (0..MAX_REQUESTS)
+                        .filter(|r| set & (1 << r) != 0)
+                        .map(|r| Value::Str(request_name(r)))
+                        .collect(),
+                ),
+            ),
+        };
+        let queue = Value::Record(vec![
+            ("version".into(), int(s.queue.version as u64)),
+            (slots.0.into(), slots.1),
+        ]);
+        let requests = Value::Map(
+            s.requests
+                .iter()
+                .enumerate()
+                .map(|(r, row)| {
+                    let build = match s.builds[r] {
+                        Build::NotSubmitted => "none",
+                        Build::Running => "running",
+                        Build::Finished => "finished",
+                    };
+                    (
+                        Value::Str(request_name(r as u8)),
+                        Value::Record(vec![
+                            ("state".into(), text(row.state.name())),
+                            ("version".into(), int(row.version as u64)),
+                            ("build".into(), text(build)),
+                        ]),
+                    )
+                })
+                .collect(),
+        );
+        let messages = Value::Map(
+            s.messages
+                .iter()
+                .map(|m| {
+                    let status = match m.status {
+                        Delivery::Visible => "visible",
+                        Delivery::InFlight => "in_flight",
+                        Delivery::Parked => "parked",
+                    };
+                    (
+                        Value::Str(m.kind.render(m.request)),
+                        Value::Record(vec![
+                            ("status".into(), text(status)),
+                            ("attempts".into(), int(m.attempts as u64)),
+                        ]),
+                    )
+                })
+                .collect(),
+        );
+        let workers = Value::List(
+            s.workers
+                .iter()
+                .map(|w| {
+                    Value::Record(vec![
+                        ("handler".into(), text(w.handler().name())),
+                        ("request".into(), Value::Str(request_name(w.request))),
+                        ("pc".into(), Value::Str(format!("{:?}", w.pc))),
+                        ("holds_message".into(), Value::Bool(w.holds_message)),
+                    ])
+                })
+                .collect(),
+        );
+        vec![
+            ("queue".into(), queue),
+            ("requests".into(), requests),
+            ("messages".into(), messages),
+            ("workers".into(), workers),
+            ("crashes_left".into(), int(s.crashes_left as u64)),
+            ("stalls_left".into(), int(s.stalls_left as u64)),
+        ]
     }
 
     fn tell(&self, init: &State, actions: &[Action]) -> Vec<StoryStep> {
