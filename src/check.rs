@@ -114,8 +114,10 @@ pub struct Stats {
     /// States generated, duplicates included.
     pub states: usize,
     pub unique: usize,
-    /// The deepest level reached (the initial state is depth 1).
-    pub depth: usize,
+    /// The deepest BFS level (the initial state is depth 1). Exact with one
+    /// thread only: with more, a state may first be reached by a longer path,
+    /// so no depth is given rather than one that depends on the thread count.
+    pub depth: Option<usize>,
     pub seconds: f64,
     pub cut: Option<Cut>,
 }
@@ -344,7 +346,7 @@ where
     let stats = Stats {
         states: checker.state_count(),
         unique: checker.unique_state_count(),
-        depth: checker.max_depth(),
+        depth: (threads <= 1).then(|| checker.max_depth()),
         seconds,
         cut,
     };

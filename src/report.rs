@@ -118,13 +118,16 @@ pub fn stats_table(rows: &[(String, Stats)], style: Style) -> String {
             design,
             s.states,
             s.unique,
-            s.depth,
+            s.depth.map_or("-".to_string(), |d| d.to_string()),
             s.seconds,
             match s.cut {
                 Some(cut) => format!("  cut short: {}", cut.describe()),
                 None => String::new(),
             }
         ));
+    }
+    if rows.iter().any(|(_, s)| s.depth.is_none()) {
+        out.push_str("depth: exact with --threads 1 only, so not shown\n");
     }
     out
 }
