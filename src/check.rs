@@ -107,6 +107,9 @@ pub struct PropertyResult<M: Model> {
     pub verdict: Verdict,
     /// The shortest path to the violation or witness, when there is one.
     pub trace: Option<Trace<M>>,
+    /// Seconds from the start of the run to the first discovery (a timing,
+    /// for benchmarks: it varies from run to run).
+    pub found_after: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -178,6 +181,9 @@ pub struct Harness<M: Model> {
     inner: M,
     properties: Vec<Property<M>>,
     first: Vec<OnceLock<M::State>>,
+    /// When each property's first discovery was made.
+    found_after: Vec<OnceLock<Duration>>,
+    started: Instant,
     explore_everything: bool,
     generated: AtomicUsize,
     max_states: Option<usize>,
@@ -201,10 +207,13 @@ where
             .collect();
         assert!(properties.len() <= MAX_PROPERTIES);
         let first = properties.iter().map(|_| OnceLock::new()).collect();
+        let found_after = properties.iter().map(|_| OnceLock::new()).collect();
         Harness {
             inner,
             properties,
             first,
+            found_after,
+            started: Instant::now(),
             explore_everything,
             generated: AtomicUsize::new(0),
             max_states: limits.max_states,
@@ -230,7 +239,10 @@ where
         if !discovery {
             return always;
         }
-        let first = self.first[k].get_or_init(|| state.clone()) == state;
+        let first = self.first[k].get_or_init(|| {
+            let _ = self.found_after[k].set(self.started.elapsed());
+            state.clone()
+        }) == state;
         // An `always` reports a violation only in its first violating state;
         // a `sometimes` reports only its first witness.
         first != always
@@ -329,7 +341,7 @@ where
 }
 
 /// The first discovery of each property, by name.
-type Discoveries<M> = Vec<(&'static str, Trace<M>)>;
+type Discoveries<M> = Vec<(&'static str, Trace<M>, Option<f64>)>;
 
 /// Runs a BFS over `harness`, returning the checker's figures (with why it
 /// was cut short, if it was) and the first discovery of each property.
@@ -342,7 +354,12 @@ where
     let started = Instant::now();
     let checker = harness.checker().threads(threads.max(1)).spawn_bfs().join();
     let seconds = started.elapsed().as_secs_f64();
-    let cut = checker.model().cut();
+    let harness = checker.model();
+    let cut = harness.cut();
+    let found_after = |name: &str| {
+        let k = harness.properties.iter().position(|p| p.name == name)?;
+        harness.found_after[k].get().map(Duration::as_secs_f64)
+    };
     let stats = Stats {
         states: checker.state_count(),
         unique: checker.unique_state_count(),
@@ -350,24 +367,22 @@ where
         seconds,
         cut,
     };
-    let mut found: Vec<(&'static str, Trace<M>)> = checker
+    let mut found: Discoveries<M> = checker
         .discoveries()
         .into_iter()
         .filter(|(name, _)| *name != EXPLORE_EVERYTHING)
         .map(|(name, path)| {
             let last = path.last_state().clone();
             let states = path.clone().into_states();
-            (
-                name,
-                Trace {
-                    init: states[0].clone(),
-                    actions: path.into_actions(),
-                    last,
-                },
-            )
+            let trace = Trace {
+                init: states[0].clone(),
+                actions: path.into_actions(),
+                last,
+            };
+            (name, trace, found_after(name))
         })
         .collect();
-    found.sort_by_key(|(name, _)| *name);
+    found.sort_by_key(|(name, _, _)| *name);
     (stats, found)
 }
 
@@ -393,11 +408,11 @@ where
         // Recompute the traces in strict BFS order, for the shortest ones and
         // the same ones as a one-thread run. The budget is the same; the pass
         // stops once every property it looks for is found again.
-        let discovered: Vec<&'static str> = found.iter().map(|(name, _)| *name).collect();
+        let discovered: Vec<&'static str> = found.iter().map(|(name, _, _)| *name).collect();
         let retrace = Harness::new(model.clone(), &discovered, limits, false);
         let (_, traces) = explore(retrace, 1);
-        for (name, trace) in traces {
-            if let Some(entry) = found.iter_mut().find(|(n, _)| *n == name) {
+        for (name, trace, _) in traces {
+            if let Some(entry) = found.iter_mut().find(|(n, _, _)| *n == name) {
                 entry.1 = trace;
             }
         }
@@ -410,10 +425,13 @@ where
         .filter(|p| names.contains(&p.name))
         .map(|p| {
             let kind = model.kind_of(p.name).unwrap_or(PropertyKind::Always);
-            let trace = found
-                .iter()
-                .position(|(n, _)| *n == p.name)
-                .map(|i| found.remove(i).1);
+            let (trace, found_after) = match found.iter().position(|(n, _, _)| *n == p.name) {
+                Some(i) => {
+                    let (_, trace, after) = found.remove(i);
+                    (Some(trace), after)
+                }
+                None => (None, None),
+            };
             let verdict = match (kind, &trace, cut) {
                 (PropertyKind::Always, Some(_), _) => Verdict::Violated,
                 (PropertyKind::Sometimes, Some(_), _) => Verdict::Reached,
@@ -426,6 +444,7 @@ where
                 kind,
                 verdict,
                 trace,
+                found_after,
             }
         })
         .collect();

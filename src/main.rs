@@ -159,6 +159,9 @@ struct BenchArgs {
     /// Checker threads for every run of the matrix.
     #[arg(long, value_name = "N", default_value_t = 1)]
     threads: usize,
+    /// Add the larger bounds (a few minutes).
+    #[arg(long)]
+    large: bool,
 }
 
 fn design_names() -> clap::builder::PossibleValuesParser {
@@ -170,7 +173,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Compare(args) => compare(args),
         Command::Check(args) => check_design(args),
-        Command::Bench(args) => slotcheck::bench::run(args.threads, args.json),
+        Command::Bench(args) => slotcheck::bench::run(args.threads, args.large, args.json),
     };
     match result {
         Ok(code) => ExitCode::from(code),

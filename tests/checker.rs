@@ -155,14 +155,19 @@ fn a_state_budget_cuts_the_run_and_only_undecided_verdicts_become_inconclusive()
 
 #[test]
 fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
-    let bounds = Bounds {
+    // Both fault kinds, small enough for a test, large enough for the two
+    // threads to share work.
+    let bounds = |crashes, stalls| Bounds {
         requests: 2,
         max_concurrent: 1,
-        crashes: 1,
-        stalls: 1,
+        crashes,
+        stalls,
         max_deliveries: 2,
     };
-    for design in DESIGNS {
+    for (design, bounds) in DESIGNS
+        .iter()
+        .flat_map(|d| [(d, bounds(1, 0)), (d, bounds(0, 1))])
+    {
         let model = Stovepipe::new(design_named(design.name()).unwrap(), bounds);
         let run = |threads| {
             check(

@@ -253,7 +253,13 @@ impl Worker {
 
 /// The whole world. Workers are kept sorted (they are interchangeable, and
 /// stateright's BFS ignores symmetry), messages sorted by request and kind.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Two states are the same state when they differ only in version numbers
+/// that no worker's read can tell apart: a version matters only as "is this
+/// worker's read still current?" (every CAS asks just that, and versions only
+/// grow), so `Hash` and `Eq` see that relation, not the numbers. The stories
+/// still show real versions: a path is replayed from the initial state.
+#[derive(Clone, Debug)]
 pub struct State {
     pub queue: QueueRow,
     /// One row per arrived request, in ID order.
@@ -265,7 +271,44 @@ pub struct State {
     pub stalls_left: u8,
 }
 
+/// What a worker is, up to version numbers: its read's values and whether
+/// each row it read is still at the version it read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkerKey {
+    message: MessageKind,
+    request: Req,
+    pc: Pc,
+    read: Option<(RequestState, bool, Slots, bool, u8)>,
+    holds_message: bool,
+}
+
 impl State {
+    pub fn worker_key(&self, w: &Worker) -> WorkerKey {
+        WorkerKey {
+            message: w.message,
+            request: w.request,
+            pc: w.pc,
+            read: w.read.map(|seen| {
+                let row = self.requests[w.request as usize];
+                (
+                    seen.request.state,
+                    seen.request.version == row.version,
+                    seen.queue.slots,
+                    seen.queue.version == self.queue.version,
+                    seen.arrived,
+                )
+            }),
+            holds_message: w.holds_message,
+        }
+    }
+
+    /// Keeps workers in their canonical order.
+    pub(crate) fn sort_workers(&mut self) {
+        let mut workers = std::mem::take(&mut self.workers);
+        workers.sort_by_cached_key(|w| self.worker_key(w));
+        self.workers = workers;
+    }
+
     pub fn arrived(&self) -> u8 {
         self.requests.len() as u8
     }
@@ -294,6 +337,48 @@ impl State {
         self.workers.is_empty() && self.messages.iter().all(|m| m.status == Delivery::Parked)
     }
 }
+
+impl std::hash::Hash for State {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.queue.slots.hash(h);
+        h.write_usize(self.requests.len());
+        for row in &self.requests {
+            row.state.hash(h);
+        }
+        self.builds.hash(h);
+        self.messages.hash(h);
+        h.write_usize(self.workers.len());
+        for w in &self.workers {
+            self.worker_key(w).hash(h);
+        }
+        self.crashes_left.hash(h);
+        self.stalls_left.hash(h);
+    }
+}
+
+impl PartialEq for State {
+    fn eq(&self, other: &Self) -> bool {
+        self.queue.slots == other.queue.slots
+            && self.requests.len() == other.requests.len()
+            && self
+                .requests
+                .iter()
+                .zip(&other.requests)
+                .all(|(a, b)| a.state == b.state)
+            && self.builds == other.builds
+            && self.messages == other.messages
+            && self.workers.len() == other.workers.len()
+            && self
+                .workers
+                .iter()
+                .zip(&other.workers)
+                .all(|(a, b)| self.worker_key(a) == other.worker_key(b))
+            && self.crashes_left == other.crashes_left
+            && self.stalls_left == other.stalls_left
+    }
+}
+
+impl Eq for State {}
 
 /// The bounds of one check: part of every scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -434,7 +519,7 @@ impl Stovepipe {
             Action::Crash(i) => handlers::crash(self, &mut next, i, log),
             Action::Stall(i) => handlers::stall(self, &mut next, i, log),
         }
-        next.workers.sort();
+        next.sort_workers();
         next
     }
 }
@@ -529,7 +614,8 @@ impl Model for Stovepipe {
         }
         // Equal workers are interchangeable: acting on the first of a run of
         // equals stands for all of them.
-        let distinct = |i: usize| i == 0 || s.workers[i] != s.workers[i - 1];
+        let distinct =
+            |i: usize| i == 0 || s.worker_key(&s.workers[i]) != s.worker_key(&s.workers[i - 1]);
         for i in (0..s.workers.len()).filter(|&i| distinct(i)) {
             actions.push(Action::Step(i));
         }

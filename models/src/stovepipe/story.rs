@@ -70,7 +70,11 @@ impl Tracker {
     /// (equal workers are one and the same step).
     fn index_of(&self, state: &State, number: usize) -> Option<usize> {
         let at = self.labels.iter().position(|l| l.number == number)?;
-        state.workers.iter().position(|w| *w == state.workers[at])
+        let key = state.worker_key(&state.workers[at]);
+        state
+            .workers
+            .iter()
+            .position(|w| state.worker_key(w) == key)
     }
 
     /// The labels after `action` took `before` to `after`: every worker the
