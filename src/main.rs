@@ -1,8 +1,10 @@
 //! The command line: `compare`, `check`, `bench`.
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::json;
 use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::report::{self, Style};
 use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
@@ -125,8 +127,13 @@ impl LimitArgs {
 
 #[derive(Args)]
 struct CompareArgs {
+    /// The model to run.
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
     #[command(flatten)]
     bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
     #[command(flatten)]
     limits: LimitArgs,
     /// Print one JSON object instead of the table.
@@ -136,6 +143,9 @@ struct CompareArgs {
 
 #[derive(Args)]
 struct CheckArgs {
+    /// The model to run.
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
     /// The design to check.
     #[arg(long, value_name = "DESIGN", value_parser = design_names())]
     design: String,
@@ -144,6 +154,8 @@ struct CheckArgs {
     property: Vec<String>,
     #[command(flatten)]
     bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
     #[command(flatten)]
     limits: LimitArgs,
     /// Print one JSON object (verdicts, stories, statistics) instead of text.
@@ -162,14 +174,40 @@ struct BenchArgs {
 }
 
 fn design_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()))
+    let link = slotcheck_models::link::DESIGNS.iter().map(|d| d.name);
+    clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()).chain(link))
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches.subcommand().map(|(_, m)| m);
     let result = match cli.command {
-        Command::Compare(args) => compare(args),
-        Command::Check(args) => check_design(args),
+        Command::Compare(args) => match one_model(args.model, &args.link, sub) {
+            Err(e) => Err(e),
+            Ok(false) => compare(args),
+            Ok(true) => args.limits.limits().and_then(|limits| {
+                let bounds = args.link.bounds(Some(args.bounds.crashes))?;
+                let options = link_cli::options(&args.bounds.options)?;
+                link_cli::compare(bounds, options, &limits, args.json)
+            }),
+        },
+        Command::Check(args) => match one_model(args.model, &args.link, sub) {
+            Err(e) => Err(e),
+            Ok(false) => check_design(args),
+            Ok(true) => args.limits.limits().and_then(|limits| {
+                let bounds = args.link.bounds(Some(args.bounds.crashes))?;
+                let options = link_cli::options(&args.bounds.options)?;
+                link_cli::check_design(
+                    &args.design,
+                    &args.property,
+                    bounds,
+                    options,
+                    &limits,
+                    args.json,
+                )
+            }),
+        },
         Command::Bench(args) => slotcheck::bench::run(args.threads, args.json),
     };
     match result {
@@ -179,6 +217,34 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// Whether the command runs the link model; a flag of the other model is an
+/// error that names it.
+fn one_model(
+    model: ModelName,
+    link: &LinkArgs,
+    matches: Option<&ArgMatches>,
+) -> Result<bool, String> {
+    if model == ModelName::Stovepipe {
+        return match link.given().as_slice() {
+            [] => Ok(false),
+            given => Err(format!("{} only for --model link", given.join(", "))),
+        };
+    }
+    let stovepipe_only = ["requests", "max_concurrent", "stalls", "max_deliveries"];
+    let given: Vec<String> = stovepipe_only
+        .iter()
+        .filter(|id| matches.and_then(|m| m.value_source(id)) == Some(ValueSource::CommandLine))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    if !given.is_empty() {
+        return Err(format!(
+            "{} only for --model stovepipe (link: --asks, --builders, --skew, --horizon, --longest-build, --late-heartbeats, --late-by, --max-deliver, --crashes)",
+            given.join(", ")
+        ));
+    }
+    Ok(true)
 }
 
 fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
