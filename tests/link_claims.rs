@@ -135,3 +135,17 @@ fn finding_a_heartbeat_50_s_late_runs_an_ask_twice_in_every_design() {
     assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Holds);
     assert_eq!(verdict(&o, NO_LOST_ASK), Verdict::Holds);
 }
+
+#[test]
+fn finding_check_only_builds_twice_when_the_readers_clock_is_15_s_ahead() {
+    // A key heartbeated 10 s ago reads as 25 s old on a clock 15 s ahead: not
+    // fresh, so the duplicate from the busy builder's buffer runs. 10 s ahead
+    // still drops it.
+    let b = bounds(2, 15, 0, 60);
+    let o = run("check-only", b, Options::default());
+    assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Violated);
+    assert_eq!(verdict(&o, SOME_DROPPED), Verdict::Reached);
+    let o = run("check-only", bounds(2, 10, 0, 60), Options::default());
+    assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Holds);
+    assert_eq!(verdict(&o, SOME_DROPPED), Verdict::Reached);
+}
