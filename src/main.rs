@@ -67,7 +67,8 @@ struct BoundsArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.max_deliveries,
           value_parser = clap::value_parser!(u8).range(1..))]
     max_deliveries: u8,
-    /// A model option (repeatable): split-read (R, Q and the head read in three steps).
+    /// A model option (repeatable): split-read (R, Q and the head read in three steps);
+    /// link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing).
     #[arg(long = "option", value_name = "NAME")]
     options: Vec<String>,
 }
@@ -248,7 +249,13 @@ fn one_model(
 }
 
 fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
-    let design = design_named(design).ok_or_else(|| format!("unknown design `{design}`"))?;
+    let design = design_named(design).ok_or_else(|| {
+        if slotcheck_models::link::design_named(design).is_some() {
+            format!("`{design}` is a design of the link model: add --model link")
+        } else {
+            format!("unknown design `{design}`")
+        }
+    })?;
     let b = bounds.bounds();
     b.validate()?;
     let mut model = Stovepipe::new(design, b);
