@@ -5,5 +5,6 @@
 pub mod bench;
 pub mod check;
 pub mod itf;
+pub mod link;
 pub mod report;
 pub mod stovepipe;

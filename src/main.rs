@@ -1,8 +1,10 @@
 //! The command line: `compare`, `check`, `bench`.
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::json;
 use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::report::{self, Style};
 use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
@@ -65,7 +67,8 @@ struct BoundsArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.max_deliveries,
           value_parser = clap::value_parser!(u8).range(1..))]
     max_deliveries: u8,
-    /// A model option (repeatable): split-read (R, Q and the head read in three steps).
+    /// A model option (repeatable): split-read (R, Q and the head read in three steps);
+    /// link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing).
     #[arg(long = "option", value_name = "NAME")]
     options: Vec<String>,
 }
@@ -125,8 +128,13 @@ impl LimitArgs {
 
 #[derive(Args)]
 struct CompareArgs {
+    /// The model to run.
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
     #[command(flatten)]
     bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
     #[command(flatten)]
     limits: LimitArgs,
     /// Print one JSON object instead of the table.
@@ -136,6 +144,9 @@ struct CompareArgs {
 
 #[derive(Args)]
 struct CheckArgs {
+    /// The model to run.
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
     /// The design to check.
     #[arg(long, value_name = "DESIGN", value_parser = design_names())]
     design: String,
@@ -144,6 +155,8 @@ struct CheckArgs {
     property: Vec<String>,
     #[command(flatten)]
     bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
     #[command(flatten)]
     limits: LimitArgs,
     /// Print one JSON object (verdicts, stories, statistics) instead of text.
@@ -165,14 +178,40 @@ struct BenchArgs {
 }
 
 fn design_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()))
+    let link = slotcheck_models::link::DESIGNS.iter().map(|d| d.name);
+    clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()).chain(link))
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches.subcommand().map(|(_, m)| m);
     let result = match cli.command {
-        Command::Compare(args) => compare(args),
-        Command::Check(args) => check_design(args),
+        Command::Compare(args) => match one_model(args.model, &args.link, sub) {
+            Err(e) => Err(e),
+            Ok(false) => compare(args),
+            Ok(true) => args.limits.limits().and_then(|limits| {
+                let bounds = args.link.bounds(Some(args.bounds.crashes))?;
+                let options = link_cli::options(&args.bounds.options)?;
+                link_cli::compare(bounds, options, &limits, args.json)
+            }),
+        },
+        Command::Check(args) => match one_model(args.model, &args.link, sub) {
+            Err(e) => Err(e),
+            Ok(false) => check_design(args),
+            Ok(true) => args.limits.limits().and_then(|limits| {
+                let bounds = args.link.bounds(Some(args.bounds.crashes))?;
+                let options = link_cli::options(&args.bounds.options)?;
+                link_cli::check_design(
+                    &args.design,
+                    &args.property,
+                    bounds,
+                    options,
+                    &limits,
+                    args.json,
+                )
+            }),
+        },
         Command::Bench(args) => slotcheck::bench::run(args.threads, args.large, args.json),
     };
     match result {
@@ -184,8 +223,42 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether the command runs the link model; a flag of the other model is an
+/// error that names it.
+fn one_model(
+    model: ModelName,
+    link: &LinkArgs,
+    matches: Option<&ArgMatches>,
+) -> Result<bool, String> {
+    if model == ModelName::Stovepipe {
+        return match link.given().as_slice() {
+            [] => Ok(false),
+            given => Err(format!("{} only for --model link", given.join(", "))),
+        };
+    }
+    let stovepipe_only = ["requests", "max_concurrent", "stalls", "max_deliveries"];
+    let given: Vec<String> = stovepipe_only
+        .iter()
+        .filter(|id| matches.and_then(|m| m.value_source(id)) == Some(ValueSource::CommandLine))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    if !given.is_empty() {
+        return Err(format!(
+            "{} only for --model stovepipe (link: --asks, --builders, --skew, --horizon, --longest-build, --late-heartbeats, --late-by, --max-deliver, --crashes)",
+            given.join(", ")
+        ));
+    }
+    Ok(true)
+}
+
 fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
-    let design = design_named(design).ok_or_else(|| format!("unknown design `{design}`"))?;
+    let design = design_named(design).ok_or_else(|| {
+        if slotcheck_models::link::design_named(design).is_some() {
+            format!("`{design}` is a design of the link model: add --model link")
+        } else {
+            format!("unknown design `{design}`")
+        }
+    })?;
     let b = bounds.bounds();
     b.validate()?;
     let mut model = Stovepipe::new(design, b);

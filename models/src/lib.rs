@@ -5,6 +5,7 @@
 
 use stateright::Model;
 
+pub mod link;
 pub mod stovepipe;
 
 /// One step of a counterexample as a reviewer reads it: who acted, what it did,

@@ -1,0 +1,540 @@
+//! The link builders model, as `shared/docs/link-model.md` specifies it:
+//! builders that take checks from a NATS JetStream work queue (issue 1649 of
+//! the source). Time is discrete, one tick is 5 s of server time; every
+//! builder step takes no time, so only builds, heartbeats, ack deadlines and
+//! key ages advance with a tick.
+//!
+//! Timers are kept relative (ticks left, ticks since), so two states that
+//! differ only in when they happen differ only in `now`, which exists for the
+//! horizon and the stories. The builder steps live in `steps.rs`; the four
+//! designs are two switches in `design.rs`.
+
+mod design;
+mod steps;
+mod story;
+
+pub use design::{design_named, Design, DESIGNS};
+
+use stateright::{Model, Property};
+
+/// An ask, by index: `A1` is 0.
+pub type Ask = u8;
+/// A builder, by index: `b1` is 0. Builders keep their identity (the running
+/// key names them); only their initial clock offsets are canonical.
+pub type Bid = u8;
+
+pub fn ask_name(a: Ask) -> String {
+    format!("A{}", a + 1)
+}
+
+pub fn builder_name(b: Bid) -> String {
+    format!("b{}", b + 1)
+}
+
+/// Seconds of server time in one tick.
+pub const TICK_SECONDS: u16 = 5;
+/// The contract's timings, in ticks.
+pub const ACK_WAIT: u8 = 12;
+pub const HEARTBEAT_EVERY: u8 = 2;
+pub const FRESH_FOR: u8 = 5;
+pub const KEY_LIFETIME: u8 = 24;
+
+pub const MAX_ASKS: u8 = 8;
+pub const MAX_BUILDERS: u8 = 4;
+
+/// Where the consumer's copy of an ask is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    Available,
+    /// Delivered to a builder; redelivered when `ack_in` reaches zero.
+    Delivered {
+        to: Bid,
+        ack_in: u8,
+    },
+    Acked,
+    /// Its deadline passed `max_deliver` times: the server never hands it out
+    /// again, so nobody will run it.
+    Exhausted,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Message {
+    pub status: Status,
+    pub deliveries: u8,
+}
+
+impl Message {
+    /// Whether the consumer can still hand it out.
+    pub fn is_left(&self) -> bool {
+        matches!(self.status, Status::Available | Status::Delivered { .. })
+    }
+}
+
+/// A key of the bucket of checks running. One pull request per ask, so the
+/// key names the ask; its id, head and trunk always match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    pub builder: Bid,
+    /// Ticks since `seen` (the last put), clamped at the age where it is stale
+    /// by every builder's clock (see [`Link::stale_at`]).
+    pub age: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Run {
+    pub ask: Ask,
+    /// Ticks the build has run.
+    pub built: u8,
+    /// Ticks to the next heartbeat; zero: it is due.
+    pub heartbeat_in: u8,
+    /// Ticks a due heartbeat may still be late (a fault).
+    pub grace: u8,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Builder {
+    /// Its clock minus the server's, in ticks (fixed for a run).
+    pub offset: i8,
+    pub run: Option<Run>,
+    /// Messages that reached it and that it has not read, oldest first.
+    pub buffer: Vec<Ask>,
+    /// A fetch gave up and its answer can still land (within this tick).
+    pub late_answer: bool,
+}
+
+impl Builder {
+    pub fn is_idle(&self) -> bool {
+        self.run.is_none()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct State {
+    /// Ticks since the asks were published.
+    pub now: u8,
+    /// One per ask.
+    pub messages: Vec<Message>,
+    /// The running key of each ask.
+    pub keys: Vec<Option<Key>>,
+    /// Whether each ask's result was announced.
+    pub results: Vec<bool>,
+    pub builders: Vec<Builder>,
+    pub crashes_left: u8,
+    pub lates_left: u8,
+    /// A builder dropped an ask as a duplicate (for the witness).
+    pub dropped: bool,
+}
+
+impl State {
+    pub fn runners(&self, a: Ask) -> impl Iterator<Item = Bid> + '_ {
+        (0..self.builders.len() as Bid)
+            .filter(move |&b| self.builders[b as usize].run.is_some_and(|r| r.ask == a))
+    }
+
+    pub fn buffered(&self, a: Ask) -> bool {
+        self.builders.iter().any(|b| b.buffer.contains(&a))
+    }
+
+    /// The first available message, which a fetch or a late answer gets.
+    pub fn first_available(&self) -> Option<Ask> {
+        self.messages
+            .iter()
+            .position(|m| m.status == Status::Available)
+            .map(|a| a as Ask)
+    }
+
+    /// Lost: no result, nobody runs it, no copy buffered, no message left.
+    pub fn is_lost(&self, a: Ask) -> bool {
+        !self.results[a as usize]
+            && self.runners(a).next().is_none()
+            && !self.buffered(a)
+            && !self.messages[a as usize].is_left()
+    }
+
+    /// Nothing can happen any more, however long one waits: nothing runs,
+    /// nothing is buffered or about to land, no message can be handed out.
+    pub fn is_settled(&self) -> bool {
+        self.builders
+            .iter()
+            .all(|b| b.is_idle() && b.buffer.is_empty() && !b.late_answer)
+            && self.messages.iter().all(|m| !m.is_left())
+    }
+}
+
+/// The bounds of one check. Times are in seconds, multiples of a tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bounds {
+    pub asks: u8,
+    pub builders: u8,
+    /// Each builder's clock is off the server's by at most this much, either
+    /// way; every offset in whole ticks is checked.
+    pub skew: u16,
+    /// No tick after this much server time.
+    pub horizon: u16,
+    /// A build takes from one tick up to this long.
+    pub longest_build: u16,
+    /// How many times a builder may crash (it restarts idle at once).
+    pub crashes: u8,
+    /// How many heartbeats may be late, and by how much at most.
+    pub late_heartbeats: u8,
+    pub late_by: u16,
+    /// Deliveries before the server stops handing a message out.
+    pub max_deliver: u8,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            asks: 2,
+            builders: 2,
+            skew: 0,
+            horizon: 90,
+            longest_build: 90,
+            crashes: 1,
+            late_heartbeats: 0,
+            late_by: 10,
+            max_deliver: 3,
+        }
+    }
+}
+
+/// Seconds as ticks: the error names the bound.
+fn ticks(name: &str, seconds: u16, max: u16) -> Result<u8, String> {
+    if !seconds.is_multiple_of(TICK_SECONDS) {
+        return Err(format!(
+            "{name} must be a multiple of {TICK_SECONDS} s (one tick), not {seconds}"
+        ));
+    }
+    if seconds > max {
+        return Err(format!("{name} must be at most {max} s, not {seconds}"));
+    }
+    Ok((seconds / TICK_SECONDS) as u8)
+}
+
+impl Bounds {
+    /// Checks the bounds a model can be built with; the error names the bound.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.asks == 0 || self.asks > MAX_ASKS {
+            return Err(format!(
+                "asks must be from 1 to {MAX_ASKS}, not {}",
+                self.asks
+            ));
+        }
+        if self.builders == 0 || self.builders > MAX_BUILDERS {
+            return Err(format!(
+                "builders must be from 1 to {MAX_BUILDERS}, not {}",
+                self.builders
+            ));
+        }
+        ticks("skew", self.skew, 120)?;
+        if ticks("horizon", self.horizon, 1200)? == 0 {
+            return Err("horizon must be at least 5 s (one tick)".into());
+        }
+        if ticks("longest build", self.longest_build, 1200)? == 0 {
+            return Err("longest build must be at least 5 s (one tick)".into());
+        }
+        if ticks("late by", self.late_by, 600)? == 0 && self.late_heartbeats > 0 {
+            return Err("late by must be at least 5 s when heartbeats may be late".into());
+        }
+        if self.max_deliver == 0 {
+            return Err("max deliver must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    pub fn skew_ticks(&self) -> u8 {
+        (self.skew / TICK_SECONDS) as u8
+    }
+    pub fn horizon_ticks(&self) -> u8 {
+        (self.horizon / TICK_SECONDS) as u8
+    }
+    pub fn longest_build_ticks(&self) -> u8 {
+        (self.longest_build / TICK_SECONDS) as u8
+    }
+    pub fn late_by_ticks(&self) -> u8 {
+        (self.late_by / TICK_SECONDS) as u8
+    }
+}
+
+/// Refinements of the contract's readings, off by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// `stale-ack-ignored`: an ack or in-progress from a builder that is not
+    /// the message's current holder does nothing (nats-server issue 4786's
+    /// wish); the default is JetStream's documented behaviour, where it counts.
+    pub stale_ack_ignored: bool,
+}
+
+impl Options {
+    pub const NAMES: &'static [&'static str] = &["stale-ack-ignored"];
+
+    pub fn set(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "stale-ack-ignored" => self.stale_ack_ignored = true,
+            _ => {
+                return Err(format!(
+                    "unknown link option `{name}` (known: {})",
+                    Self::NAMES.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.stale_ack_ignored {
+            names.push("stale-ack-ignored");
+        }
+        names
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    pub bounds: Bounds,
+    pub design: &'static Design,
+    pub options: Options,
+}
+
+/// Everything that can happen in one atomic step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// An idle builder's fetch gets the first available message.
+    Fetch(Bid),
+    /// Without the margin: an idle builder's fetch gives up empty-handed while
+    /// its answer is still on the way.
+    FetchLate(Bid),
+    /// That late answer lands in the builder's buffer, whatever it does now.
+    Land(Bid),
+    /// An idle builder reads its oldest buffered message, decides, and runs it
+    /// (putting the running key) or drops it (acking it).
+    Take(Bid),
+    /// A running builder puts its key and sends in-progress.
+    Heartbeat(Bid),
+    /// A running build ends: result, ack, key deleted.
+    Finish(Bid),
+    /// Five seconds of server time pass.
+    Tick,
+    /// Fault: the builder dies and restarts idle; its buffer and run are lost.
+    Crash(Bid),
+    /// Fault: the builder's due heartbeat is late (by up to `late_by`).
+    Delay(Bid),
+}
+
+impl Action {
+    pub fn is_fault(self) -> bool {
+        matches!(self, Action::Crash(_) | Action::Delay(_))
+    }
+}
+
+/// What a step says happened; collects lines only when a story is told.
+pub(crate) struct Log {
+    lines: Option<Vec<String>>,
+}
+
+impl Log {
+    pub fn quiet() -> Self {
+        Log { lines: None }
+    }
+    pub fn recording() -> Self {
+        Log {
+            lines: Some(Vec::new()),
+        }
+    }
+    pub fn say(&mut self, line: impl FnOnce() -> String) {
+        if let Some(lines) = &mut self.lines {
+            lines.push(line());
+        }
+    }
+    pub fn text(self) -> String {
+        self.lines.unwrap_or_default().join("; ")
+    }
+}
+
+pub const NO_DOUBLE_RUN: &str = "no-double-run";
+pub const NO_LOST_ASK: &str = "no-lost-ask";
+pub const ASKS_FINISH: &str = "asks-finish";
+pub const SOME_REDELIVERED: &str = "some-redelivered";
+pub const SOME_DROPPED: &str = "some-dropped";
+
+impl Link {
+    pub fn new(design: &'static Design, bounds: Bounds) -> Self {
+        Link {
+            bounds,
+            design,
+            options: Options::default(),
+        }
+    }
+
+    /// The key age from which a key is stale by every builder's clock: older
+    /// keys behave alike (as no key), so ages are clamped there, and a key
+    /// whose lifetime ends first is removed at its lifetime.
+    pub fn stale_at(&self) -> u8 {
+        FRESH_FOR + self.bounds.skew_ticks()
+    }
+
+    /// One initial state per assignment of clock offsets, in whole ticks
+    /// within the skew; offsets never decrease from b1 on, since builders that
+    /// differ only in their names are the same run.
+    pub fn initial_states(&self) -> Vec<State> {
+        let s = self.bounds.skew_ticks() as i8;
+        let mut offsets: Vec<Vec<i8>> = vec![Vec::new()];
+        for _ in 0..self.bounds.builders {
+            offsets = offsets
+                .into_iter()
+                .flat_map(|prefix| {
+                    let low = prefix.last().copied().unwrap_or(-s);
+                    (low..=s).map(move |o| {
+                        let mut next = prefix.clone();
+                        next.push(o);
+                        next
+                    })
+                })
+                .collect();
+        }
+        let n = self.bounds.asks as usize;
+        offsets
+            .into_iter()
+            .map(|offsets| State {
+                now: 0,
+                messages: vec![
+                    Message {
+                        status: Status::Available,
+                        deliveries: 0,
+                    };
+                    n
+                ],
+                keys: vec![None; n],
+                results: vec![false; n],
+                builders: offsets
+                    .into_iter()
+                    .map(|offset| Builder {
+                        offset,
+                        run: None,
+                        buffer: Vec::new(),
+                        late_answer: false,
+                    })
+                    .collect(),
+                crashes_left: self.bounds.crashes,
+                lates_left: self.bounds.late_heartbeats,
+                dropped: false,
+            })
+            .collect()
+    }
+
+    /// Something must happen before time may pass: an idle builder reads its
+    /// buffer or fetches an available message at once (builders poll every
+    /// second), a due heartbeat is sent unless it is late, and a build at its
+    /// longest ends.
+    pub fn must_act(&self, s: &State) -> bool {
+        let available = s.first_available().is_some();
+        s.builders.iter().any(|b| match b.run {
+            None => !b.buffer.is_empty() || available,
+            Some(run) => {
+                (run.heartbeat_in == 0 && run.grace == 0)
+                    || run.built >= self.bounds.longest_build_ticks()
+            }
+        })
+    }
+
+    pub fn can_tick(&self, s: &State) -> bool {
+        s.now < self.bounds.horizon_ticks() && !s.is_settled() && !self.must_act(s)
+    }
+
+    pub(crate) fn apply(&self, state: &State, action: Action, log: &mut Log) -> State {
+        let mut next = state.clone();
+        match action {
+            Action::Fetch(b) => steps::fetch(&mut next, b, log),
+            Action::FetchLate(b) => steps::fetch_late(&mut next, b, log),
+            Action::Land(b) => steps::land(&mut next, b, log),
+            Action::Take(b) => steps::take(self, &mut next, b, log),
+            Action::Heartbeat(b) => steps::heartbeat(self, &mut next, b, log),
+            Action::Finish(b) => steps::finish(self, &mut next, b, log),
+            Action::Tick => steps::tick(self, &mut next, log),
+            Action::Crash(b) => steps::crash(&mut next, b, log),
+            Action::Delay(b) => steps::delay(self, &mut next, b, log),
+        }
+        next
+    }
+}
+
+impl Model for Link {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        self.initial_states()
+    }
+
+    fn actions(&self, s: &State, actions: &mut Vec<Action>) {
+        let available = s.first_available().is_some();
+        for (i, b) in s.builders.iter().enumerate() {
+            let i = i as Bid;
+            match b.run {
+                None if !b.buffer.is_empty() => actions.push(Action::Take(i)),
+                None if available => {
+                    actions.push(Action::Fetch(i));
+                    if !self.design.fetch_margin && !b.late_answer {
+                        actions.push(Action::FetchLate(i));
+                    }
+                }
+                None => {}
+                Some(run) => {
+                    if run.heartbeat_in == 0 {
+                        actions.push(Action::Heartbeat(i));
+                    }
+                    if run.built >= 1 {
+                        actions.push(Action::Finish(i));
+                    }
+                }
+            }
+            if b.late_answer && available {
+                actions.push(Action::Land(i));
+            }
+        }
+        if self.can_tick(s) {
+            actions.push(Action::Tick);
+        }
+        for (i, b) in s.builders.iter().enumerate() {
+            let i = i as Bid;
+            if s.crashes_left > 0 && (b.run.is_some() || !b.buffer.is_empty() || b.late_answer) {
+                actions.push(Action::Crash(i));
+            }
+            if s.lates_left > 0 && b.run.is_some_and(|r| r.heartbeat_in == 0 && r.grace == 0) {
+                actions.push(Action::Delay(i));
+            }
+        }
+    }
+
+    fn next_state(&self, s: &State, action: Action) -> Option<State> {
+        Some(self.apply(s, action, &mut Log::quiet()))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![
+            Property::always(NO_DOUBLE_RUN, |_, s: &State| {
+                (0..s.messages.len() as Ask).all(|a| s.runners(a).count() <= 1)
+            }),
+            Property::always(NO_LOST_ASK, |_, s: &State| {
+                (0..s.messages.len() as Ask).all(|a| !s.is_lost(a))
+            }),
+            // Judged where nothing can happen any more (not stateright's
+            // `eventually`, which misses violations on paths that rejoin).
+            Property::always(ASKS_FINISH, |_, s: &State| {
+                !s.is_settled() || s.results.iter().all(|&r| r)
+            }),
+            Property::sometimes(SOME_REDELIVERED, |_, s: &State| {
+                s.messages.iter().any(|m| m.deliveries >= 2)
+            }),
+            Property::sometimes(SOME_DROPPED, |_, s: &State| s.dropped),
+        ]
+    }
+
+    fn format_action(&self, action: &Action) -> String {
+        format!("{action:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

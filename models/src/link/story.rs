@@ -1,0 +1,335 @@
+//! Telling a path of the link model: every step at its server time (`t=65s`),
+//! each builder with its own clock where the skew is not zero, and the rows
+//! that changed.
+
+use super::{
+    ask_name, builder_name, Action, Ask, Bid, Link, Log, State, Status, ASKS_FINISH, NO_DOUBLE_RUN,
+    NO_LOST_ASK, SOME_DROPPED, SOME_REDELIVERED, TICK_SECONDS,
+};
+use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
+use stateright::Model;
+
+fn at(ticks: i16) -> String {
+    format!("t={}s", ticks * TICK_SECONDS as i16)
+}
+
+impl Link {
+    /// `b2` or, with a skew, `b2 (its clock t=25s)`.
+    fn builder_label(&self, s: &State, b: Bid) -> String {
+        let offset = s.builders[b as usize].offset;
+        if self.bounds.skew == 0 {
+            builder_name(b)
+        } else {
+            format!(
+                "{} (its clock {})",
+                builder_name(b),
+                at(s.now as i16 + offset as i16)
+            )
+        }
+    }
+
+    fn actor(&self, s: &State, action: Action) -> String {
+        let who = match action {
+            Action::Tick => "time".to_string(),
+            Action::Crash(b) | Action::Delay(b) => format!("fault on {}", self.builder_label(s, b)),
+            Action::Fetch(b)
+            | Action::FetchLate(b)
+            | Action::Land(b)
+            | Action::Take(b)
+            | Action::Heartbeat(b)
+            | Action::Finish(b) => self.builder_label(s, b),
+        };
+        format!("{} {who}", at(s.now as i16))
+    }
+}
+
+fn word(action: Action) -> String {
+    let (verb, b) = match action {
+        Action::Tick => return "tick".into(),
+        Action::Fetch(b) => ("fetch", b),
+        Action::FetchLate(b) => ("fetch-late", b),
+        Action::Land(b) => ("land", b),
+        Action::Take(b) => ("take", b),
+        Action::Heartbeat(b) => ("heartbeat", b),
+        Action::Finish(b) => ("finish", b),
+        Action::Crash(b) => ("crash", b),
+        Action::Delay(b) => ("delay", b),
+    };
+    format!("{verb} {}", builder_name(b))
+}
+
+fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let builder = |w: &str| -> Result<Bid, String> {
+        let n: u8 = w
+            .strip_prefix('b')
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("`{w}` is not a builder (b1, b2, ...)"))?;
+        if n == 0 || n > builders {
+            return Err(format!("there is no builder {w} (b1 to b{builders})"));
+        }
+        Ok(n - 1)
+    };
+    Ok(match words.as_slice() {
+        ["tick"] => Action::Tick,
+        ["fetch", b] => Action::Fetch(builder(b)?),
+        ["fetch-late", b] => Action::FetchLate(builder(b)?),
+        ["land", b] => Action::Land(builder(b)?),
+        ["take", b] => Action::Take(builder(b)?),
+        ["heartbeat", b] => Action::Heartbeat(builder(b)?),
+        ["finish", b] => Action::Finish(builder(b)?),
+        ["crash", b] => Action::Crash(builder(b)?),
+        ["delay", b] => Action::Delay(builder(b)?),
+        _ => {
+            return Err(format!(
+                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, take b1, heartbeat b1, finish b1, crash b1, delay b1)"
+            ))
+        }
+    })
+}
+
+fn ask_list(asks: impl Iterator<Item = Ask>) -> String {
+    asks.map(ask_name).collect::<Vec<_>>().join(", ")
+}
+
+impl Narrated for Link {
+    fn rows(&self, s: &State) -> Vec<(String, String)> {
+        let now = s.now as i16;
+        let mut rows = vec![("time".to_string(), at(now))];
+        for (a, m) in s.messages.iter().enumerate() {
+            let a = a as Ask;
+            let deliveries = format!("{}/{} deliveries", m.deliveries, self.bounds.max_deliver);
+            let status = match m.status {
+                Status::Available => format!("available, {deliveries}"),
+                Status::Delivered { to, ack_in } => format!(
+                    "delivered to {}, ack deadline {}, {deliveries}",
+                    builder_name(to),
+                    at(now + ack_in as i16)
+                ),
+                Status::Acked => "acked (gone)".into(),
+                Status::Exhausted => format!("never handed out again, {deliveries}"),
+            };
+            rows.push((format!("{} message", ask_name(a)), status));
+            if let Some(key) = s.keys[a as usize] {
+                let clamped = if key.age >= self.stale_at() {
+                    "at or before "
+                } else {
+                    ""
+                };
+                rows.push((
+                    format!("{} running key", ask_name(a)),
+                    format!(
+                        "{}, seen {clamped}{}",
+                        builder_name(key.builder),
+                        at(now - key.age as i16)
+                    ),
+                ));
+            }
+            if s.results[a as usize] {
+                rows.push((format!("{} result", ask_name(a)), "announced".into()));
+            }
+        }
+        for (b, builder) in s.builders.iter().enumerate() {
+            let name = builder_name(b as Bid);
+            let state = match builder.run {
+                None => "idle".to_string(),
+                Some(run) => {
+                    let heartbeat = if run.heartbeat_in > 0 {
+                        format!("next heartbeat {}", at(now + run.heartbeat_in as i16))
+                    } else if run.grace > 0 {
+                        format!(
+                            "heartbeat late, by up to {} s more",
+                            run.grace as u16 * TICK_SECONDS
+                        )
+                    } else {
+                        "heartbeat due".into()
+                    };
+                    format!(
+                        "building {} since {}, {heartbeat}",
+                        ask_name(run.ask),
+                        at(now - run.built as i16)
+                    )
+                }
+            };
+            rows.push((name.clone(), state));
+            if !builder.buffer.is_empty() {
+                rows.push((
+                    format!("{name} buffer"),
+                    format!("[{}]", ask_list(builder.buffer.iter().copied())),
+                ));
+            }
+            if builder.late_answer {
+                rows.push((format!("{name} late answer"), "on the way".into()));
+            }
+        }
+        rows
+    }
+
+    fn values(&self, s: &State) -> Vec<(String, Value)> {
+        let int = |n: i64| Value::Int(n);
+        let text = |t: &str| Value::Str(t.to_string());
+        let asks = Value::Map(
+            (0..s.messages.len())
+                .map(|a| {
+                    let m = s.messages[a];
+                    let (status, holder, deadline) = match m.status {
+                        Status::Available => ("available", None, None),
+                        Status::Delivered { to, ack_in } => {
+                            ("delivered", Some(to), Some(s.now as i64 + ack_in as i64))
+                        }
+                        Status::Acked => ("acked", None, None),
+                        Status::Exhausted => ("exhausted", None, None),
+                    };
+                    let key = match s.keys[a] {
+                        Some(k) => Value::Record(vec![
+                            ("builder".into(), Value::Str(builder_name(k.builder))),
+                            (
+                                "seen_s".into(),
+                                int((s.now as i64 - k.age as i64) * TICK_SECONDS as i64),
+                            ),
+                        ]),
+                        None => Value::Record(vec![]),
+                    };
+                    (
+                        Value::Str(ask_name(a as Ask)),
+                        Value::Record(vec![
+                            ("status".into(), text(status)),
+                            (
+                                "holder".into(),
+                                text(&holder.map(builder_name).unwrap_or_default()),
+                            ),
+                            (
+                                "deadline_s".into(),
+                                int(deadline.map_or(-1, |d| d * TICK_SECONDS as i64)),
+                            ),
+                            ("deliveries".into(), int(m.deliveries as i64)),
+                            ("running_key".into(), key),
+                            ("result".into(), Value::Bool(s.results[a])),
+                        ]),
+                    )
+                })
+                .collect(),
+        );
+        let builders = Value::Map(
+            s.builders
+                .iter()
+                .enumerate()
+                .map(|(b, builder)| {
+                    let run = match builder.run {
+                        Some(r) => Value::Record(vec![
+                            ("ask".into(), Value::Str(ask_name(r.ask))),
+                            ("built_s".into(), int(r.built as i64 * TICK_SECONDS as i64)),
+                            (
+                                "heartbeat_in_s".into(),
+                                int(r.heartbeat_in as i64 * TICK_SECONDS as i64),
+                            ),
+                            ("grace_s".into(), int(r.grace as i64 * TICK_SECONDS as i64)),
+                        ]),
+                        None => Value::Record(vec![]),
+                    };
+                    (
+                        Value::Str(builder_name(b as Bid)),
+                        Value::Record(vec![
+                            (
+                                "offset_s".into(),
+                                int(builder.offset as i64 * TICK_SECONDS as i64),
+                            ),
+                            ("run".into(), run),
+                            (
+                                "buffer".into(),
+                                Value::List(
+                                    builder
+                                        .buffer
+                                        .iter()
+                                        .map(|&a| Value::Str(ask_name(a)))
+                                        .collect(),
+                                ),
+                            ),
+                            ("late_answer".into(), Value::Bool(builder.late_answer)),
+                        ]),
+                    )
+                })
+                .collect(),
+        );
+        vec![
+            ("now_s".into(), int(s.now as i64 * TICK_SECONDS as i64)),
+            ("asks".into(), asks),
+            ("builders".into(), builders),
+            ("crashes_left".into(), int(s.crashes_left as i64)),
+            ("lates_left".into(), int(s.lates_left as i64)),
+            ("dropped".into(), Value::Bool(s.dropped)),
+        ]
+    }
+
+    fn tell(&self, init: &State, actions: &[Action]) -> Vec<StoryStep> {
+        let mut state = init.clone();
+        let mut steps = Vec::new();
+        for &action in actions {
+            let mut log = Log::recording();
+            let next = self.apply(&state, action, &mut log);
+            steps.push(StoryStep {
+                actor: self.actor(&state, action),
+                action: log.text(),
+                changes: diff_rows(&self.rows(&state), &self.rows(&next)),
+            });
+            state = next;
+        }
+        steps
+    }
+
+    fn words(&self, _init: &State, actions: &[Action]) -> Vec<String> {
+        actions.iter().map(|&a| word(a)).collect()
+    }
+
+    fn parse(&self, init: &State, script: &[String]) -> Result<Vec<Action>, ScriptError> {
+        let mut state = init.clone();
+        let mut actions = Vec::new();
+        for (index, text) in script.iter().enumerate() {
+            let fail = |message: String| ScriptError { index, message };
+            let action = parse_word(text, self.bounds.builders).map_err(fail)?;
+            let mut enabled = Vec::new();
+            self.actions(&state, &mut enabled);
+            if !enabled.contains(&action) {
+                return Err(fail(format!(
+                    "`{text}` is not enabled at {}",
+                    at(state.now as i16)
+                )));
+            }
+            state = self.apply(&state, action, &mut Log::quiet());
+            actions.push(action);
+        }
+        Ok(actions)
+    }
+
+    fn explain(&self, property: &str, s: &State) -> String {
+        let now = at(s.now as i16);
+        let asks = 0..s.messages.len() as Ask;
+        match property {
+            NO_DOUBLE_RUN => {
+                let doubled: Vec<String> = asks
+                    .filter(|&a| s.runners(a).count() > 1)
+                    .map(|a| {
+                        let who: Vec<String> =
+                            s.runners(a).map(|b| self.builder_label(s, b)).collect();
+                        format!("{} is built by {}", ask_name(a), who.join(" and "))
+                    })
+                    .collect();
+                format!("no-double-run violated at {now}: {}", doubled.join("; "))
+            }
+            NO_LOST_ASK => format!(
+                "no-lost-ask violated at {now}: {} has no result, nobody builds it, no buffer holds it and the server will never hand it out again",
+                ask_list(asks.filter(|&a| s.is_lost(a)))
+            ),
+            ASKS_FINISH => format!(
+                "asks-finish violated at {now}: nothing can happen any more, yet {} has no result",
+                ask_list(asks.filter(|&a| !s.results[a as usize]))
+            ),
+            SOME_REDELIVERED => format!(
+                "some-redelivered reached at {now}: {} handed out more than once",
+                ask_list(asks.filter(|&a| s.messages[a as usize].deliveries >= 2))
+            ),
+            SOME_DROPPED => format!("some-dropped reached at {now}: a builder dropped an ask as a duplicate"),
+            other => format!("{other}: no such property"),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The claims of the link source (issue 1649), each pinned with the smallest
+//! bounds that show it, and what the model found beyond them. Every verdict
+//! comes from the checker; each test also says which witnesses were reached.
+
+use slotcheck::check::{check, Limits, Outcome, Verdict};
+use slotcheck_models::link::{
+    design_named, Bounds, Link, Options, ASKS_FINISH, NO_DOUBLE_RUN, NO_LOST_ASK, SOME_DROPPED,
+    SOME_REDELIVERED,
+};
+
+fn bounds(asks: u8, skew: u16, crashes: u8, horizon: u16) -> Bounds {
+    Bounds {
+        asks,
+        builders: 2,
+        skew,
+        horizon,
+        longest_build: horizon,
+        crashes,
+        late_heartbeats: 0,
+        late_by: 10,
+        max_deliver: 3,
+    }
+}
+
+fn run(design: &str, bounds: Bounds, options: Options) -> Outcome<Link> {
+    let mut model = Link::new(design_named(design).unwrap(), bounds);
+    model.options = options;
+    check(model, &[], &Limits::default())
+}
+
+fn verdict(outcome: &Outcome<Link>, property: &str) -> Verdict {
+    outcome.result(property).unwrap().verdict
+}
+
+#[test]
+fn before_1649_an_ask_in_a_busy_builders_buffer_is_run_twice() {
+    // Two asks (the first keeps the builder busy), no fault, no skew: the
+    // late answer alone. The fetch margin alone prevents it.
+    let b = bounds(2, 0, 0, 60);
+    let before = run("before-1649", b, Options::default());
+    assert_eq!(verdict(&before, NO_DOUBLE_RUN), Verdict::Violated);
+    assert_eq!(verdict(&before, SOME_REDELIVERED), Verdict::Reached);
+    let trace = before
+        .result(NO_DOUBLE_RUN)
+        .unwrap()
+        .trace
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        trace.last.now, 12,
+        "the duplicate runs at t=60s, an ack wait after the late answer"
+    );
+    for design in ["after-1649", "margin-only", "check-only"] {
+        let o = run(design, b, Options::default());
+        assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Holds, "{design}");
+    }
+    // Without a late answer nothing is ever redelivered: the margin removes
+    // the only cause; the check-only design drops the duplicate instead.
+    let after = run("after-1649", b, Options::default());
+    assert_eq!(verdict(&after, SOME_REDELIVERED), Verdict::NotReached);
+    let check_only = run("check-only", b, Options::default());
+    assert_eq!(verdict(&check_only, SOME_DROPPED), Verdict::Reached);
+}
+
+#[test]
+fn after_1649_no_ask_runs_twice_or_is_lost_with_a_skew_within_35_s() {
+    let b = bounds(2, 35, 1, 65);
+    let after = run("after-1649", b, Options::default());
+    for p in [NO_DOUBLE_RUN, NO_LOST_ASK, ASKS_FINISH] {
+        assert_eq!(verdict(&after, p), Verdict::Holds, "{p}");
+    }
+    assert_eq!(verdict(&after, SOME_REDELIVERED), Verdict::Reached);
+    // Within these bounds the duplicate check never fires in after-1649.
+    assert_eq!(verdict(&after, SOME_DROPPED), Verdict::NotReached);
+}
+
+#[test]
+fn a_skew_over_35_s_loses_the_ask_of_a_crashed_builder_in_after_1649() {
+    // One ask: its builder crashes; the redelivery comes an ack wait (60 s)
+    // after the last heartbeat, and a builder whose clock is 40 s behind
+    // reads the key as 20 s old, fresh, and drops the ask.
+    let lost = run("after-1649", bounds(1, 40, 1, 60), Options::default());
+    assert_eq!(verdict(&lost, NO_LOST_ASK), Verdict::Violated);
+    assert_eq!(verdict(&lost, ASKS_FINISH), Verdict::Violated);
+    assert_eq!(verdict(&lost, NO_DOUBLE_RUN), Verdict::Holds);
+    assert_eq!(verdict(&lost, SOME_DROPPED), Verdict::Reached);
+    // 35 s is the last skew that holds on the same bounds.
+    let held = run("after-1649", bounds(1, 35, 1, 60), Options::default());
+    assert_eq!(verdict(&held, NO_LOST_ASK), Verdict::Holds);
+    assert_eq!(verdict(&held, SOME_REDELIVERED), Verdict::Reached);
+}
+
+#[test]
+fn finding_check_only_loses_an_ask_started_late_from_its_buffer() {
+    // Without the margin the ask waits in a busy builder's buffer; its ack
+    // deadline runs from delivery, so after its builder crashes it comes back
+    // only 20 s after the last heartbeat: the key looks fresh and the
+    // redelivery is dropped. No skew needed, and stale-ack-ignored does not
+    // help (the dropping builder is the current holder).
+    let b = bounds(2, 0, 1, 60);
+    for options in [
+        Options::default(),
+        Options {
+            stale_ack_ignored: true,
+        },
+    ] {
+        let o = run("check-only", b, options);
+        assert_eq!(verdict(&o, NO_LOST_ASK), Verdict::Violated, "{options:?}");
+        assert_eq!(verdict(&o, SOME_DROPPED), Verdict::Reached);
+    }
+    let after = run("after-1649", b, Options::default());
+    assert_eq!(verdict(&after, NO_LOST_ASK), Verdict::Holds);
+}
+
+#[test]
+fn finding_a_heartbeat_50_s_late_runs_an_ask_twice_in_every_design() {
+    // The in-progress and the key are put together, so when a heartbeat is
+    // late past the ack wait the key is as stale as the deadline: the check
+    // cannot tell a late builder from a dead one.
+    let mut b = bounds(1, 0, 1, 60);
+    b.late_heartbeats = 1;
+    b.late_by = 50;
+    for design in ["before-1649", "after-1649", "check-only", "margin-only"] {
+        let o = run(design, b, Options::default());
+        assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Violated, "{design}");
+        assert_eq!(verdict(&o, SOME_REDELIVERED), Verdict::Reached);
+    }
+    // With the check, the late heartbeat's fresh key makes a second
+    // redelivery a duplicate; its holder then crashes and the ask is lost.
+    let after = run("after-1649", b, Options::default());
+    assert_eq!(verdict(&after, NO_LOST_ASK), Verdict::Violated);
+    // A heartbeat 45 s late does not reach the ack wait.
+    b.late_by = 45;
+    let o = run("after-1649", b, Options::default());
+    assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Holds);
+    assert_eq!(verdict(&o, NO_LOST_ASK), Verdict::Holds);
+}
+
+#[test]
+fn finding_check_only_builds_twice_when_the_readers_clock_is_15_s_ahead() {
+    // A key heartbeated 10 s ago reads as 25 s old on a clock 15 s ahead: not
+    // fresh, so the duplicate from the busy builder's buffer runs. 10 s ahead
+    // still drops it.
+    let b = bounds(2, 15, 0, 60);
+    let o = run("check-only", b, Options::default());
+    assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Violated);
+    assert_eq!(verdict(&o, SOME_DROPPED), Verdict::Reached);
+    let o = run("check-only", bounds(2, 10, 0, 60), Options::default());
+    assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Holds);
+    assert_eq!(verdict(&o, SOME_DROPPED), Verdict::Reached);
+}
