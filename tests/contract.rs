@@ -248,3 +248,26 @@ fn finding_dead_lettering_a_running_build_over_admits() {
         );
     }
 }
+
+/// Beyond the source: a stalled first delivery claims a slot for a request its
+/// redelivery already superseded, then crashes before the processing write
+/// that would have unwound it; the message is acked, so nothing releases it.
+#[test]
+fn finding_owner_keyed_wedges_under_one_stall_and_one_crash() {
+    let m = model("owner-keyed", 2, 1, 1, 2);
+    let outcome = run(m);
+    assert_eq!(verdict(&outcome, "no-wedge"), Verdict::Violated);
+    assert_eq!(verdict(&outcome, "count-not-high"), Verdict::Violated);
+    let story = story(&outcome, &m, "no-wedge");
+    let superseded = position(&story, |s| s.action == "CAS R1 accepted -> superseded")
+        .expect("the redelivery supersedes R1");
+    let late_claim = position(&story, |s| {
+        s.actor.contains("(process R1, delivery 1)") && s.action.contains("{} -> {R1}")
+    })
+    .expect("the stalled first delivery claims afterwards");
+    let crash = position(&story, |s| s.action == "crash").expect("then it crashes");
+    assert!(superseded < late_claim && late_claim < crash, "{story:#?}");
+    // Without the crash the stale claim unwinds: no wedge with stalls alone.
+    let stalls_only = run(model("owner-keyed", 2, 0, 1, 2));
+    assert_eq!(verdict(&stalls_only, "no-wedge"), Verdict::Holds);
+}
