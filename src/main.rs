@@ -220,16 +220,17 @@ fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
 fn simulate(args: SimulateArgs) -> Result<u8, String> {
     let model = model_for(&args.bounds, DESIGNS[0].name())?;
     let b = &args.bounds;
-    let mut flags = format!(
-        "--requests {} --max-concurrent {} --crashes {} --stalls {} --max-deliveries {}",
-        b.requests, b.max_concurrent, b.crashes, b.stalls, b.max_deliveries
-    );
-    for option in &b.options {
-        flags.push_str(&format!(" --option {option}"));
+    // The flags that rebuild this model, for the reproduction commands;
+    // swarm runs draw their bounds.
+    let mut flags: Vec<String> = Vec::new();
+    if !args.simulate.swarm {
+        flags.push(format!(
+            "--requests {} --max-concurrent {} --crashes {} --stalls {} --max-deliveries {}",
+            b.requests, b.max_concurrent, b.crashes, b.stalls, b.max_deliveries
+        ));
     }
-    if args.simulate.swarm {
-        flags.clear();
-    }
+    flags.extend(b.options.iter().map(|o| format!("--option {o}")));
+    let flags = flags.join(" ");
     slotcheck::simulate::run_cli(model.bounds, model.options, &flags, &args.simulate)
 }
 

@@ -211,3 +211,41 @@ pub fn shrink<M: Simulated>(
         by_search,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::{run_rng, walk};
+    use slotcheck_models::stovepipe::{design_named, Action, Stovepipe, NO_WEDGE};
+
+    #[test]
+    fn delta_debugging_alone_removes_steps_and_lowers_fault_budgets_to_those_used() {
+        let model = Stovepipe::new(
+            design_named("claim-first").unwrap(),
+            crate::stovepipe::DEFAULT_BOUNDS,
+        );
+        let properties: Vec<_> = model
+            .properties()
+            .into_iter()
+            .filter(|p| p.name == NO_WEDGE)
+            .collect();
+        let (long, property) = (0..1000)
+            .find_map(|run| {
+                let w = walk(&model, &properties, None, 500, &mut run_rng(0, run));
+                let at = w.violated[0].filter(|&at| at > 12)?;
+                Some((w.actions[..at].to_vec(), &properties[0]))
+            })
+            .expect("a long wedge within 1000 runs");
+        let shrunk = shrink(&model, &long, NO_WEDGE, 0);
+        assert!(!shrunk.by_search);
+        assert!(shrunk.actions.len() < long.len());
+        // Still a wedge, on the model it was shrunk for.
+        let init = shrunk.model.initial_state();
+        let last = crate::simulate::last_state(&shrunk.model, &init, &shrunk.actions);
+        assert!(crate::simulate::discovered(&shrunk.model, property, &last));
+        let used = |f: fn(&Action) -> bool| shrunk.actions.iter().filter(|a| f(a)).count();
+        let b = shrunk.model.bounds;
+        assert_eq!(b.crashes as usize, used(|a| matches!(a, Action::Crash(_))));
+        assert_eq!(b.stalls as usize, used(|a| matches!(a, Action::Stall(_))));
+    }
+}

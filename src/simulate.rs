@@ -387,6 +387,8 @@ pub fn plan<M: Simulated>(
 pub struct Walk<M: Model> {
     pub actions: Vec<M::Action>,
     pub states: u64,
+    /// Whether the walk stopped at `depth` with actions still enabled.
+    pub cut_at_depth: bool,
     pub violated: Vec<Option<usize>>,
     pub reached: Vec<bool>,
 }
@@ -415,6 +417,7 @@ pub fn walk<M: Simulated>(
     let mut walk = Walk {
         actions: Vec::new(),
         states: 1,
+        cut_at_depth: false,
         violated: vec![None; properties.len()],
         reached: vec![false; properties.len()],
     };
@@ -449,6 +452,11 @@ pub fn walk<M: Simulated>(
         walk.actions.push(action);
         walk.states += 1;
         judge(&mut walk, &state, step);
+    }
+    if walk.actions.len() == depth {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        walk.cut_at_depth = !enabled.is_empty();
     }
     walk
 }
@@ -537,6 +545,9 @@ pub struct DesignReport {
     pub runs: u64,
     /// States visited, initial states included.
     pub states: u64,
+    /// Walks stopped by `--depth` rather than by a state with nothing
+    /// enabled: a wedge beyond the depth is not seen.
+    pub cut_at_depth: u64,
     pub violations: Vec<ViolationReport>,
     /// Every witness, with the runs that reached it (0: never).
     pub witnesses: Vec<WitnessReport>,
@@ -611,7 +622,7 @@ pub fn simulate<M: Simulated>(
     let started = Instant::now();
     let mut found: Vec<Option<Found<M>>> = properties.iter().map(|_| None).collect();
     let mut reached: Vec<(u64, Option<u64>)> = vec![(0, None); properties.len()];
-    let (mut runs, mut states) = (0u64, 0u64);
+    let (mut runs, mut states, mut cut_at_depth) = (0u64, 0u64, 0u64);
     for run in runs_of(settings) {
         let mut rng = run_rng(settings.seed, run);
         let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
@@ -623,6 +634,7 @@ pub fn simulate<M: Simulated>(
             &mut rng,
         );
         runs += 1;
+        cut_at_depth += u64::from(walk.cut_at_depth);
         states += walk.states;
         for (k, at) in walk.violated.iter().enumerate() {
             let Some(at) = *at else { continue };
@@ -721,6 +733,7 @@ pub fn simulate<M: Simulated>(
             design: base.variant().to_string(),
             runs,
             states,
+            cut_at_depth,
             violations,
             witnesses,
         },
@@ -927,6 +940,7 @@ pub fn merge(reports: &[Report]) -> Result<Report, String> {
 fn merge_design(into: &mut DesignReport, from: &DesignReport) {
     into.runs += from.runs;
     into.states += from.states;
+    into.cut_at_depth += from.cut_at_depth;
     for v in &from.violations {
         match into
             .violations
@@ -1023,8 +1037,15 @@ pub fn report_text<M: Simulated>(
     for run in runs {
         let d = &run.report;
         out.push_str(&format!(
-            "\n{}: {} runs, {} states\n",
-            d.design, d.runs, d.states
+            "\n{}: {} runs, {} states{}\n",
+            d.design,
+            d.runs,
+            d.states,
+            if d.cut_at_depth > 0 {
+                format!(", {} walks cut at --depth", d.cut_at_depth)
+            } else {
+                String::new()
+            }
         ));
         for v in &d.violations {
             out.push_str(&format!(
@@ -1321,20 +1342,39 @@ pub const fn claims() -> [Claim; 6] {
     ]
 }
 
-/// The first run (from `seed`, plain walks on the claim's bounds) that
-/// violates the claim's property, within `max_runs`.
-pub fn first_violating_run(claim: &Claim, seed: u64, depth: usize, max_runs: u64) -> Option<u64> {
+/// The first run (from `seed`, on the claim's bounds; with `swarm`, each
+/// run draws its weights over action kinds) that violates the claim's
+/// property within `max_runs`, with the walk up to the violation.
+pub fn first_violating_run(
+    claim: &Claim,
+    seed: u64,
+    swarm: bool,
+    depth: usize,
+    max_runs: u64,
+) -> Option<(u64, Vec<Action>)> {
     let model = Stovepipe::new(design_named(claim.design)?, claim.bounds);
     let properties: Vec<Property<Stovepipe>> = model
         .properties()
         .into_iter()
         .filter(|p| p.name == claim.property)
         .collect();
-    (0..max_runs).find(|&run| {
+    // The claim's bounds as one-value ranges: only the weights vary.
+    let fixed: Vec<(String, RangeInclusive<u32>)> = model
+        .bound_values()
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v..=v))
+        .collect();
+    (0..max_runs).find_map(|run| {
         let mut rng = run_rng(seed, run);
-        walk(&model, &properties, None, depth, &mut rng).violated[0].is_some()
+        let (model, weights) = plan(&model, swarm.then_some(&fixed[..]), &mut rng).ok()?;
+        let w = walk(&model, &properties, weights.as_deref(), depth, &mut rng);
+        let at = w.violated[0]?;
+        Some((run, w.actions[..at].to_vec()))
     })
 }
+
+/// Runs per claim at most in the benchmark.
+const BENCH_MAX_RUNS: u64 = 1_000_000;
 
 /// `simulate --bench`: runs per second per design (plain on the default
 /// bounds, and swarm), and the runs and time to the first violation of each
@@ -1375,39 +1415,34 @@ pub fn bench(seed: u64) -> Result<String, String> {
         }
     }
     out.push_str(&format!(
-        "\n{:<24}{:<13}{:<22}{:>6}{:>10}{:>12}\n",
-        "claim", "design", "property", "runs", "ms", "shrunk"
+        "\n{:<24}{:<13}{:<21}{:<7}{:>8}{:>10}{:>10}\n",
+        "claim", "design", "property", "mode", "runs", "ms", "shrunk"
     ));
     for claim in claims() {
-        let started = Instant::now();
-        let run = first_violating_run(&claim, seed, 500, 100_000);
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
-        let shrunk = match run {
-            Some(run) => {
-                let model =
-                    Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
-                let properties: Vec<_> = model
-                    .properties()
-                    .into_iter()
-                    .filter(|p| p.name == claim.property)
-                    .collect();
-                let mut rng = run_rng(seed, run);
-                let w = walk(&model, &properties, None, 500, &mut rng);
-                let at = w.violated[0].expect("the run violates");
-                let s = shrink::shrink(&model, &w.actions[..at], claim.property, 200_000);
-                format!("{at} -> {}", s.actions.len())
-            }
-            None => "-".into(),
-        };
-        out.push_str(&format!(
-            "{:<24}{:<13}{:<22}{:>6}{:>10.1}{:>12}\n",
-            claim.name,
-            claim.design,
-            claim.property,
-            run.map_or("none".into(), |r| (r + 1).to_string()),
-            ms,
-            shrunk
-        ));
+        for swarm in [false, true] {
+            let started = Instant::now();
+            let found = first_violating_run(&claim, seed, swarm, 500, BENCH_MAX_RUNS);
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            let shrunk = match &found {
+                Some((_, actions)) => {
+                    let model =
+                        Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
+                    let s = shrink::shrink(&model, actions, claim.property, 50_000);
+                    format!("{} -> {}", actions.len(), s.actions.len())
+                }
+                None => "-".into(),
+            };
+            out.push_str(&format!(
+                "{:<24}{:<13}{:<21}{:<7}{:>8}{:>10.1}{:>10}\n",
+                claim.name,
+                claim.design,
+                claim.property,
+                if swarm { "swarm" } else { "plain" },
+                found.map_or(format!(">{BENCH_MAX_RUNS}"), |(r, _)| (r + 1).to_string()),
+                ms,
+                shrunk
+            ));
+        }
     }
     // The exhaustive check for comparison: time to the same verdict.
     out.push_str("\nexhaustive check of the same bounds, for comparison:\n");
@@ -1426,4 +1461,148 @@ pub fn bench(seed: u64) -> Result<String, String> {
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn the_shards_of_a_run_range_are_disjoint_and_cover_it() {
+        let shards: Vec<Shard> = (1..=4)
+            .map(|i| Shard::parse(&format!("{i}/4")).unwrap())
+            .collect();
+        for run in 0..100 {
+            assert_eq!(shards.iter().filter(|s| s.owns(run)).count(), 1);
+        }
+        for bad in ["0/4", "5/4", "1/0", "2", "a/b"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn taking_out_a_worker_renumbers_the_later_ones() {
+        let script = lines(&[
+            "arrive R1",
+            "deliver process R1",
+            "deliver process R1",
+            "step worker 1",
+            "step worker 2",
+            "crash worker 2",
+        ]);
+        assert_eq!(
+            without_worker(&script, 1),
+            lines(&[
+                "arrive R1",
+                "deliver process R1",
+                "step worker 1",
+                "crash worker 1"
+            ])
+        );
+    }
+
+    #[test]
+    fn taking_out_a_request_renames_the_later_ones_and_drops_its_workers() {
+        let script = lines(&[
+            "arrive R1",
+            "arrive R2",
+            "deliver process R1",
+            "deliver process R2",
+            "step worker 2",
+            "step worker 1",
+            "finish build R2",
+        ]);
+        assert_eq!(
+            without_request(&script, 1),
+            lines(&[
+                "arrive R1",
+                "deliver process R1",
+                "step worker 1",
+                "finish build R1"
+            ])
+        );
+    }
+
+    #[test]
+    fn swarm_ranges_are_checked_against_the_model() {
+        let model = Stovepipe::new(DESIGNS[0], Bounds::default());
+        let ranges = swarm_ranges(&model, &["stalls=0".into(), "requests=2..=5".into()]).unwrap();
+        assert!(ranges.contains(&("stalls".to_string(), 0..=0)));
+        assert!(ranges.contains(&("requests".to_string(), 2..=5)));
+        for bad in ["requests=0", "nothing=1", "crashes=3..=1", "stalls"] {
+            assert!(swarm_ranges(&model, &[bad.to_string()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_kind_weighted_zero_is_never_taken_while_another_kind_is_enabled() {
+        let model = Stovepipe::new(
+            DESIGNS[0],
+            Bounds {
+                crashes: 4,
+                stalls: 2,
+                ..Bounds::default()
+            },
+        );
+        let properties = model.properties();
+        // arrive, deliver, step, finish-build; no crash, no stall.
+        let weights = [1, 1, 1, 1, 0, 0];
+        let mut faults = 0;
+        for run in 0..200 {
+            let mut rng = run_rng(1, run);
+            let w = walk(&model, &properties, Some(&weights), 500, &mut rng);
+            faults += w.actions.iter().filter(|a| a.is_fault()).count();
+        }
+        assert_eq!(faults, 0);
+        // Uniform walks on the same model do crash.
+        let mut rng = run_rng(1, 0);
+        let crashes: usize = (0..200)
+            .map(|_| walk(&model, &properties, None, 500, &mut rng))
+            .map(|w| w.actions.iter().filter(|a| a.is_fault()).count())
+            .sum();
+        assert!(crashes > 0);
+    }
+
+    #[test]
+    fn a_run_depends_on_the_seed_and_its_index_alone() {
+        let model = Stovepipe::new(DESIGNS[1], Bounds::default());
+        let properties = model.properties();
+        let actions =
+            |seed, run| walk(&model, &properties, None, 500, &mut run_rng(seed, run)).actions;
+        assert_eq!(actions(3, 7), actions(3, 7));
+        let distinct: std::collections::BTreeSet<_> = (0..20)
+            .map(|run| format!("{:?}", actions(3, run)))
+            .collect();
+        assert!(distinct.len() > 10, "runs of one seed differ");
+        assert_ne!(actions(3, 7), actions(4, 7));
+    }
+
+    #[test]
+    fn merge_refuses_reports_of_other_options() {
+        let model = Stovepipe::new(DESIGNS[0], Bounds::default());
+        let settings = |seed, shard: &str| Settings {
+            seed,
+            runs: 20,
+            only_run: None,
+            depth: 100,
+            swarm: None,
+            shard: Shard::parse(shard).unwrap(),
+            shrink: false,
+            shrink_states: 0,
+            out: None,
+        };
+        let report = |seed, shard| {
+            simulate_all(&[model], &settings(seed, shard), &mut Timing::default())
+                .unwrap()
+                .0
+        };
+        assert!(merge(&[report(1, "1/2"), report(2, "2/2")]).is_err());
+        assert!(merge(&[report(1, "1/2"), report(1, "1/2")]).is_err());
+        let whole = merge(&[report(1, "2/2"), report(1, "1/2")]).unwrap();
+        assert_eq!(whole, report(1, "1/1"));
+    }
 }
