@@ -94,15 +94,16 @@ fn ddmin<M: Simulated>(model: &M, property: &Property<M>, mut script: Vec<String
 /// Takes out whole actors (workers, requests) while the rest still fails,
 /// then removes chunks again.
 fn remove_actors<M: Simulated>(
-    model: &M,
+    model: &mut M,
     property: &Property<M>,
     mut script: Vec<String>,
 ) -> Vec<String> {
     let mut tests = 0;
     'again: while tests < MAX_TESTS {
-        for candidate in model.removals(&script) {
+        for (candidate, candidate_script) in model.removals(&script) {
             tests += 1;
-            if let Some(shorter) = still_fails(model, property, &candidate) {
+            if let Some(shorter) = still_fails(&candidate, property, &candidate_script) {
+                *model = candidate;
                 script = ddmin(model, property, shorter);
                 continue 'again;
             }
@@ -130,7 +131,7 @@ pub fn shrink<M: Simulated>(
     };
     let mut best = model.clone();
     script = ddmin(&best, &p, script);
-    script = remove_actors(&best, &p, script);
+    script = remove_actors(&mut best, &p, script);
     loop {
         let mut lowered = false;
         for (name, value) in best.bound_values() {
@@ -162,7 +163,7 @@ pub fn shrink<M: Simulated>(
             .find(|p| p.name == property)
             .expect("same properties");
         script = ddmin(&best, &p, script);
-        script = remove_actors(&best, &p, script);
+        script = remove_actors(&mut best, &p, script);
     }
     let init = best.init_states().swap_remove(0);
     let mut actions = best.parse(&init, &script).expect("a kept script parses");

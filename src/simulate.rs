@@ -69,9 +69,12 @@ pub trait Simulated:
     /// The model a trace's `#meta` describes (`design`, `bounds`, `options`).
     fn from_meta(meta: &Map<String, Json>) -> Result<Self, String>;
     /// Scripts with one actor taken out whole (a worker, a request), renamed
-    /// so that the rest still parses: what removing chunks of steps cannot
-    /// do when later steps name actors by number. Default: none.
-    fn removals(&self, _script: &[String]) -> Vec<Vec<String>> {
+    /// so that the rest still parses, each with the model to run it on (a
+    /// request taken out lowers the request bound, or a wedge that needs
+    /// every request to have arrived is lost): what removing chunks of
+    /// steps cannot do when later steps name actors by number. Default:
+    /// none.
+    fn removals(&self, _script: &[String]) -> Vec<(Self, Vec<String>)> {
         Vec::new()
     }
 }
@@ -291,14 +294,21 @@ impl Simulated for Stovepipe {
         Ok(model)
     }
 
-    fn removals(&self, script: &[String]) -> Vec<Vec<String>> {
+    fn removals(&self, script: &[String]) -> Vec<(Self, Vec<String>)> {
         let workers = script.iter().filter(|l| l.starts_with("deliver ")).count();
         let requests = script.iter().filter(|l| l.starts_with("arrive ")).count();
-        let mut candidates: Vec<Vec<String>> = (1..=requests)
-            .rev()
-            .map(|r| without_request(script, r))
-            .collect();
-        candidates.extend((1..=workers).rev().map(|k| without_worker(script, k)));
+        let mut candidates = Vec::new();
+        for r in (1..=requests).rev() {
+            let fewer = self.with_bounds(&[("requests", self.bounds.requests as u32 - 1)]);
+            for model in fewer.into_iter().chain([*self]) {
+                candidates.push((model, without_request(script, r)));
+            }
+        }
+        candidates.extend(
+            (1..=workers)
+                .rev()
+                .map(|k| (*self, without_worker(script, k))),
+        );
         candidates
     }
 }
