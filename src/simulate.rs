@@ -533,7 +533,7 @@ pub struct Report {
     pub depth: usize,
     /// Swarm ranges by bound name, `[low, high]`; `null` for plain runs.
     pub swarm: Option<BTreeMap<String, [u32; 2]>>,
-    /// The bounds of plain runs (the upper ends when swarming).
+    /// The bounds given (those of every run unless swarming).
     pub bounds: BTreeMap<String, u32>,
     pub options: Vec<String>,
     pub shrink: bool,
