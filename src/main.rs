@@ -44,6 +44,27 @@ enum Command {
     Check(CheckArgs),
     /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
     Bench(BenchArgs),
+    /// Seeded random walks (plain or swarm) for bounds too large to exhaust; shrinks and saves what they find.
+    Simulate(SimulateArgs),
+    /// Re-run a saved ITF trace step by step and tell its story (exit 1: it still violates).
+    Replay {
+        /// The trace file (from `simulate` or `check --out`).
+        file: std::path::PathBuf,
+    },
+    /// Combine `simulate --json` reports of shards into the report of one run.
+    Merge {
+        /// The shards' JSON reports.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct SimulateArgs {
+    #[command(flatten)]
+    bounds: BoundsArgs,
+    #[command(flatten)]
+    simulate: slotcheck::simulate::SimulateArgs,
 }
 
 /// The stovepipe model's bounds (see `shared/docs/stovepipe-model.md`).
@@ -162,6 +183,9 @@ struct CheckArgs {
     /// Print one JSON object (verdicts, stories, statistics) instead of text.
     #[arg(long)]
     json: bool,
+    /// Save each counterexample as an ITF trace in this folder (for `slotcheck replay`).
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
 }
 
 #[derive(Args)]
@@ -213,6 +237,9 @@ fn main() -> ExitCode {
             }),
         },
         Command::Bench(args) => slotcheck::bench::run(args.threads, args.large, args.json),
+        Command::Simulate(args) => simulate(args),
+        Command::Replay { file } => slotcheck::replay::run_cli(&file),
+        Command::Merge { files } => slotcheck::simulate::merge_files(&files),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -266,6 +293,23 @@ fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
     Ok(model)
 }
 
+fn simulate(args: SimulateArgs) -> Result<u8, String> {
+    let model = model_for(&args.bounds, DESIGNS[0].name())?;
+    let b = &args.bounds;
+    // The flags that rebuild this model, for the reproduction commands;
+    // swarm runs draw their bounds.
+    let mut flags: Vec<String> = Vec::new();
+    if !args.simulate.swarm {
+        flags.push(format!(
+            "--requests {} --max-concurrent {} --crashes {} --stalls {} --max-deliveries {}",
+            b.requests, b.max_concurrent, b.crashes, b.stalls, b.max_deliveries
+        ));
+    }
+    flags.extend(b.options.iter().map(|o| format!("--option {o}")));
+    let flags = flags.join(" ");
+    slotcheck::simulate::run_cli(model.bounds, model.options, &flags, &args.simulate)
+}
+
 fn compare(args: CompareArgs) -> Result<u8, String> {
     let limits = args.limits.limits()?;
     let mut columns = Vec::new();
@@ -313,6 +357,11 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
         }
     }
     let outcome = check(model, &names, &limits);
+    if let Some(dir) = &args.out {
+        for file in slotcheck::simulate::save_check_traces(dir, &model, &outcome)? {
+            eprintln!("trace saved: {} (slotcheck replay FILE)", file.display());
+        }
+    }
     if args.json {
         let results: Vec<_> = outcome
             .results

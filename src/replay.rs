@@ -1,0 +1,127 @@
+//! `slotcheck replay FILE`: rebuild the model a trace's `#meta` names,
+//! re-run its scripted steps (refusing one that is not enabled), tell the
+//! story and say which property the last state violates.
+
+use crate::itf;
+use crate::report;
+use crate::simulate::{discovered, model_meta, Simulated};
+use serde_json::{Map, Value as Json};
+use slotcheck_models::stovepipe::Stovepipe;
+use stateright::Expectation;
+use std::path::Path;
+
+/// What a replay found.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Replayed {
+    /// The story, the ending and what it means, as printed.
+    pub text: String,
+    /// Whether the last state still violates the recorded property.
+    pub violates: bool,
+}
+
+/// Replays `path`; the error (a bad file, a refused step) means exit 2.
+pub fn replay_file(path: &Path) -> Result<Replayed, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let document: Json =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    replay_document(&document).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Replays an ITF document, by the model its `#meta` names.
+pub fn replay_document(document: &Json) -> Result<Replayed, String> {
+    let (meta, script) = itf::read(document)?;
+    match meta.get("model").and_then(Json::as_str) {
+        Some("stovepipe") => replay_with(&Stovepipe::from_meta(&meta)?, &meta, &script, document),
+        Some(other) => Err(format!("unknown model `{other}` in `#meta`")),
+        None => Err("`#meta` names no `model`".into()),
+    }
+}
+
+fn replay_with<M: Simulated>(
+    model: &M,
+    meta: &Map<String, Json>,
+    script: &[String],
+    document: &Json,
+) -> Result<Replayed, String> {
+    let property = meta
+        .get("property")
+        .and_then(Json::as_str)
+        .ok_or("`#meta` names no `property`")?;
+    let properties = model.properties();
+    let recorded = properties
+        .iter()
+        .find(|p| p.name == property)
+        .ok_or_else(|| format!("the model has no property `{property}`"))?;
+    let init = model.init_states().swap_remove(0);
+    let actions = model
+        .parse(&init, script)
+        .map_err(|e| format!("cannot replay {e} (`{}`)", script[e.index]))?;
+    let last = crate::simulate::last_state(model, &init, &actions);
+    let mut out = format!(
+        "slotcheck replay: {} {}, {}; {} steps{}\n",
+        model.model_name(),
+        model.variant(),
+        crate::simulate::bounds_words(model),
+        actions.len(),
+        match (meta.get("seed"), meta.get("run")) {
+            (Some(seed), Some(run)) => format!(" (seed {seed}, run {run})"),
+            _ => String::new(),
+        }
+    );
+    // The rows recorded in the file are what the model gave when it was
+    // saved; if the model has changed since, say so.
+    // The step words may name one of two equal workers either way; compare
+    // the states' variables alone.
+    let variables = |doc: &Json| -> Vec<Json> {
+        let states = doc.get("states").and_then(Json::as_array);
+        states
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let mut s = s.clone();
+                if let Some(object) = s.as_object_mut() {
+                    object.remove(itf::ACTION_VAR);
+                }
+                s
+            })
+            .collect()
+    };
+    let again = itf::trace(model, model_meta(model), &init, &actions);
+    if variables(&again) != variables(document) {
+        out.push_str(
+            "note: the states recorded in the file differ from what the model gives now\n",
+        );
+    }
+    let violates = discovered(model, recorded, &last);
+    let others: Vec<&str> = properties
+        .iter()
+        .filter(|p| p.expectation == Expectation::Always && p.name != property)
+        .filter(|p| discovered(model, p, &last))
+        .map(|p| p.name)
+        .collect();
+    let ending = if violates {
+        model.explain(property, &last)
+    } else {
+        format!("{property} is no longer violated by this trace's last state: the model or the design has changed since it was saved")
+    };
+    out.push_str(&report::story_text(&model.tell(&init, &actions), &ending));
+    if !others.is_empty() {
+        out.push_str(&format!(
+            "The last state also violates: {}\n",
+            others.join(", ")
+        ));
+    }
+    Ok(Replayed {
+        text: out,
+        violates,
+    })
+}
+
+/// `slotcheck replay FILE`: 1 when the trace violates as recorded, 0 when
+/// it no longer does.
+pub fn run_cli(path: &Path) -> Result<u8, String> {
+    let replayed = replay_file(path)?;
+    print!("{}", replayed.text);
+    Ok(if replayed.violates { 1 } else { 0 })
+}
