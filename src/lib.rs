@@ -4,7 +4,10 @@
 
 pub mod bench;
 pub mod check;
+pub mod diagram;
+pub mod html;
 pub mod itf;
 pub mod link;
 pub mod report;
+pub mod see;
 pub mod stovepipe;

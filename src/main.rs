@@ -6,6 +6,7 @@ use serde_json::json;
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::report::{self, Style};
+use slotcheck::see::{self, CheckOutputArgs, CompareOutputArgs};
 use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::Narrated;
@@ -140,6 +141,8 @@ struct CompareArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    output: CompareOutputArgs,
 }
 
 #[derive(Args)]
@@ -162,6 +165,8 @@ struct CheckArgs {
     /// Print one JSON object (verdicts, stories, statistics) instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    output: CheckOutputArgs,
 }
 
 #[derive(Args)]
@@ -193,7 +198,7 @@ fn main() -> ExitCode {
             Ok(true) => args.limits.limits().and_then(|limits| {
                 let bounds = args.link.bounds(Some(args.bounds.crashes))?;
                 let options = link_cli::options(&args.bounds.options)?;
-                link_cli::compare(bounds, options, &limits, args.json)
+                link_cli::compare(bounds, options, &limits, args.json, &args.output)
             }),
         },
         Command::Check(args) => match one_model(args.model, &args.link, sub) {
@@ -209,6 +214,7 @@ fn main() -> ExitCode {
                     options,
                     &limits,
                     args.json,
+                    &args.output,
                 )
             }),
         },
@@ -274,6 +280,10 @@ fn compare(args: CompareArgs) -> Result<u8, String> {
         columns.push((design.name().to_string(), check(model, &[], &limits)));
     }
     let model = model_for(&args.bounds, DESIGNS[0].name())?;
+    let heading = format!("stovepipe, {}", bounds_line(&model.bounds, &model.options));
+    see::after_compare(&args.output, &heading, &columns, |design| {
+        model_for(&args.bounds, design)
+    })?;
     if args.json {
         let value = report::comparison_json(bounds_json(&model.bounds, &model.options), &columns);
         println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
@@ -313,6 +323,14 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
         }
     }
     let outcome = check(model, &names, &limits);
+    let heading = format!(
+        "{} on stovepipe, {}",
+        args.design,
+        bounds_line(&model.bounds, &model.options)
+    );
+    if see::after_check(&args.output, &model, &args.design, &heading, &outcome)? {
+        return Ok(outcome.exit_code() as u8);
+    }
     if args.json {
         let results: Vec<_> = outcome
             .results
