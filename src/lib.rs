@@ -8,6 +8,7 @@ pub mod diagram;
 pub mod html;
 pub mod itf;
 pub mod link;
+pub mod progress;
 pub mod report;
 pub mod see;
 pub mod stovepipe;

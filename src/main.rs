@@ -107,6 +107,9 @@ struct LimitArgs {
     /// Stop after this many seconds; what is not yet decided is inconclusive.
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// No progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 impl LimitArgs {
@@ -123,6 +126,7 @@ impl LimitArgs {
             threads: self.threads as usize,
             max_states: self.max_states,
             timeout,
+            progress: slotcheck::progress::wanted(self.quiet),
         })
     }
 }
@@ -180,6 +184,9 @@ struct BenchArgs {
     /// Add the larger bounds (a few minutes).
     #[arg(long)]
     large: bool,
+    /// No progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn design_names() -> clap::builder::PossibleValuesParser {
@@ -218,7 +225,12 @@ fn main() -> ExitCode {
                 )
             }),
         },
-        Command::Bench(args) => slotcheck::bench::run(args.threads, args.large, args.json),
+        Command::Bench(args) => slotcheck::bench::run(
+            args.threads,
+            args.large,
+            args.json,
+            slotcheck::progress::wanted(args.quiet),
+        ),
     };
     match result {
         Ok(code) => ExitCode::from(code),
