@@ -140,7 +140,7 @@ pub fn bounds_line(b: &Bounds, options: &Options) -> String {
     line
 }
 
-fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
+pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
     let design = design_named(design).ok_or_else(|| {
         let known: Vec<&str> = DESIGNS.iter().map(|d| d.name).collect();
         format!(

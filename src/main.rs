@@ -4,6 +4,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::json;
 use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::explore;
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::report::{self, Style};
 use slotcheck::see::{self, CheckOutputArgs, CompareOutputArgs};
@@ -45,6 +46,8 @@ enum Command {
     Check(CheckArgs),
     /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
     Bench(BenchArgs),
+    /// Serve stateright's Explorer on 127.0.0.1 to walk one design's states by hand (Ctrl-C stops it).
+    Explore(ExploreArgs),
 }
 
 /// The stovepipe model's bounds (see `shared/docs/stovepipe-model.md`).
@@ -189,6 +192,26 @@ struct BenchArgs {
     quiet: bool,
 }
 
+#[derive(Args)]
+struct ExploreArgs {
+    /// The model to explore.
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
+    /// The design to explore.
+    #[arg(long, value_name = "DESIGN", value_parser = design_names())]
+    design: String,
+    #[command(flatten)]
+    bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
+    /// The port on 127.0.0.1 (0: any free port; the address is printed).
+    #[arg(long, value_name = "PORT", default_value_t = 3000)]
+    port: u16,
+    /// A saved counterexample (ITF, as written by slotcheck): print the Explorer address that walks it.
+    #[arg(long, value_name = "TRACE.itf.json")]
+    from: Option<std::path::PathBuf>,
+}
+
 fn design_names() -> clap::builder::PossibleValuesParser {
     let link = slotcheck_models::link::DESIGNS.iter().map(|d| d.name);
     clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()).chain(link))
@@ -224,6 +247,30 @@ fn main() -> ExitCode {
                     &args.output,
                 )
             }),
+        },
+        Command::Explore(args) => match one_model(args.model, &args.link, sub) {
+            Err(e) => Err(e),
+            Ok(false) => model_for(&args.bounds, &args.design).and_then(|model| {
+                let heading = format!(
+                    "{} on stovepipe, {}",
+                    args.design,
+                    bounds_line(&model.bounds, &model.options)
+                );
+                explore_model(model, "stovepipe", &args, &heading)
+            }),
+            Ok(true) => args
+                .link
+                .bounds(Some(args.bounds.crashes))
+                .and_then(|bounds| {
+                    let options = link_cli::options(&args.bounds.options)?;
+                    let model = link_cli::model_for(&args.design, bounds, options)?;
+                    let heading = format!(
+                        "{} on link, {}",
+                        args.design,
+                        link_cli::bounds_line(&bounds, &options)
+                    );
+                    explore_model(model, "link", &args, &heading)
+                }),
         },
         Command::Bench(args) => slotcheck::bench::run(
             args.threads,
@@ -267,6 +314,24 @@ fn one_model(
         ));
     }
     Ok(true)
+}
+
+/// Serves the Explorer; with `--from`, first turns the trace into the
+/// Explorer address that walks it.
+fn explore_model<M>(model: M, name: &str, args: &ExploreArgs, heading: &str) -> Result<u8, String>
+where
+    M: Narrated + Send + Sync + 'static,
+    M::State: Clone + std::fmt::Debug + std::hash::Hash + PartialEq + Send + Sync,
+    M::Action: Clone + std::fmt::Debug + PartialEq + Send + Sync,
+{
+    let fragment = match &args.from {
+        None => None,
+        Some(path) => {
+            let actions = explore::trace_actions(&model, name, &args.design, path)?;
+            Some(explore::steps_fragment(&model, &actions)?)
+        }
+    };
+    explore::serve(model, args.port, heading, fragment.as_deref())
 }
 
 fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
