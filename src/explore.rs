@@ -16,7 +16,7 @@ use slotcheck_models::{Narrated, Value};
 use stateright::{Model, Path, Property};
 use std::fmt::{self, Debug};
 use std::hash::{Hash, Hasher};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 
 /// A model state as the Explorer shows it.
@@ -404,11 +404,25 @@ where
 {
     let address = free_address(port)?;
     println!("slotcheck explore: {heading}");
-    println!("serving the Explorer at http://{address}/");
-    if let Some(fragment) = fragment {
-        println!("the saved counterexample, step by step: http://{address}/{fragment}");
-    }
-    println!("Ctrl-C stops it.");
+    // The address is printed once the server accepts connections, so a
+    // person or a script that reads it can use it at once.
+    let links = match fragment {
+        Some(fragment) => format!(
+            "serving the Explorer at http://{address}/\nthe saved counterexample, step by step: http://{address}/{fragment}"
+        ),
+        None => format!("serving the Explorer at http://{address}/"),
+    };
+    std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        while TcpStream::connect(address).is_err() {
+            if started.elapsed() > std::time::Duration::from_secs(30) {
+                eprintln!("error: the Explorer did not start listening on {address}");
+                std::process::exit(2);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        println!("{links}\nCtrl-C stops it.");
+    });
     Readable::new(model).checker().serve(address);
     Ok(0)
 }
