@@ -87,24 +87,24 @@ fn actor(text: &str) -> Actor<'_> {
     }
 }
 
-/// `crashes while building` is a `crash`; `stall past...` a `stall`.
+/// The kind of fault a step is, from the first word of its text that names
+/// one: `crashes while building` is a `crash`, `stall past the visibility
+/// timeout` a `stall`, `its heartbeat is late` a `delay`.
 fn fault_word(action: &str) -> String {
-    let word: String = action
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '-')
-        .collect();
-    let word = if word.len() > 4 && word.ends_with("es") {
-        &word[..word.len() - 2]
-    } else if word.len() > 3 && word.ends_with('s') && !word.ends_with("ss") {
-        &word[..word.len() - 1]
-    } else {
-        &word
-    };
-    if word.is_empty() {
-        "fault".into()
-    } else {
-        word.into()
+    const KINDS: [(&str, &str); 5] = [
+        ("crash", "crash"),
+        ("stall", "stall"),
+        ("delay", "delay"),
+        ("late", "delay"),
+        ("drop", "drop"),
+    ];
+    for word in action.split(|c: char| !c.is_alphanumeric()) {
+        let word = word.to_lowercase();
+        if let Some((_, kind)) = KINDS.iter().find(|(stem, _)| word.starts_with(stem)) {
+            return kind.to_string();
+        }
     }
+    "fault".into()
 }
 
 fn change_line(row: &str, before: &Option<String>, after: &Option<String>) -> Option<String> {
@@ -557,6 +557,14 @@ mod tests {
         assert!(svg.contains(">worker 1</text>"));
         assert!(svg.contains("fill=\"#ffdddd\""), "the crash has its band");
         assert_eq!(svg.matches("<line").count(), 5 + 2, "5 lifelines, 2 arrows");
+    }
+
+    #[test]
+    fn a_fault_is_named_by_what_it_does() {
+        assert_eq!(fault_word("crashes while building A2"), "crash");
+        assert_eq!(fault_word("stall past the visibility timeout"), "stall");
+        assert_eq!(fault_word("its heartbeat is late, by up to 10 s"), "delay");
+        assert_eq!(fault_word("something else"), "fault");
     }
 
     #[test]
