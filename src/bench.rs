@@ -54,9 +54,12 @@ pub struct Measurement {
     pub first_violation: Option<f64>,
 }
 
-pub fn measure(threads: usize, large: bool) -> Vec<Measurement> {
+/// `progress`: a progress line on stderr during each run (it does not
+/// change the figures beyond a poll every few milliseconds).
+pub fn measure(threads: usize, large: bool, progress: bool) -> Vec<Measurement> {
     let limits = Limits {
         threads,
+        progress,
         ..Limits::default()
     };
     let mut rows = Vec::new();
@@ -87,8 +90,8 @@ pub fn measure(threads: usize, large: bool) -> Vec<Measurement> {
     rows
 }
 
-pub fn run(threads: usize, large: bool, as_json: bool) -> Result<u8, String> {
-    let rows = measure(threads, large);
+pub fn run(threads: usize, large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
+    let rows = measure(threads, large, progress);
     if as_json {
         let value: Vec<_> = rows
             .iter()

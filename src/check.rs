@@ -18,6 +18,7 @@
 //!   property that is never discovered, so every run explores every state and
 //!   the counts are the same for any thread count.
 
+use crate::progress::{checker_line, Meter};
 use slotcheck_models::{Narrated, PropertyKind, StoryStep};
 use stateright::{Checker, Expectation, Model, Property};
 use std::fmt::Debug;
@@ -33,6 +34,10 @@ pub struct Limits {
     /// States generated (the `states` figure) before the run is cut short.
     pub max_states: Option<usize>,
     pub timeout: Option<Duration>,
+    /// Draw a progress line on stderr while exploring (the caller decides:
+    /// see `progress::wanted`). It only reads the checker's counters, so the
+    /// results are the same either way.
+    pub progress: bool,
 }
 
 impl Default for Limits {
@@ -41,6 +46,7 @@ impl Default for Limits {
             threads: 1,
             max_states: None,
             timeout: None,
+            progress: false,
         }
     }
 }
@@ -340,19 +346,44 @@ where
     }
 }
 
+/// How often a run with a progress line looks at the checker's counters:
+/// often enough that a finished run is not kept waiting.
+const POLL: Duration = Duration::from_millis(20);
+
 /// The first discovery of each property, by name.
 type Discoveries<M> = Vec<(&'static str, Trace<M>, Option<f64>)>;
 
 /// Runs a BFS over `harness`, returning the checker's figures (with why it
 /// was cut short, if it was) and the first discovery of each property.
-fn explore<M>(harness: Harness<M>, threads: usize) -> (Stats, Discoveries<M>)
+fn explore<M>(harness: Harness<M>, threads: usize, progress: bool) -> (Stats, Discoveries<M>)
 where
     M: Model + Send + Sync + 'static,
     M::State: Clone + Eq + Hash + Debug + Send + Sync + 'static,
     M::Action: Clone + PartialEq + Debug + Send + Sync + 'static,
 {
     let started = Instant::now();
-    let checker = harness.checker().threads(threads.max(1)).spawn_bfs().join();
+    let running = harness.checker().threads(threads.max(1)).spawn_bfs();
+    let checker = if progress {
+        // Asked for, and still only on a terminal: a test or a pipe that
+        // asks gets the same polling but no escape codes.
+        let mut meter = Meter::new(crate::progress::wanted(false));
+        while !running.is_done() {
+            meter.tick(|elapsed| {
+                let depth = (threads <= 1).then(|| running.max_depth());
+                checker_line(
+                    running.state_count(),
+                    running.unique_state_count(),
+                    depth,
+                    elapsed,
+                )
+            });
+            std::thread::sleep(POLL);
+        }
+        meter.finish();
+        running.join()
+    } else {
+        running.join()
+    };
     let seconds = started.elapsed().as_secs_f64();
     let harness = checker.model();
     let cut = harness.cut();
@@ -401,7 +432,7 @@ where
         all.iter().copied().filter(|n| names.contains(n)).collect()
     };
     let harness = Harness::new(model.clone(), &names, limits, true);
-    let (mut stats, mut found) = explore(harness, limits.threads);
+    let (mut stats, mut found) = explore(harness, limits.threads, limits.progress);
     let cut = stats.cut;
 
     if limits.threads > 1 && !found.is_empty() {
@@ -410,7 +441,7 @@ where
         // stops once every property it looks for is found again.
         let discovered: Vec<&'static str> = found.iter().map(|(name, _, _)| *name).collect();
         let retrace = Harness::new(model.clone(), &discovered, limits, false);
-        let (_, traces) = explore(retrace, 1);
+        let (_, traces) = explore(retrace, 1, limits.progress);
         for (name, trace, _) in traces {
             if let Some(entry) = found.iter_mut().find(|(n, _, _)| *n == name) {
                 entry.1 = trace;

@@ -5,10 +5,15 @@
 
 pub mod bench;
 pub mod check;
+pub mod diagram;
+pub mod explore;
+pub mod html;
 pub mod itf;
 pub mod link;
+pub mod progress;
 pub mod replay;
 pub mod report;
+pub mod see;
 pub mod shrink;
 pub mod simulate;
 pub mod stovepipe;

@@ -3,6 +3,7 @@
 
 use crate::check::{check, Limits, Verdict};
 use crate::report::{self, Style};
+use crate::see::{self, CheckOutputArgs, CompareOutputArgs};
 use clap::Args;
 use serde_json::{json, Value};
 use slotcheck_models::link::{design_named, Bounds, Link, Options, DESIGNS};
@@ -139,7 +140,7 @@ pub fn bounds_line(b: &Bounds, options: &Options) -> String {
     line
 }
 
-fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
+pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
     let design = design_named(design).ok_or_else(|| {
         let known: Vec<&str> = DESIGNS.iter().map(|d| d.name).collect();
         format!(
@@ -158,12 +159,17 @@ pub fn compare(
     options: Options,
     limits: &Limits,
     as_json: bool,
+    output: &CompareOutputArgs,
 ) -> Result<u8, String> {
     let mut columns = Vec::new();
     for design in &DESIGNS {
         let model = model_for(design.name, bounds, options)?;
         columns.push((design.name.to_string(), check(model, &[], limits)));
     }
+    let heading = format!("link, {}", bounds_line(&bounds, &options));
+    see::after_compare(output, &heading, &columns, |design| {
+        model_for(design, bounds, options)
+    })?;
     if as_json {
         let value = report::comparison_json(bounds_json(&bounds, &options), &columns);
         println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
@@ -196,6 +202,7 @@ pub fn check_design(
     options: Options,
     limits: &Limits,
     as_json: bool,
+    output: &CheckOutputArgs,
 ) -> Result<u8, String> {
     let model = model_for(design, bounds, options)?;
     let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
@@ -212,6 +219,10 @@ pub fn check_design(
         }
     }
     let outcome = check(model, &names, limits);
+    let heading = format!("{design} on link, {}", bounds_line(&bounds, &options));
+    if see::after_check(output, &model, design, &heading, &outcome)? {
+        return Ok(outcome.exit_code() as u8);
+    }
     if as_json {
         let results: Vec<_> = outcome
             .results

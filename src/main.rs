@@ -4,8 +4,10 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::json;
 use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::explore;
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::report::{self, Style};
+use slotcheck::see::{self, CheckOutputArgs, CompareOutputArgs};
 use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::Narrated;
@@ -44,6 +46,8 @@ enum Command {
     Check(CheckArgs),
     /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
     Bench(BenchArgs),
+    /// Serve stateright's Explorer on 127.0.0.1 to walk one design's states by hand (Ctrl-C stops it).
+    Explore(ExploreArgs),
     /// Seeded random walks (plain or swarm) for bounds too large to exhaust; shrinks and saves what they find.
     Simulate(SimulateArgs),
     /// Re-run a saved ITF trace step by step and tell its story (exit 1: it still violates).
@@ -127,6 +131,9 @@ struct LimitArgs {
     /// Stop after this many seconds; what is not yet decided is inconclusive.
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// No progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 impl LimitArgs {
@@ -143,6 +150,7 @@ impl LimitArgs {
             threads: self.threads as usize,
             max_states: self.max_states,
             timeout,
+            progress: slotcheck::progress::wanted(self.quiet),
         })
     }
 }
@@ -161,6 +169,8 @@ struct CompareArgs {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    output: CompareOutputArgs,
 }
 
 #[derive(Args)]
@@ -186,6 +196,8 @@ struct CheckArgs {
     /// Save each counterexample as an ITF trace in this folder (for `slotcheck replay`).
     #[arg(long, value_name = "DIR")]
     out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    output: CheckOutputArgs,
 }
 
 #[derive(Args)]
@@ -199,6 +211,29 @@ struct BenchArgs {
     /// Add the larger bounds (a few minutes).
     #[arg(long)]
     large: bool,
+    /// No progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ExploreArgs {
+    /// The model to explore.
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
+    /// The design to explore.
+    #[arg(long, value_name = "DESIGN", value_parser = design_names())]
+    design: String,
+    #[command(flatten)]
+    bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
+    /// The port on 127.0.0.1 (0: any free port; the address is printed).
+    #[arg(long, value_name = "PORT", default_value_t = 3000)]
+    port: u16,
+    /// A saved counterexample (ITF, as written by slotcheck): print the Explorer address that walks it.
+    #[arg(long, value_name = "TRACE.itf.json")]
+    from: Option<std::path::PathBuf>,
 }
 
 fn design_names() -> clap::builder::PossibleValuesParser {
@@ -217,7 +252,7 @@ fn main() -> ExitCode {
             Ok(true) => args.limits.limits().and_then(|limits| {
                 let bounds = args.link.bounds(Some(args.bounds.crashes))?;
                 let options = link_cli::options(&args.bounds.options)?;
-                link_cli::compare(bounds, options, &limits, args.json)
+                link_cli::compare(bounds, options, &limits, args.json, &args.output)
             }),
         },
         Command::Check(args) => match one_model(args.model, &args.link, sub) {
@@ -233,10 +268,40 @@ fn main() -> ExitCode {
                     options,
                     &limits,
                     args.json,
+                    &args.output,
                 )
             }),
         },
-        Command::Bench(args) => slotcheck::bench::run(args.threads, args.large, args.json),
+        Command::Explore(args) => match one_model(args.model, &args.link, sub) {
+            Err(e) => Err(e),
+            Ok(false) => model_for(&args.bounds, &args.design).and_then(|model| {
+                let heading = format!(
+                    "{} on stovepipe, {}",
+                    args.design,
+                    bounds_line(&model.bounds, &model.options)
+                );
+                explore_model(model, "stovepipe", &args, &heading)
+            }),
+            Ok(true) => args
+                .link
+                .bounds(Some(args.bounds.crashes))
+                .and_then(|bounds| {
+                    let options = link_cli::options(&args.bounds.options)?;
+                    let model = link_cli::model_for(&args.design, bounds, options)?;
+                    let heading = format!(
+                        "{} on link, {}",
+                        args.design,
+                        link_cli::bounds_line(&bounds, &options)
+                    );
+                    explore_model(model, "link", &args, &heading)
+                }),
+        },
+        Command::Bench(args) => slotcheck::bench::run(
+            args.threads,
+            args.large,
+            args.json,
+            slotcheck::progress::wanted(args.quiet),
+        ),
         Command::Simulate(args) => simulate(args),
         Command::Replay { file } => slotcheck::replay::run_cli(&file),
         Command::Merge { files } => slotcheck::simulate::merge_files(&files),
@@ -276,6 +341,24 @@ fn one_model(
         ));
     }
     Ok(true)
+}
+
+/// Serves the Explorer; with `--from`, first turns the trace into the
+/// Explorer address that walks it.
+fn explore_model<M>(model: M, name: &str, args: &ExploreArgs, heading: &str) -> Result<u8, String>
+where
+    M: Narrated + Send + Sync + 'static,
+    M::State: Clone + std::fmt::Debug + std::hash::Hash + PartialEq + Send + Sync,
+    M::Action: Clone + std::fmt::Debug + PartialEq + Send + Sync,
+{
+    let fragment = match &args.from {
+        None => None,
+        Some(path) => {
+            let actions = explore::trace_actions(&model, name, &args.design, path)?;
+            Some(explore::steps_fragment(&model, &actions)?)
+        }
+    };
+    explore::serve(model, args.port, heading, fragment.as_deref())
 }
 
 fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
@@ -318,6 +401,10 @@ fn compare(args: CompareArgs) -> Result<u8, String> {
         columns.push((design.name().to_string(), check(model, &[], &limits)));
     }
     let model = model_for(&args.bounds, DESIGNS[0].name())?;
+    let heading = format!("stovepipe, {}", bounds_line(&model.bounds, &model.options));
+    see::after_compare(&args.output, &heading, &columns, |design| {
+        model_for(&args.bounds, design)
+    })?;
     if args.json {
         let value = report::comparison_json(bounds_json(&model.bounds, &model.options), &columns);
         println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
@@ -361,6 +448,14 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
         for file in slotcheck::simulate::save_check_traces(dir, &model, &outcome)? {
             eprintln!("trace saved: {} (slotcheck replay FILE)", file.display());
         }
+    }
+    let heading = format!(
+        "{} on stovepipe, {}",
+        args.design,
+        bounds_line(&model.bounds, &model.options)
+    );
+    if see::after_check(&args.output, &model, &args.design, &heading, &outcome)? {
+        return Ok(outcome.exit_code() as u8);
     }
     if args.json {
         let results: Vec<_> = outcome

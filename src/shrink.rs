@@ -173,9 +173,8 @@ pub fn shrink<M: Simulated>(
         // allows when another, no longer path fails on the lower bounds.
         let search = |m: &M| {
             let limits = Limits {
-                threads: 1,
                 max_states: Some(budget),
-                timeout: None,
+                ..Limits::default()
             };
             let outcome = check(m.clone(), &[property], &limits);
             let r = outcome.result(property)?;

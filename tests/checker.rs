@@ -115,6 +115,7 @@ fn a_timeout_stops_a_one_thread_run_and_makes_it_inconclusive() {
         threads: 1,
         max_states: None,
         timeout: Some(Duration::from_millis(200)),
+        progress: false,
     };
     let outcome = check(Line { end: u32::MAX }, &["never"], &limits);
     assert!(
@@ -134,6 +135,7 @@ fn a_state_budget_cuts_the_run_and_only_undecided_verdicts_become_inconclusive()
         threads: 1,
         max_states: Some(1000),
         timeout: None,
+        progress: false,
     };
     let outcome = check(Line { end: 1_000_000 }, &[], &limits);
     assert_eq!(outcome.stats.cut, Some(Cut::MaxStates));

@@ -90,6 +90,14 @@ pub trait Narrated: Model {
     /// Why `property` fails (or, for a witness, holds) in `state`, in words.
     fn explain(&self, property: &str, state: &Self::State) -> String;
 
+    /// The lane of a sequence diagram that holds `row` (a name from
+    /// [`rows`](Narrated::rows)): the part of the system the row lives in, so
+    /// that a diagram has one lane per component rather than one per row. By
+    /// default each row is its own lane.
+    fn lane(&self, row: &str) -> String {
+        row.to_string()
+    }
+
     /// Whether the named property is an `always` or a `sometimes` one.
     fn kind_of(&self, property: &str) -> Option<PropertyKind> {
         self.properties()

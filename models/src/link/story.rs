@@ -165,6 +165,21 @@ impl Narrated for Link {
         rows
     }
 
+    /// Messages live in the consumer, running keys in the bucket, results
+    /// where they are announced; a builder's buffer and late answer are the
+    /// builder's own.
+    fn lane(&self, row: &str) -> String {
+        if row.ends_with(" message") {
+            "consumer".into()
+        } else if row.ends_with(" running key") {
+            "bucket".into()
+        } else if row.ends_with(" result") {
+            "results".into()
+        } else {
+            row.split(' ').next().unwrap_or(row).into()
+        }
+    }
+
     fn values(&self, s: &State) -> Vec<(String, Value)> {
         let int = |n: i64| Value::Int(n);
         let text = |t: &str| Value::Str(t.to_string());

@@ -217,6 +217,18 @@ impl Narrated for Stovepipe {
         rows
     }
 
+    /// Messages live in the broker, builds in the build system; the queue
+    /// row and each request row are lanes of their own.
+    fn lane(&self, row: &str) -> String {
+        if row.starts_with("build ") {
+            "build system".into()
+        } else if row.contains('(') {
+            "broker".into()
+        } else {
+            row.into()
+        }
+    }
+
     fn values(&self, s: &State) -> Vec<(String, Value)> {
         let int = |n: u64| Value::Int(n as i64);
         let text = |t: &str| Value::Str(t.to_string());

@@ -1,0 +1,438 @@
+//! The HTML report: one self-contained page (inline CSS and inline SVG, no
+//! script, no font or stylesheet from a network), so it opens offline and can
+//! be attached to a CI run as a single file.
+//!
+//! The page is built from plain rows ([`Page`], [`ResultRow`], [`StatsRow`])
+//! rather than from an [`Outcome`], so any runner can fill it: `check` and
+//! `compare` through [`outcome_rows`], and a scenario runner by giving each
+//! result its scenario and expected verdict:
+//!
+//! ```ignore
+//! let page = html::Page {
+//!     title: "slotcheck: nightly scenarios".into(),
+//!     subtitle: "3 scenario files".into(),
+//!     rows: vec![html::ResultRow {
+//!         scenario: Some("SP-OCT-003".into()),
+//!         design: "claim-first".into(),
+//!         property: "no-wedge".into(),
+//!         witness: false,
+//!         expected: Some("holds".into()),
+//!         got: "violated".into(),
+//!         good: false,
+//!         steps: Some(8),
+//!         explanation: Some(model.explain("no-wedge", &trace.last)),
+//!         story: Some(report::story_text(&steps, &ending)),
+//!         svg: Some(Diagram::of(&model, "no-wedge", &steps, Some(&ending)).svg()),
+//!     }],
+//!     stats: vec![],
+//! };
+//! html::write(Path::new("report.html"), &page)?;
+//! ```
+
+use crate::check::Outcome;
+use crate::diagram::{xml_text, Diagram};
+use crate::report;
+use slotcheck_models::{Narrated, PropertyKind};
+use std::path::Path;
+
+/// One verdict: a property of a design, in a scenario or not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResultRow {
+    /// The scenario that ran it (`None` for `check` and `compare`).
+    pub scenario: Option<String>,
+    pub design: String,
+    pub property: String,
+    /// A `sometimes` property: a witness that must be reached.
+    pub witness: bool,
+    /// The verdict the scenario expects (`holds`, `violated`...), if any.
+    pub expected: Option<String>,
+    /// The verdict found (`holds`, `violated`, `reached`, `not-reached`,
+    /// `inconclusive`).
+    pub got: String,
+    /// Whether `got` is what a sound design wants (`holds`, `reached`).
+    pub good: bool,
+    pub steps: Option<usize>,
+    /// Why the property fails (or the witness holds) in the trace's last state.
+    pub explanation: Option<String>,
+    /// The story as text (`report::story_text`).
+    pub story: Option<String>,
+    /// The sequence diagram as an inline `<svg>` document.
+    pub svg: Option<String>,
+}
+
+impl ResultRow {
+    /// A scenario's verdict that differs from what it expects.
+    pub fn is_regression(&self) -> bool {
+        self.expected.as_ref().is_some_and(|e| *e != self.got)
+    }
+
+    fn column(&self) -> String {
+        match &self.scenario {
+            Some(scenario) => format!("{scenario} · {}", self.design),
+            None => self.design.clone(),
+        }
+    }
+
+    fn anchor(&self) -> String {
+        let raw = format!("{}-{}", self.column(), self.property);
+        let id: String = raw
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        format!("r-{id}")
+    }
+}
+
+/// One run's figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatsRow {
+    pub label: String,
+    pub states: usize,
+    pub unique: usize,
+    pub depth: Option<usize>,
+    pub seconds: f64,
+    /// Why the run was cut short, if it was.
+    pub cut: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Page {
+    pub title: String,
+    /// The bounds, or what was run.
+    pub subtitle: String,
+    pub rows: Vec<ResultRow>,
+    pub stats: Vec<StatsRow>,
+}
+
+/// The rows and figures of one design's outcome, with a story and a diagram
+/// for each violation and each reached witness.
+pub fn outcome_rows<M: Narrated>(
+    model: &M,
+    design: &str,
+    outcome: &Outcome<M>,
+) -> (Vec<ResultRow>, StatsRow) {
+    let rows = outcome
+        .results
+        .iter()
+        .map(|r| {
+            let mut row = ResultRow {
+                design: design.to_string(),
+                property: r.name.to_string(),
+                witness: r.kind == PropertyKind::Sometimes,
+                got: r.verdict.word().to_string(),
+                good: r.verdict.is_good(),
+                steps: report::steps(r),
+                ..ResultRow::default()
+            };
+            if let Some(trace) = &r.trace {
+                let steps = model.tell(&trace.init, &trace.actions);
+                let ending = model.explain(r.name, &trace.last);
+                let title = format!("{}: {design}, {} steps", r.name, trace.steps());
+                row.story = Some(report::story_text(&steps, &ending));
+                row.svg = Some(Diagram::of(model, &title, &steps, Some(&ending)).svg());
+                row.explanation = Some(ending);
+            }
+            row
+        })
+        .collect();
+    let s = &outcome.stats;
+    let stats = StatsRow {
+        label: design.to_string(),
+        states: s.states,
+        unique: s.unique,
+        depth: s.depth,
+        seconds: s.seconds,
+        cut: s.cut.map(|c| c.describe().to_string()),
+    };
+    (rows, stats)
+}
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 1.5em; color: #1d1d1f; max-width: 110em; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+.subtitle { color: #555; margin-top: 0; }
+table { border-collapse: collapse; margin: 0.8em 0 1.5em; }
+th, td { border: 1px solid #c8ccd4; padding: 0.3em 0.7em; text-align: left; }
+th { background: #eef1f6; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.good { background: #e3f6e3; color: #16621a; }
+td.bad { background: #fbdada; color: #8f1111; font-weight: bold; }
+td.unsure { background: #fff1c9; color: #7a5600; }
+td.regression { outline: 3px solid #d00000; outline-offset: -3px; }
+td a { color: inherit; }
+.tag { font-size: 0.8em; font-weight: bold; color: #d00000; }
+section.finding { border-top: 2px solid #c8ccd4; padding-top: 0.5em; margin-top: 1.5em; }
+pre { background: #f6f7f9; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+.diagram { overflow-x: auto; border: 1px solid #e0e2e8; }
+.explanation { font-weight: bold; }
+.legend span { padding: 0.1em 0.5em; margin-right: 0.5em; }
+";
+
+fn cell_class(row: &ResultRow) -> &'static str {
+    match row.got.as_str() {
+        "inconclusive" => "unsure",
+        _ if row.good => "good",
+        _ => "bad",
+    }
+}
+
+fn verdict_text(row: &ResultRow) -> String {
+    let mut text = match (row.got.as_str(), row.steps) {
+        ("violated", Some(n)) => format!("violated ({n} step{})", if n == 1 { "" } else { "s" }),
+        ("not-reached", _) => "NOT reached".into(),
+        (got, _) => got.to_string(),
+    };
+    if let Some(expected) = &row.expected {
+        if row.is_regression() {
+            text.push_str(&format!(" (expected {expected})"));
+        }
+    }
+    text
+}
+
+/// The verdict table of one kind of property: a row per property, a column
+/// per design (or scenario and design).
+fn verdict_table(page: &Page, witness: bool, out: &mut String) {
+    let mut columns: Vec<String> = Vec::new();
+    let mut properties: Vec<String> = Vec::new();
+    for row in page.rows.iter().filter(|r| r.witness == witness) {
+        if !columns.contains(&row.column()) {
+            columns.push(row.column());
+        }
+        if !properties.contains(&row.property) {
+            properties.push(row.property.clone());
+        }
+    }
+    if properties.is_empty() {
+        return;
+    }
+    let class = if witness { "witnesses" } else { "verdicts" };
+    out.push_str(&format!(
+        "<table class=\"{class}\"><thead><tr><th>{}</th>",
+        if witness {
+            "witness (sometimes)"
+        } else {
+            "property (always)"
+        }
+    ));
+    for column in &columns {
+        out.push_str(&format!("<th>{}</th>", xml_text(column)));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for property in &properties {
+        out.push_str(&format!("<tr><th>{}</th>", xml_text(property)));
+        for column in &columns {
+            let found = page
+                .rows
+                .iter()
+                .find(|r| r.witness == witness && &r.property == property && &r.column() == column);
+            match found {
+                None => out.push_str("<td></td>"),
+                Some(row) => {
+                    let mut class = cell_class(row).to_string();
+                    if row.is_regression() {
+                        class.push_str(" regression");
+                    }
+                    let text = xml_text(&verdict_text(row));
+                    let text = if row.story.is_some() {
+                        format!("<a href=\"#{}\">{text}</a>", row.anchor())
+                    } else {
+                        text
+                    };
+                    let tag = if row.is_regression() {
+                        " <span class=\"tag\">REGRESSION</span>"
+                    } else {
+                        ""
+                    };
+                    out.push_str(&format!("<td class=\"{class}\">{text}{tag}</td>"));
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+}
+
+fn finding(row: &ResultRow, open: bool, out: &mut String) {
+    let heading = format!("{}: {} — {}", row.property, row.column(), verdict_text(row));
+    out.push_str(&format!(
+        "<section class=\"finding\" id=\"{}\">\n<h3>{}</h3>\n",
+        row.anchor(),
+        xml_text(&heading)
+    ));
+    if let Some(explanation) = &row.explanation {
+        out.push_str(&format!(
+            "<p class=\"explanation\">{}</p>\n",
+            xml_text(explanation)
+        ));
+    }
+    out.push_str(&format!(
+        "<details{}><summary>the story and its diagram</summary>\n",
+        if open { " open" } else { "" }
+    ));
+    if let Some(svg) = &row.svg {
+        // The SVG is ours (diagram.rs escapes its text); the XML prolog, if
+        // any, is not allowed inside HTML.
+        let svg = svg.trim_start_matches(|c| c != '<');
+        out.push_str(&format!("<div class=\"diagram\">{svg}</div>\n"));
+    }
+    if let Some(story) = &row.story {
+        out.push_str(&format!("<pre class=\"story\">{}</pre>\n", xml_text(story)));
+    }
+    out.push_str("</details>\n</section>\n");
+}
+
+/// The page as one HTML document.
+pub fn render(page: &Page) -> String {
+    let mut out = String::new();
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str(&format!("<title>{}</title>\n", xml_text(&page.title)));
+    out.push_str(&format!("<style>{STYLE}</style>\n</head>\n<body>\n"));
+    out.push_str(&format!(
+        "<h1>{}</h1>\n<p class=\"subtitle\">{}</p>\n",
+        xml_text(&page.title),
+        xml_text(&page.subtitle)
+    ));
+    let bad = page.rows.iter().filter(|r| !r.good).count();
+    let regressions = page.rows.iter().filter(|r| r.is_regression()).count();
+    let mut summary = format!(
+        "{} verdicts; {bad} a sound design would not have",
+        page.rows.len()
+    );
+    if page.rows.iter().any(|r| r.expected.is_some()) {
+        summary.push_str(&format!("; {regressions} differ from what is expected"));
+    }
+    out.push_str(&format!(
+        "<h2>Verdicts</h2>\n<p class=\"summary\">{}</p>\n",
+        xml_text(&summary)
+    ));
+    out.push_str("<p class=\"legend\"><span class=\"good\" style=\"background:#e3f6e3\">holds / reached</span><span style=\"background:#fbdada\">violated / NOT reached</span><span style=\"background:#fff1c9\">inconclusive (a budget ran out)</span></p>\n");
+    verdict_table(page, false, &mut out);
+    verdict_table(page, true, &mut out);
+
+    if !page.stats.is_empty() {
+        out.push_str("<h2>Statistics</h2>\n<table class=\"stats\"><thead><tr><th>run</th><th>states</th><th>unique</th><th>depth</th><th>seconds</th><th>cut short</th></tr></thead><tbody>\n");
+        for s in &page.stats {
+            out.push_str(&format!(
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td>{}</td></tr>\n",
+                xml_text(&s.label),
+                s.states,
+                s.unique,
+                s.depth.map_or("-".to_string(), |d| d.to_string()),
+                s.seconds,
+                xml_text(s.cut.as_deref().unwrap_or(""))
+            ));
+        }
+        out.push_str("</tbody></table>\n");
+    }
+
+    let violations: Vec<&ResultRow> = page
+        .rows
+        .iter()
+        .filter(|r| !r.witness && r.story.is_some())
+        .collect();
+    out.push_str("<h2>Violations</h2>\n");
+    if violations.is_empty() {
+        out.push_str("<p>None: every checked property holds on these bounds.</p>\n");
+    }
+    for row in violations {
+        finding(row, true, &mut out);
+    }
+    let witnesses: Vec<&ResultRow> = page
+        .rows
+        .iter()
+        .filter(|r| r.witness && r.story.is_some())
+        .collect();
+    if !witnesses.is_empty() {
+        out.push_str("<h2>Witnesses</h2>\n<p>The shortest path to each reached witness: evidence that the bounds reach what they are meant to.</p>\n");
+        for row in witnesses {
+            finding(row, false, &mut out);
+        }
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// Writes the page whole or not at all.
+pub fn write(path: &Path, page: &Page) -> Result<(), String> {
+    crate::itf::write_atomically(path, render(page).as_bytes())
+        .map_err(|e| format!("--html {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(design: &str, property: &str, got: &str, good: bool) -> ResultRow {
+        ResultRow {
+            design: design.into(),
+            property: property.into(),
+            got: got.into(),
+            good,
+            ..ResultRow::default()
+        }
+    }
+
+    #[test]
+    fn the_page_has_the_grid_the_findings_and_no_network() {
+        let mut violated = row("claim-first", "no-wedge", "violated", false);
+        violated.steps = Some(8);
+        violated.story = Some("   1. client: R1 arrives <now>\n".into());
+        violated.svg = Some("<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>".into());
+        violated.explanation = Some("no-wedge violated".into());
+        let mut witness = row("claim-first", "some-held", "reached", true);
+        witness.witness = true;
+        let page = Page {
+            title: "slotcheck check".into(),
+            subtitle: "requests 1".into(),
+            rows: vec![
+                violated,
+                row("owner-keyed", "no-wedge", "holds", true),
+                witness,
+            ],
+            stats: vec![StatsRow {
+                label: "claim-first".into(),
+                states: 157,
+                unique: 95,
+                depth: Some(17),
+                seconds: 0.01,
+                cut: None,
+            }],
+        };
+        let html = render(&page);
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("<th>claim-first</th><th>owner-keyed</th>"));
+        assert!(html.contains(
+            "<td class=\"bad\"><a href=\"#r-claim-first-no-wedge\">violated (8 steps)</a></td>"
+        ));
+        assert!(html.contains("<td class=\"good\">holds</td>"));
+        assert!(html.contains("<table class=\"witnesses\">"));
+        assert!(html.contains("<section class=\"finding\" id=\"r-claim-first-no-wedge\">"));
+        assert!(html.contains("<div class=\"diagram\"><svg"));
+        assert!(
+            html.contains("R1 arrives &lt;now&gt;"),
+            "the story is escaped"
+        );
+        assert!(html.contains("<td class=\"num\">157</td>"));
+        assert!(!html.contains("<script"));
+        // Nothing is fetched: the only address is the SVG namespace's name.
+        let addresses = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+        assert!(!addresses.contains("http:") && !addresses.contains("https:"));
+    }
+
+    #[test]
+    fn a_verdict_other_than_expected_is_a_regression() {
+        let mut r = row("claim-first", "no-wedge", "violated", false);
+        r.scenario = Some("SP-OCT-003".into());
+        r.expected = Some("holds".into());
+        assert!(r.is_regression());
+        let html = render(&Page {
+            rows: vec![r],
+            ..Page::default()
+        });
+        assert!(html.contains("<th>SP-OCT-003 · claim-first</th>"));
+        assert!(html.contains("class=\"bad regression\""));
+        assert!(html.contains("violated (expected holds)"));
+        assert!(html.contains("1 differ from what is expected"));
+    }
+}

@@ -1,0 +1,272 @@
+//! The HTML report, the SVG diagrams and the Explorer in a real browser:
+//! Debian's Chromium, headless, with its background networking off (this
+//! machine's network is closed) and a fresh profile per run.
+//!
+//! `.ci/run` installs Chromium, so in CI (`CI` set) a missing browser is a
+//! failure. Elsewhere a test that needs one says `SKIPPED: ...` and passes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn slotcheck() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_slotcheck"))
+}
+
+/// A fresh directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slotcheck-browser-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The browser, or `None` after saying why the test is skipped; in CI its
+/// absence fails the test.
+fn chromium(test: &str) -> Option<&'static Path> {
+    let path = Path::new(CHROMIUM);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{test}: no chromium at {CHROMIUM}, and CI is set: .ci/run installs it (apt-get install chromium)");
+    }
+    println!("SKIPPED {test}: no chromium at {CHROMIUM} (apt-get install chromium)");
+    eprintln!("SKIPPED {test}: no chromium at {CHROMIUM} (apt-get install chromium)");
+    None
+}
+
+/// Waits for `child` at most `limit`, then kills it.
+fn wait_output(mut child: Child, limit: Duration) -> String {
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        out
+    });
+    let started = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reader.join().unwrap()
+}
+
+/// The DOM of `url` after the page's scripts ran (virtual time lets the
+/// Explorer's requests finish before the dump).
+fn dump_dom(browser: &Path, url: &str, profile: &Path) -> String {
+    let child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    wait_output(child, Duration::from_secs(90))
+}
+
+#[test]
+fn the_html_report_shows_the_verdict_table_and_the_diagrams_in_chromium() {
+    let dir = scratch("report");
+    let report = dir.join("report.html");
+    let status = slotcheck()
+        .args([
+            "compare",
+            "--requests",
+            "1",
+            "--stalls",
+            "0",
+            "--quiet",
+            "--html",
+        ])
+        .arg(&report)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<table class=\"verdicts\">"));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "the report is written whole, nothing else"
+    );
+
+    let Some(browser) =
+        chromium("the_html_report_shows_the_verdict_table_and_the_diagrams_in_chromium")
+    else {
+        return;
+    };
+    let dom = dump_dom(
+        browser,
+        &format!("file://{}", report.display()),
+        &dir.join("profile"),
+    );
+    assert!(dom.contains("<table class=\"verdicts\">"), "{dom}");
+    assert!(dom.contains("<th>claim-first</th><th>fail-open</th><th>owner-keyed</th>"));
+    assert!(dom.contains("violated (8 steps)"));
+    assert!(dom.contains("<div class=\"diagram\"><svg"));
+    assert!(
+        dom.contains(">worker 1</text>"),
+        "a diagram's lane is drawn"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_svg_diagram_is_a_document_chromium_renders_without_errors() {
+    let dir = scratch("svg");
+    let output = slotcheck()
+        .args([
+            "check",
+            "--design",
+            "claim-first",
+            "--requests",
+            "1",
+            "--stalls",
+            "0",
+        ])
+        .args(["--format", "svg", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "claim-first has violations");
+    let svg = dir.join("diagram.svg");
+    std::fs::write(&svg, &output.stdout).unwrap();
+    let Some(browser) = chromium("the_svg_diagram_is_a_document_chromium_renders_without_errors")
+    else {
+        return;
+    };
+    let dom = dump_dom(
+        browser,
+        &format!("file://{}", svg.display()),
+        &dir.join("profile"),
+    );
+    // Chromium shows an XML error page instead of a malformed document.
+    assert!(
+        !dom.contains("This page contains the following errors"),
+        "{dom}"
+    );
+    assert!(dom.contains("<svg"));
+    assert!(dom.contains("no-wedge: claim-first, 8 steps"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `slotcheck explore` on a free port, stopped when dropped.
+struct Explorer {
+    child: Child,
+    address: String,
+}
+
+impl Explorer {
+    fn start() -> Explorer {
+        let mut child = slotcheck()
+            .args([
+                "explore",
+                "--design",
+                "claim-first",
+                "--requests",
+                "1",
+                "--stalls",
+                "0",
+            ])
+            .args(["--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let address = loop {
+            let line = lines.next().expect("explore prints its address").unwrap();
+            if let Some(rest) = line.strip_prefix("serving the Explorer at http://") {
+                break rest.trim_end_matches('/').to_string();
+            }
+        };
+        Explorer { child, address }
+    }
+
+    /// A plain HTTP/1.0 GET: the status line and body.
+    fn get(&self, path: &str) -> String {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.0\r\nHost: {}\r\n\r\n",
+            self.address
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    }
+}
+
+impl Drop for Explorer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_explorer_answers_on_loopback_with_readable_states() {
+    let explorer = Explorer::start();
+    assert!(explorer.address.starts_with("127.0.0.1:"));
+    let status = explorer.get("/.status");
+    assert!(
+        status.starts_with("HTTP/1.0 200") || status.starts_with("HTTP/1.1 200"),
+        "{status}"
+    );
+    assert!(status.contains("\"model\":\"slotcheck::explore::Readable<"));
+    let states = explorer.get("/.states/0");
+    assert!(
+        states.contains("\"action\":\"client: R1 arrives"),
+        "{states}"
+    );
+    assert!(states.contains("queue: in_flight_count 0 (v1)\\nR1: accepted (v1)"));
+    assert!(states.contains("\"svg\":\"<svg"));
+}
+
+#[test]
+fn chromium_loads_the_explorer() {
+    let Some(browser) = chromium("chromium_loads_the_explorer") else {
+        return;
+    };
+    let dir = scratch("explorer");
+    let explorer = Explorer::start();
+    let url = format!("http://{}/#/steps/0/0", explorer.address);
+    let dom = dump_dom(browser, &url, &dir.join("profile"));
+    drop(explorer);
+    assert!(dom.contains("Stateright Explorer"), "{dom}");
+    assert!(
+        dom.contains("Readable&lt;Stovepipe&gt;"),
+        "the status was fetched"
+    );
+    assert!(dom.contains("client: R1 arrives"), "the path was fetched");
+    std::fs::remove_dir_all(dir).unwrap();
+}

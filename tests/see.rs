@@ -1,0 +1,142 @@
+//! `check --format mermaid|svg`, `--html` and the diagrams' lanes for both
+//! models, from the command line and the library.
+
+use slotcheck::diagram::Diagram;
+use slotcheck::explore;
+use slotcheck::itf;
+use slotcheck_models::Narrated;
+use stateright::Model;
+use std::process::Command;
+
+fn slotcheck(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_slotcheck"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+const SMALL: [&str; 8] = [
+    "check",
+    "--design",
+    "claim-first",
+    "--requests",
+    "1",
+    "--stalls",
+    "0",
+    "--quiet",
+];
+
+#[test]
+fn mermaid_has_a_lane_per_component_and_marks_the_crash_and_the_hold() {
+    let mut args = SMALL.to_vec();
+    args.extend(["--property", "no-wedge", "--format", "mermaid"]);
+    let (code, out, err) = slotcheck(&args);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.is_empty(), "no progress line off a terminal: {err}");
+    assert!(out.starts_with("sequenceDiagram\n    %% no-wedge: claim-first, 8 steps\n"));
+    for lane in ["client", "R1", "broker", "worker 1", "queue", "worker 2"] {
+        assert!(
+            out.contains(&format!(" as {lane}\n")),
+            "lane {lane}:\n{out}"
+        );
+    }
+    assert!(out.contains("rect rgb(255, 221, 221)\n        Note over L3: 5. CRASH: crash#59;"));
+    assert!(out.contains("Note over L5: 8. HOLD: hold process(R1)"));
+    assert_eq!(out.matches("sequenceDiagram").count(), 1);
+}
+
+#[test]
+fn svg_and_json_do_not_mix_and_html_is_written_whole() {
+    let mut args = SMALL.to_vec();
+    args.extend(["--format", "svg", "--json"]);
+    let (code, _, err) = slotcheck(&args);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--json"), "{err}");
+
+    let dir = std::env::temp_dir().join(format!("slotcheck-see-{}", std::process::id()));
+    let page = dir.join("out").join("check.html");
+    let mut args = SMALL.to_vec();
+    args.extend(["--html", page.to_str().unwrap()]);
+    let (code, out, _) = slotcheck(&args);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("no-wedge: the shortest counterexample"),
+        "text as before"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h1>slotcheck check: claim-first</h1>"));
+    assert!(html.contains("<section class=\"finding\" id=\"r-claim-first-no-wedge\">"));
+    assert!(html.contains("<section class=\"finding\" id=\"r-claim-first-count-not-high\">"));
+    assert_eq!(
+        std::fs::read_dir(page.parent().unwrap()).unwrap().count(),
+        1
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_link_models_lanes_are_builders_the_consumer_and_the_bucket() {
+    use slotcheck_models::link::{design_named, Bounds, Link};
+    let model = Link::new(design_named("check-only").unwrap(), Bounds::default());
+    let init = model.init_states().remove(0);
+    let script: Vec<String> = ["fetch b1", "take b1", "crash b1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let actions = model.parse(&init, &script).unwrap();
+    let steps = model.tell(&init, &actions);
+    let d = Diagram::of(&model, "link", &steps, None);
+    assert_eq!(d.lanes, ["b1", "consumer", "bucket"]);
+    assert!(
+        d.events[2].note[0].starts_with("3. CRASH t=0s"),
+        "{:?}",
+        d.events[2]
+    );
+}
+
+#[test]
+fn a_saved_trace_opens_in_the_explorer_where_it_ends() {
+    use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
+    let bounds = Bounds {
+        requests: 1,
+        ..Bounds::default()
+    };
+    let model = Stovepipe::new(design_named("claim-first").unwrap(), bounds);
+    let init = model.initial_state();
+    let script: Vec<String> = [
+        "arrive R1",
+        "deliver process R1",
+        "step worker 1",
+        "step worker 1",
+        "crash worker 1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let actions = model.parse(&init, &script).unwrap();
+    let dir = std::env::temp_dir().join(format!("slotcheck-from-{}", std::process::id()));
+    let path = dir.join("t.itf.json");
+    let doc = itf::trace(
+        &model,
+        serde_json::json!({ "design": "claim-first" }),
+        &init,
+        &actions,
+    );
+    itf::write_atomically(&path, doc.to_string().as_bytes()).unwrap();
+
+    let read = explore::trace_actions(&model, "stovepipe", "claim-first", &path).unwrap();
+    assert_eq!(read, actions);
+    let fragment = explore::steps_fragment(&model, &read).unwrap();
+    assert_eq!(fragment.split('/').count(), 3 + actions.len());
+    let other = explore::trace_actions(&model, "stovepipe", "owner-keyed", &path).unwrap_err();
+    assert!(
+        other.contains("the trace is of design `claim-first`, not `owner-keyed`"),
+        "{other}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
