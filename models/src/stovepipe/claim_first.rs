@@ -1,9 +1,9 @@
 //! claim-first, the original: claim the slot (count + 1), then write
 //! `processing`; a lost processing write unwinds the claim.
 
-use super::design::{counter, Design};
+use super::design::{Design, InFlightCount, SlotField};
 use super::handlers::{Released, Turn};
-use super::{Pc, Req, RequestState, Slots, Snapshot, State};
+use super::{Pc, Req, RequestState, Slots, Snapshot};
 
 #[derive(Debug)]
 pub struct ClaimFirst;
@@ -17,13 +17,13 @@ impl Design for ClaimFirst {
         "the original: CAS in_flight_count + 1, then CAS the request to processing"
     }
 
-    fn initial_slots(&self) -> Slots {
-        Slots::Count(0)
+    fn slots(&self) -> &'static dyn SlotField {
+        &InFlightCount
     }
 
     /// a: count >= K holds.
     fn gate(&self, seen: &Snapshot, _r: Req, max_concurrent: u8) -> Pc {
-        if counter::count(seen.queue.slots) >= max_concurrent {
+        if InFlightCount::count(seen.queue.slots) >= max_concurrent {
             Pc::Hold
         } else {
             Pc::Claim
@@ -34,7 +34,7 @@ impl Design for ClaimFirst {
         match pc {
             // b: claim; a conflict restarts.
             Pc::Claim => {
-                let count = counter::count(turn.seen().queue.slots);
+                let count = InFlightCount::count(turn.seen().queue.slots);
                 if turn.cas_queue(Slots::Count(count + 1)) {
                     Pc::WriteProcessing
                 } else {
@@ -60,25 +60,5 @@ impl Design for ClaimFirst {
             }
             other => unreachable!("claim-first has no admit step {other:?}"),
         }
-    }
-
-    fn release(&self, slots: Slots, r: Req) -> Option<Slots> {
-        counter::release(slots, r)
-    }
-
-    fn releases_before_supersede(&self, _slots: Slots, _r: Req) -> bool {
-        false
-    }
-
-    fn dlq_releases(&self, state: RequestState) -> bool {
-        counter::dlq_releases(state)
-    }
-
-    fn count_not_low(&self, s: &State) -> bool {
-        counter::count_not_low(s)
-    }
-
-    fn count_not_high(&self, s: &State) -> bool {
-        counter::count_not_high(s)
     }
 }

@@ -12,8 +12,8 @@ pub trait Design: Sync + std::fmt::Debug {
     /// One sentence for `--help` and reports.
     fn summary(&self) -> &'static str;
 
-    /// The queue's slot field before anything happened.
-    fn initial_slots(&self) -> Slots;
+    /// The queue's slot field and its release rules.
+    fn slots(&self) -> &'static dyn SlotField;
 
     /// Step a, after a read found R accepted and the latest head: the next
     /// step (`Pc::Hold` when the gate is closed).
@@ -21,6 +21,13 @@ pub trait Design: Sync + std::fmt::Debug {
 
     /// Steps b and c and their conflict paths; returns the step after `pc`.
     fn admit(&self, turn: &mut Turn, pc: Pc) -> Pc;
+}
+
+/// The slot field a design keeps on the queue row, and how it is released and
+/// judged: an anonymous count, or the set of owners.
+pub trait SlotField: Sync + std::fmt::Debug {
+    /// The field before anything happened.
+    fn initial(&self) -> Slots;
 
     /// R's slot released from `slots`, or `None` when there is nothing to
     /// write.
@@ -53,33 +60,45 @@ pub fn design_named(name: &str) -> Option<&'static dyn Design> {
     DESIGNS.iter().copied().find(|d| d.name() == name)
 }
 
-/// What the two counter designs share: an anonymous `in_flight_count`.
-pub(super) mod counter {
-    use super::super::{Req, RequestState, Slots, State};
+/// `in_flight_count`, the anonymous count the two counter designs keep.
+#[derive(Debug)]
+pub struct InFlightCount;
 
+impl InFlightCount {
     pub fn count(slots: Slots) -> u8 {
         match slots {
             Slots::Count(n) => n,
             Slots::Owners(_) => unreachable!("a counter design keeps a count"),
         }
     }
+}
+
+impl SlotField for InFlightCount {
+    fn initial(&self) -> Slots {
+        Slots::Count(0)
+    }
 
     /// A clamped `count - 1`, written even at zero (the CAS still bumps the
     /// version, as the source's update does).
-    pub fn release(slots: Slots, _r: Req) -> Option<Slots> {
-        Some(Slots::Count(count(slots).saturating_sub(1)))
+    fn release(&self, slots: Slots, _r: Req) -> Option<Slots> {
+        Some(Slots::Count(Self::count(slots).saturating_sub(1)))
+    }
+
+    /// An anonymous count cannot tell whose slot it would give back.
+    fn releases_before_supersede(&self, _slots: Slots, _r: Req) -> bool {
+        false
     }
 
     /// The DLQ releases only a `processing` request.
-    pub fn dlq_releases(state: RequestState) -> bool {
+    fn dlq_releases(&self, state: RequestState) -> bool {
         state == RequestState::Processing
     }
 
-    pub fn count_not_low(s: &State) -> bool {
-        count(s.queue.slots) as usize >= s.processing().count()
+    fn count_not_low(&self, s: &State) -> bool {
+        Self::count(s.queue.slots) as usize >= s.processing().count()
     }
 
-    pub fn count_not_high(s: &State) -> bool {
-        count(s.queue.slots) as usize <= s.processing().count()
+    fn count_not_high(&self, s: &State) -> bool {
+        Self::count(s.queue.slots) as usize <= s.processing().count()
     }
 }

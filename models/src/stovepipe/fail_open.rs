@@ -1,9 +1,9 @@
 //! fail-open, the alternative PR: write `processing` first, then count + 1;
 //! a lost count write re-reads the queue and retries without re-gating.
 
-use super::design::{counter, Design};
+use super::design::{Design, InFlightCount, SlotField};
 use super::handlers::Turn;
-use super::{Pc, Req, RequestState, Slots, Snapshot, State};
+use super::{Pc, Req, RequestState, Slots, Snapshot};
 
 #[derive(Debug)]
 pub struct FailOpen;
@@ -17,13 +17,13 @@ impl Design for FailOpen {
         "the reordered writes: CAS the request to processing, then in_flight_count + 1"
     }
 
-    fn initial_slots(&self) -> Slots {
-        Slots::Count(0)
+    fn slots(&self) -> &'static dyn SlotField {
+        &InFlightCount
     }
 
     /// a: count >= K holds.
     fn gate(&self, seen: &Snapshot, _r: Req, max_concurrent: u8) -> Pc {
-        if counter::count(seen.queue.slots) >= max_concurrent {
+        if InFlightCount::count(seen.queue.slots) >= max_concurrent {
             Pc::Hold
         } else {
             Pc::WriteProcessing
@@ -43,7 +43,7 @@ impl Design for FailOpen {
             // c: count + 1; a conflict re-reads the queue and retries (no
             // re-gate, no coalescing: the admit is already durable).
             Pc::CountUp => {
-                let count = counter::count(turn.seen().queue.slots);
+                let count = InFlightCount::count(turn.seen().queue.slots);
                 if turn.cas_queue(Slots::Count(count + 1)) {
                     Pc::SubmitBuild
                 } else {
@@ -56,25 +56,5 @@ impl Design for FailOpen {
             }
             other => unreachable!("fail-open has no admit step {other:?}"),
         }
-    }
-
-    fn release(&self, slots: Slots, r: Req) -> Option<Slots> {
-        counter::release(slots, r)
-    }
-
-    fn releases_before_supersede(&self, _slots: Slots, _r: Req) -> bool {
-        false
-    }
-
-    fn dlq_releases(&self, state: RequestState) -> bool {
-        counter::dlq_releases(state)
-    }
-
-    fn count_not_low(&self, s: &State) -> bool {
-        counter::count_not_low(s)
-    }
-
-    fn count_not_high(&self, s: &State) -> bool {
-        counter::count_not_high(s)
     }
 }

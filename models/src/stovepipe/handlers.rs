@@ -201,7 +201,12 @@ impl Turn<'_> {
     /// nothing at all when there is nothing to release.
     pub fn release(&mut self) -> Released {
         let r = self.worker.request;
-        match self.model.design.release(self.seen().queue.slots, r) {
+        match self
+            .model
+            .design
+            .slots()
+            .release(self.seen().queue.slots, r)
+        {
             None => {
                 self.log.say(|| {
                     format!(
@@ -488,7 +493,11 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
                 state if state.is_terminal() => Pc::Ack,
                 RequestState::Processing => Pc::SubmitBuild,
                 _ if r + 1 != seen.arrived => {
-                    if model.design.releases_before_supersede(seen.queue.slots, r) {
+                    if model
+                        .design
+                        .slots()
+                        .releases_before_supersede(seen.queue.slots, r)
+                    {
                         Pc::ReleaseBeforeSupersede
                     } else {
                         Pc::Supersede
@@ -555,7 +564,7 @@ fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
             let state = turn.seen().request.state;
             if state.is_terminal() {
                 Pc::Ack
-            } else if turn.model.design.dlq_releases(state) {
+            } else if turn.model.design.slots().dlq_releases(state) {
                 Pc::Release
             } else {
                 Pc::WriteOutcome

@@ -13,7 +13,8 @@ mod handlers;
 mod owner_keyed;
 mod story;
 
-pub use design::{design_named, Design, DESIGNS};
+pub use design::{design_named, Design, InFlightCount, SlotField, DESIGNS};
+pub use owner_keyed::InFlightRequestIds;
 
 use stateright::{Model, Property};
 
@@ -483,7 +484,7 @@ impl Stovepipe {
         State {
             queue: QueueRow {
                 version: 1,
-                slots: self.design.initial_slots(),
+                slots: self.design.slots().initial(),
             },
             requests: Vec::new(),
             builds: Vec::new(),
@@ -645,10 +646,10 @@ impl Model for Stovepipe {
                 s.running_builds().count() <= m.bounds.max_concurrent as usize
             }),
             Property::always(COUNT_NOT_LOW, |m: &Self, s: &State| {
-                !s.is_quiescent() || m.design.count_not_low(s)
+                !s.is_quiescent() || m.design.slots().count_not_low(s)
             }),
             Property::always(COUNT_NOT_HIGH, |m: &Self, s: &State| {
-                !s.is_quiescent() || m.design.count_not_high(s)
+                !s.is_quiescent() || m.design.slots().count_not_high(s)
             }),
             Property::sometimes(ALL_SUCCEED, |m: &Self, s: &State| {
                 s.arrived() == m.bounds.requests

@@ -2,7 +2,7 @@
 //! is idempotent per request, a redelivery that finds its own claim resumes,
 //! and release removes by ID (nothing written when absent).
 
-use super::design::Design;
+use super::design::{Design, SlotField};
 use super::handlers::{Released, Turn};
 use super::{Pc, Req, RequestState, Slots, Snapshot, State};
 
@@ -29,8 +29,8 @@ impl Design for OwnerKeyed {
         "PR #966: in_flight_request_ids, claimed and released by request ID"
     }
 
-    fn initial_slots(&self) -> Slots {
-        Slots::Owners(0)
+    fn slots(&self) -> &'static dyn SlotField {
+        &InFlightRequestIds
     }
 
     /// a: R already in the set resumes at c; else size >= K holds.
@@ -85,6 +85,16 @@ impl Design for OwnerKeyed {
             }
             other => unreachable!("owner-keyed has no admit step {other:?}"),
         }
+    }
+}
+
+/// `in_flight_request_ids`: the requests holding a slot.
+#[derive(Debug)]
+pub struct InFlightRequestIds;
+
+impl SlotField for InFlightRequestIds {
+    fn initial(&self) -> Slots {
+        Slots::Owners(0)
     }
 
     fn release(&self, slots: Slots, r: Req) -> Option<Slots> {

@@ -66,17 +66,23 @@ fn a_claim_whose_queue_row_changed_since_the_read_loses_and_restarts() {
 #[test]
 fn a_counter_release_at_zero_is_clamped_and_still_written() {
     let design = design_named("claim-first").unwrap();
-    assert_eq!(design.release(Slots::Count(0), 0), Some(Slots::Count(0)));
-    assert_eq!(design.release(Slots::Count(2), 0), Some(Slots::Count(1)));
+    assert_eq!(
+        design.slots().release(Slots::Count(0), 0),
+        Some(Slots::Count(0))
+    );
+    assert_eq!(
+        design.slots().release(Slots::Count(2), 0),
+        Some(Slots::Count(1))
+    );
 }
 
 #[test]
 fn an_owner_keyed_release_of_an_absent_request_writes_nothing() {
     let m = model("owner-keyed", 1, 1);
     let design = m.design;
-    assert_eq!(design.release(Slots::Owners(0b10), 0), None);
+    assert_eq!(design.slots().release(Slots::Owners(0b10), 0), None);
     assert_eq!(
-        design.release(Slots::Owners(0b11), 0),
+        design.slots().release(Slots::Owners(0b11), 0),
         Some(Slots::Owners(0b10))
     );
     // In a handler: a signal for R1 that is not in the set leaves the row and
