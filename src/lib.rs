@@ -6,4 +6,5 @@ pub mod bench;
 pub mod check;
 pub mod itf;
 pub mod report;
+pub mod scenario;
 pub mod stovepipe;

@@ -1,13 +1,17 @@
 //! The command line: `compare`, `check`, `bench`.
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use serde_json::json;
 use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::itf::write_atomically;
 use slotcheck::report::{self, Style};
+use slotcheck::scenario;
 use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::Narrated;
 use stateright::Model;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -38,8 +42,12 @@ struct Cli {
 enum Command {
     /// Run every design on the same bounds and print one table, design by property.
     Compare(CompareArgs),
-    /// Check one design; tell each violated property's shortest counterexample as a story.
+    /// Run scenario files against their expectations (the regression guard), or
+    /// with --design check one design ad hoc and tell each violation as a story.
     Check(CheckArgs),
+    /// Scenario files: `scenario new ID` writes a commented template.
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
     /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
     Bench(BenchArgs),
 }
@@ -136,9 +144,14 @@ struct CompareArgs {
 
 #[derive(Args)]
 struct CheckArgs {
-    /// The design to check.
+    /// Scenario files or directories to run (default: every file under
+    /// `scenarios/`). Without PATH and with --design, check that design
+    /// ad hoc on the bounds given.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The design to check ad hoc; with scenarios, run only this design.
     #[arg(long, value_name = "DESIGN", value_parser = design_names())]
-    design: String,
+    design: Option<String>,
     /// Check only this property (repeatable); default: all of them.
     #[arg(long, value_name = "NAME")]
     property: Vec<String>,
@@ -146,9 +159,47 @@ struct CheckArgs {
     bounds: BoundsArgs,
     #[command(flatten)]
     limits: LimitArgs,
-    /// Print one JSON object (verdicts, stories, statistics) instead of text.
+    #[command(flatten)]
+    scenarios: ScenarioArgs,
+    /// Print one JSON object (verdicts, stories, statistics) instead of text;
+    /// with a FILE, write it there (scenario runs: the whole run's report).
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    json: Option<Option<PathBuf>>,
+}
+
+/// What only scenario runs take.
+#[derive(Args, Default)]
+struct ScenarioArgs {
+    /// Run only the scenario with this ID (repeatable).
+    #[arg(long, value_name = "ID")]
+    only: Vec<String>,
+    /// Leave out scenarios marked `slow = true` (the nightly one).
     #[arg(long)]
-    json: bool,
+    skip_slow: bool,
+    /// Write a JUnit XML report here (a testsuite per scenario).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Write each counterexample here as a story (.txt) and an ITF trace (.itf.json).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+impl ScenarioArgs {
+    fn given(&self) -> bool {
+        !self.only.is_empty() || self.skip_slow || self.junit.is_some() || self.out.is_some()
+    }
+}
+
+#[derive(Subcommand)]
+enum ScenarioCommand {
+    /// Write a commented template to scenarios/ID.toml (or --dir).
+    New {
+        /// The finding's ID, e.g. SP-OCT-007.
+        id: String,
+        /// Where to write it.
+        #[arg(long, value_name = "DIR", default_value = slotcheck::scenario::SCENARIO_DIR)]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -166,10 +217,22 @@ fn design_names() -> clap::builder::PossibleValuesParser {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Compare(args) => compare(args),
-        Command::Check(args) => check_design(args),
+        Command::Check(args) => match args.design.clone() {
+            Some(design) if args.paths.is_empty() && !args.scenarios.given() => {
+                check_design(args, design)
+            }
+            _ => {
+                let check = matches
+                    .subcommand_matches("check")
+                    .expect("check's arguments");
+                check_scenarios(args, bounds_given(check))
+            }
+        },
+        Command::Scenario(ScenarioCommand::New { id, dir }) => new_scenario(&id, &dir),
         Command::Bench(args) => slotcheck::bench::run(args.threads, args.json),
     };
     match result {
@@ -220,9 +283,52 @@ fn compare(args: CompareArgs) -> Result<u8, String> {
     Ok(if inconclusive { 3 } else { 0 })
 }
 
-fn check_design(args: CheckArgs) -> Result<u8, String> {
+/// The bound flags given on the command line (scenarios bring their own).
+fn bounds_given(matches: &clap::ArgMatches) -> Vec<String> {
+    BoundsArgs::augment_args(clap::Command::new("bounds"))
+        .get_arguments()
+        .map(|a| a.get_id().as_str().to_string())
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect()
+}
+
+fn check_scenarios(args: CheckArgs, bounds_given: Vec<String>) -> Result<u8, String> {
+    if !bounds_given.is_empty() {
+        return Err(format!(
+            "{}: scenario files bring their own bounds; for an ad-hoc check give --design and no PATH",
+            bounds_given.join(", ")
+        ));
+    }
+    let run = scenario::CheckRun {
+        paths: args.paths,
+        selection: scenario::Selection {
+            designs: args.design.into_iter().collect(),
+            properties: args.property,
+            only: args.scenarios.only,
+            skip_slow: args.scenarios.skip_slow,
+        },
+        limits: args.limits.limits()?,
+        junit: args.scenarios.junit,
+        json: args.json,
+        out: args.scenarios.out,
+    };
+    Ok(scenario::check_command(run))
+}
+
+fn new_scenario(id: &str, dir: &Path) -> Result<u8, String> {
+    let path = scenario::write_template(id, dir)?;
+    println!(
+        "wrote {}: fill in the bounds and expectations, then run `slotcheck check {}`",
+        path.display(),
+        path.display()
+    );
+    Ok(0)
+}
+
+fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
     let limits = args.limits.limits()?;
-    let model = model_for(&args.bounds, &args.design)?;
+    let model = model_for(&args.bounds, &design)?;
     let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
     let mut names = Vec::new();
     for p in &args.property {
@@ -237,7 +343,7 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
         }
     }
     let outcome = check(model, &names, &limits);
-    if args.json {
+    if let Some(json_file) = args.json {
         let results: Vec<_> = outcome
             .results
             .iter()
@@ -256,12 +362,17 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
             })
             .collect();
         let value = json!({
-            "design": args.design,
+            "design": design,
             "bounds": bounds_json(&model.bounds, &model.options),
             "results": results,
-            "stats": report::stats_json(&args.design, &outcome.stats),
+            "stats": report::stats_json(&design, &outcome.stats),
         });
-        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
+        let text = serde_json::to_string_pretty(&value).expect("JSON");
+        match json_file {
+            Some(file) => write_atomically(&file, format!("{text}\n").as_bytes())
+                .map_err(|e| format!("{}: {e}", file.display()))?,
+            None => println!("{text}"),
+        }
         return Ok(outcome.exit_code() as u8);
     }
     let style = Style::for_stdout();
@@ -269,7 +380,7 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
         "{}\n",
         style.bold(&format!(
             "slotcheck check: {} on stovepipe, {}",
-            args.design,
+            design,
             bounds_line(&model.bounds, &model.options)
         ))
     );
@@ -280,7 +391,7 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
     println!();
     print!(
         "{}",
-        report::stats_table(&[(args.design.clone(), outcome.stats)], style)
+        report::stats_table(&[(design.clone(), outcome.stats)], style)
     );
     for r in outcome
         .results
