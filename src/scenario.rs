@@ -136,8 +136,18 @@ impl Source<'_> {
     /// (the crate does not expose the key path).
     fn toml(&self, error: toml::de::Error) -> InputError {
         let span = error.span();
-        let field = span.as_ref().and_then(|s| field_at(self.text, s.start));
-        self.error(span, field, error.message().trim_end().to_string())
+        let message = error.message().trim_end().replace('\n', "; ");
+        // A missing field is reported at its table: the header names it, a
+        // key on the line would not be the field.
+        let field = span.as_ref().and_then(|s| {
+            let at_header = self.text[s.start.min(self.text.len())..].starts_with('[');
+            if message.starts_with("missing field") && !at_header {
+                None
+            } else {
+                field_at(self.text, s.start)
+            }
+        });
+        self.error(span, field, message)
     }
 }
 
@@ -562,7 +572,8 @@ where
                     status: judge(*expected, result.verdict, steps),
                     story,
                     trace,
-                    seconds: outcome.stats.seconds,
+                    // One run decides all of a design's properties; share its time.
+                    seconds: outcome.stats.seconds / names.len() as f64,
                     cut,
                 });
             }

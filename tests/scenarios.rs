@@ -576,3 +576,16 @@ fn the_ad_hoc_check_of_one_design_still_works() {
         stdout(&output)
     );
 }
+
+#[test]
+fn a_missing_bound_exits_2_naming_its_table() {
+    let text = sp_oct_003_with("stalls = 0\n", "");
+    let line = line_of(&text, "[bounds]");
+    let err = invalid("missing-bound", &text);
+    assert_names(
+        &err,
+        &format!("{line}:1"),
+        "bounds",
+        "missing field `stalls`",
+    );
+}
