@@ -1,4 +1,5 @@
-//! The command line: `compare`, `check`, `bench`.
+//! The command line: `compare`, `check` (ad hoc or over scenario files),
+//! `scenario new`, `bench`.
 
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -30,8 +31,9 @@ at-least-once delivery.\n\n\
 tells each violated property of one design as a numbered story (the shortest counterexample).\n\n\
 Exit status: 0 every property holds and every witness is reached (compare: the runs finished); \
 1 a property is violated or a witness not reached; 2 bad arguments; 3 inconclusive (a state \
-or time budget ran out before a verdict).",
-    after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1"
+or time budget ran out before a verdict). `check` over scenario files: 0 every verdict as \
+expected; 1 a regression; 2 an invalid file; 3 inconclusive.",
+    after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1\n  slotcheck check                      (every scenario under scenarios/)\n  slotcheck check --skip-slow --junit junit.xml --out traces\n  slotcheck scenario new SP-OCT-007"
 )]
 struct Cli {
     #[command(subcommand)]
