@@ -462,10 +462,6 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    pub fn designs(&self) -> Vec<String> {
-        self.plan.designs()
-    }
-
     /// Runs every selected check of the scenario.
     pub fn run(&self, selection: &Selection, limits: &Limits) -> Vec<Finding> {
         self.plan.run(self, selection, limits)
@@ -475,7 +471,6 @@ impl Scenario {
 /// A scenario's checks for one model, behind a trait so that the runner
 /// needs no generics.
 trait Plan {
-    fn designs(&self) -> Vec<String>;
     /// Whether some design of the scenario has an expectation for `property`.
     fn expects(&self, property: &str) -> bool;
     fn run(&self, scenario: &Scenario, selection: &Selection, limits: &Limits) -> Vec<Finding>;
@@ -518,10 +513,6 @@ where
     M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
     M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
 {
-    fn designs(&self) -> Vec<String> {
-        self.designs.iter().map(|d| d.design.clone()).collect()
-    }
-
     fn expects(&self, property: &str) -> bool {
         self.designs
             .iter()
@@ -1023,11 +1014,11 @@ impl RunReport {
     /// inconclusive; 0 all as expected.
     pub fn exit_code(&self) -> u8 {
         if self.count(Status::Regression) > 0 {
-            1
+            EXIT_REGRESSION
         } else if self.count(Status::Inconclusive) > 0 {
-            3
+            EXIT_INCONCLUSIVE
         } else {
-            0
+            EXIT_OK
         }
     }
 
