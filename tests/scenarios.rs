@@ -589,3 +589,24 @@ fn a_missing_bound_exits_2_naming_its_table() {
         "missing field `stalls`",
     );
 }
+
+#[test]
+fn json_alone_prints_the_report_instead_of_the_lines() {
+    let output = slotcheck(&[
+        "check",
+        "scenarios/SP-OCT-003.toml",
+        "--design",
+        "claim-first",
+        "--json",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("only JSON on stdout");
+    let results = report["scenarios"][0]["results"].as_array().unwrap();
+    let no_wedge = results
+        .iter()
+        .find(|r| r["property"] == "no-wedge")
+        .unwrap();
+    assert_eq!(no_wedge["status"], "ok");
+    assert_eq!(no_wedge["verdict"], no_wedge["expected"]);
+    assert_eq!(no_wedge["steps"], no_wedge["expected_steps"]);
+}
