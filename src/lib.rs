@@ -13,6 +13,7 @@ pub mod link;
 pub mod progress;
 pub mod replay;
 pub mod report;
+pub mod scenario;
 pub mod see;
 pub mod shrink;
 pub mod simulate;

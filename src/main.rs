@@ -5,13 +5,16 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use serde_json::json;
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck::explore;
+use slotcheck::itf::write_atomically;
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::report::{self, Style};
+use slotcheck::scenario;
 use slotcheck::see::{self, CheckOutputArgs, CompareOutputArgs};
 use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::Narrated;
 use stateright::Model;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -30,8 +33,9 @@ at-least-once delivery.\n\n\
 tells each violated property of one design as a numbered story (the shortest counterexample).\n\n\
 Exit status: 0 every property holds and every witness is reached (compare: the runs finished); \
 1 a property is violated or a witness not reached; 2 bad arguments; 3 inconclusive (a state \
-or time budget ran out before a verdict).",
-    after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1"
+or time budget ran out before a verdict). `check` over scenario files: 0 every verdict as \
+expected; 1 a regression; 2 an invalid file; 3 inconclusive.",
+    after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1\n  slotcheck check                      (every scenario under scenarios/)\n  slotcheck check --skip-slow --junit junit.xml --out traces\n  slotcheck scenario new SP-OCT-007"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,8 +46,12 @@ struct Cli {
 enum Command {
     /// Run every design on the same bounds and print one table, design by property.
     Compare(CompareArgs),
-    /// Check one design; tell each violated property's shortest counterexample as a story.
+    /// Run scenario files against their expectations (the regression guard), or
+    /// with --design check one design ad hoc and tell each violation as a story.
     Check(CheckArgs),
+    /// Scenario files: `scenario new ID` writes a commented template.
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
     /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
     Bench(BenchArgs),
     /// Serve stateright's Explorer on 127.0.0.1 to walk one design's states by hand (Ctrl-C stops it).
@@ -175,12 +183,17 @@ struct CompareArgs {
 
 #[derive(Args)]
 struct CheckArgs {
-    /// The model to run.
+    /// Scenario files or directories to run (default: every file under
+    /// `scenarios/`). Without PATH and with --design, check that design
+    /// ad hoc on the bounds given.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The model of an ad-hoc check.
     #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
     model: ModelName,
-    /// The design to check.
+    /// The design to check ad hoc; with scenarios, run only this design.
     #[arg(long, value_name = "DESIGN", value_parser = design_names())]
-    design: String,
+    design: Option<String>,
     /// Check only this property (repeatable); default: all of them.
     #[arg(long, value_name = "NAME")]
     property: Vec<String>,
@@ -190,14 +203,50 @@ struct CheckArgs {
     link: LinkArgs,
     #[command(flatten)]
     limits: LimitArgs,
-    /// Print one JSON object (verdicts, stories, statistics) instead of text.
-    #[arg(long)]
-    json: bool,
-    /// Save each counterexample as an ITF trace in this folder (for `slotcheck replay`).
+    #[command(flatten)]
+    scenarios: ScenarioArgs,
+    /// Print one JSON object (verdicts, stories, statistics) instead of text;
+    /// with a FILE, write it there (scenario runs: the whole run's report).
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    json: Option<Option<PathBuf>>,
+    /// Write each counterexample here: an ITF trace (.itf.json, for
+    /// `slotcheck replay`), and for scenario runs a story (.txt) too.
     #[arg(long, value_name = "DIR")]
-    out: Option<std::path::PathBuf>,
+    out: Option<PathBuf>,
     #[command(flatten)]
     output: CheckOutputArgs,
+}
+
+/// What only scenario runs take.
+#[derive(Args, Default)]
+struct ScenarioArgs {
+    /// Run only the scenario with this ID (repeatable).
+    #[arg(long, value_name = "ID")]
+    only: Vec<String>,
+    /// Leave out scenarios marked `slow = true` (the nightly one).
+    #[arg(long)]
+    skip_slow: bool,
+    /// Write a JUnit XML report here (a testsuite per scenario).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+impl ScenarioArgs {
+    fn given(&self) -> bool {
+        !self.only.is_empty() || self.skip_slow || self.junit.is_some()
+    }
+}
+
+#[derive(Subcommand)]
+enum ScenarioCommand {
+    /// Write a commented template to scenarios/ID.toml (or --dir).
+    New {
+        /// The finding's ID, e.g. SP-OCT-007.
+        id: String,
+        /// Where to write it.
+        #[arg(long, value_name = "DIR", default_value = slotcheck::scenario::SCENARIO_DIR)]
+        dir: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -255,23 +304,17 @@ fn main() -> ExitCode {
                 link_cli::compare(bounds, options, &limits, args.json, &args.output)
             }),
         },
-        Command::Check(args) => match one_model(args.model, &args.link, sub) {
-            Err(e) => Err(e),
-            Ok(false) => check_design(args),
-            Ok(true) => args.limits.limits().and_then(|limits| {
-                let bounds = args.link.bounds(Some(args.bounds.crashes))?;
-                let options = link_cli::options(&args.bounds.options)?;
-                link_cli::check_design(
-                    &args.design,
-                    &args.property,
-                    bounds,
-                    options,
-                    &limits,
-                    args.json,
-                    &args.output,
-                )
-            }),
+        Command::Check(args) => match args.design.clone() {
+            Some(design) if args.paths.is_empty() && !args.scenarios.given() => {
+                match one_model(args.model, &args.link, sub) {
+                    Err(e) => Err(e),
+                    Ok(false) => check_design(args, design),
+                    Ok(true) => check_link_design(args, design),
+                }
+            }
+            _ => check_scenarios(args, bounds_given(sub.expect("check's arguments"))),
         },
+        Command::Scenario(ScenarioCommand::New { id, dir }) => new_scenario(&id, &dir),
         Command::Explore(args) => match one_model(args.model, &args.link, sub) {
             Err(e) => Err(e),
             Ok(false) => model_for(&args.bounds, &args.design).and_then(|model| {
@@ -427,9 +470,71 @@ fn compare(args: CompareArgs) -> Result<u8, String> {
     Ok(if inconclusive { 3 } else { 0 })
 }
 
-fn check_design(args: CheckArgs) -> Result<u8, String> {
+/// The bound flags given on the command line (scenarios bring their own).
+fn bounds_given(matches: &clap::ArgMatches) -> Vec<String> {
+    BoundsArgs::augment_args(clap::Command::new("bounds"))
+        .get_arguments()
+        .map(|a| a.get_id().as_str().to_string())
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect()
+}
+
+fn check_scenarios(args: CheckArgs, bounds_given: Vec<String>) -> Result<u8, String> {
+    if !bounds_given.is_empty() {
+        return Err(format!(
+            "{}: scenario files bring their own bounds; for an ad-hoc check give --design and no PATH",
+            bounds_given.join(", ")
+        ));
+    }
+    let run = scenario::CheckRun {
+        paths: args.paths,
+        selection: scenario::Selection {
+            designs: args.design.into_iter().collect(),
+            properties: args.property,
+            only: args.scenarios.only,
+            skip_slow: args.scenarios.skip_slow,
+        },
+        limits: args.limits.limits()?,
+        junit: args.scenarios.junit,
+        json: args.json,
+        out: args.out,
+    };
+    Ok(scenario::check_command(run))
+}
+
+fn new_scenario(id: &str, dir: &Path) -> Result<u8, String> {
+    let path = scenario::write_template(id, dir)?;
+    println!(
+        "wrote {}: fill in the bounds and expectations, then run `slotcheck check {}`",
+        path.display(),
+        path.display()
+    );
+    Ok(0)
+}
+
+/// `check --model link --design D`.
+fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
     let limits = args.limits.limits()?;
-    let model = model_for(&args.bounds, &args.design)?;
+    let bounds = args.link.bounds(Some(args.bounds.crashes))?;
+    let options = link_cli::options(&args.bounds.options)?;
+    if matches!(args.json, Some(Some(_))) || args.out.is_some() {
+        return Err("--json FILE and --out are for the stovepipe model and scenario runs; for link, --json prints to stdout".into());
+    }
+    link_cli::check_design(
+        &design,
+        &args.property,
+        bounds,
+        options,
+        &limits,
+        args.json.is_some(),
+        &args.output,
+    )
+}
+
+fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
+    let limits = args.limits.limits()?;
+    let model = model_for(&args.bounds, &design)?;
     let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
     let mut names = Vec::new();
     for p in &args.property {
@@ -451,13 +556,13 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
     }
     let heading = format!(
         "{} on stovepipe, {}",
-        args.design,
+        design,
         bounds_line(&model.bounds, &model.options)
     );
-    if see::after_check(&args.output, &model, &args.design, &heading, &outcome)? {
+    if see::after_check(&args.output, &model, &design, &heading, &outcome)? {
         return Ok(outcome.exit_code() as u8);
     }
-    if args.json {
+    if let Some(json_file) = &args.json {
         let results: Vec<_> = outcome
             .results
             .iter()
@@ -476,12 +581,17 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
             })
             .collect();
         let value = json!({
-            "design": args.design,
+            "design": design,
             "bounds": bounds_json(&model.bounds, &model.options),
             "results": results,
-            "stats": report::stats_json(&args.design, &outcome.stats),
+            "stats": report::stats_json(&design, &outcome.stats),
         });
-        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
+        let text = serde_json::to_string_pretty(&value).expect("JSON");
+        match json_file {
+            Some(file) => write_atomically(file, format!("{text}\n").as_bytes())
+                .map_err(|e| format!("{}: {e}", file.display()))?,
+            None => println!("{text}"),
+        }
         return Ok(outcome.exit_code() as u8);
     }
     let style = Style::for_stdout();
@@ -489,7 +599,7 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
         "{}\n",
         style.bold(&format!(
             "slotcheck check: {} on stovepipe, {}",
-            args.design,
+            design,
             bounds_line(&model.bounds, &model.options)
         ))
     );
@@ -500,7 +610,7 @@ fn check_design(args: CheckArgs) -> Result<u8, String> {
     println!();
     print!(
         "{}",
-        report::stats_table(&[(args.design.clone(), outcome.stats)], style)
+        report::stats_table(&[(design.clone(), outcome.stats)], style)
     );
     for r in outcome
         .results

@@ -1,0 +1,1530 @@
+//! Scenario files: one TOML file per audit finding, under `scenarios/`. A
+//! scenario names a model, its bounds and options, the verdict it expects for
+//! each design and property, and optionally a scripted story that must replay
+//! step by step and end in a violation. `slotcheck check` loads every file
+//! first (any invalid file stops the run before anything is checked or
+//! written), then runs each scenario and compares every verdict with its
+//! expectation.
+//!
+//! The format is read in two passes: the `model` key first, then the whole
+//! file as that model's scenario, so that each model's bounds are checked by
+//! its own struct (with `deny_unknown_fields`) and errors keep their spans.
+
+use crate::check::{check, Limits, Verdict};
+use crate::itf;
+use crate::report;
+use crate::stovepipe::bounds_json;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
+use slotcheck_models::{Narrated, PropertyKind};
+use stateright::{Expectation, Model};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::hash::Hash;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use toml::Spanned;
+
+/// Where scenario files live, relative to the working directory.
+pub const SCENARIO_DIR: &str = "scenarios";
+
+/// The models a scenario may name.
+pub const MODELS: &[&str] = &["stovepipe"];
+
+/// Bad input: the file, where in it (when known), the field, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    pub file: PathBuf,
+    /// 1-based line and column.
+    pub at: Option<(usize, usize)>,
+    /// The dotted key, e.g. `bounds.requests`.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some((line, column)) = self.at {
+            write!(f, ":{line}:{column}")?;
+        }
+        write!(f, ": ")?;
+        if let Some(field) = &self.field {
+            write!(f, "`{field}`: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+/// A file's text, for turning byte offsets into positions and field names.
+struct Source<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn error(
+        &self,
+        span: Option<std::ops::Range<usize>>,
+        field: Option<String>,
+        message: impl Into<String>,
+    ) -> InputError {
+        InputError {
+            file: self.file.to_path_buf(),
+            at: span.map(|s| line_column(self.text, s.start)),
+            field,
+            message: message.into(),
+        }
+    }
+
+    fn at<T>(
+        &self,
+        spanned: &Spanned<T>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> InputError {
+        self.error(Some(spanned.span()), Some(field.into()), message)
+    }
+
+    /// The byte range of the `[TABLE]` header's table (to the next header),
+    /// or the whole text.
+    fn table(&self, table: &str) -> std::ops::Range<usize> {
+        let header = format!("[{table}]");
+        match self.text.find(&header) {
+            Some(start) => {
+                let body = start + header.len();
+                let end = self.text[body..]
+                    .find("\n[")
+                    .map_or(self.text.len(), |i| body + i + 1);
+                start..end
+            }
+            None => 0..self.text.len(),
+        }
+    }
+
+    /// An error at a table key: at its `[TABLE.KEY]` header or its `KEY =`
+    /// line in the table, else at the table.
+    fn key(&self, table: &str, key: &str, message: impl Into<String>) -> InputError {
+        let within = self.table(table);
+        let field = format!("{table}.{key}");
+        let header = format!("[{field}]");
+        let found = self.text.find(&header).map(|i| i + 1).or_else(|| {
+            let region = &self.text[within.clone()];
+            let mut offset = 0;
+            for line in region.split_inclusive('\n') {
+                let trimmed = line.trim_start();
+                let bare = trimmed.trim_start_matches('"');
+                if bare.starts_with(key)
+                    && bare[key.len()..]
+                        .trim_start_matches('"')
+                        .trim_start()
+                        .starts_with('=')
+                {
+                    return Some(within.start + offset + (line.len() - trimmed.len()));
+                }
+                offset += line.len();
+            }
+            None
+        });
+        let start = found.unwrap_or(within.start);
+        self.error(Some(start..start), Some(field), message)
+    }
+
+    /// A `toml` error, with the field guessed from the text at its span
+    /// (the crate does not expose the key path).
+    fn toml(&self, error: toml::de::Error) -> InputError {
+        let span = error.span();
+        let message = error.message().trim_end().replace('\n', "; ");
+        // A missing field is reported at its table: the header names it, a
+        // key on the line would not be the field.
+        let field = span.as_ref().and_then(|s| {
+            let at_header = self.text[s.start.min(self.text.len())..].starts_with('[');
+            if message.starts_with("missing field") && !at_header {
+                None
+            } else {
+                field_at(self.text, s.start)
+            }
+        });
+        self.error(span, field, message)
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// The dotted key at a byte offset of a TOML text: the last table header
+/// above it, the key of its line (or of the multi-line array it sits in),
+/// and an inline table's inner key. A best effort for error messages.
+fn field_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut header: Option<String> = None;
+    let mut array_key: Option<String> = None;
+    for line in text[..line_start].lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            header = Some(
+                trimmed
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .trim()
+                    .to_string(),
+            );
+            array_key = None;
+        } else if let Some((key, value)) = trimmed.split_once('=') {
+            let open = value.trim_start().starts_with('[') && !value.contains(']');
+            array_key = open.then(|| unquote(key));
+        } else if trimmed.starts_with(']') {
+            array_key = None;
+        }
+    }
+    let line = &text[line_start..line_end];
+    let column = offset - line_start;
+    // The prefix up to the end of the word at the offset (an unknown key's
+    // span starts at the key itself).
+    let word_end = line[column..]
+        .find(|c: char| c.is_whitespace() || c == '=' || c == ',' || c == '}')
+        .map_or(line.len(), |i| column + i);
+    let prefix = &line[..word_end];
+    let mut keys: Vec<String> = Vec::new();
+    if line.trim_start().starts_with('[') {
+        return header_of(line);
+    }
+    let mut rest = prefix;
+    while let Some(eq) = rest.find('=') {
+        let key_text = &rest[..eq];
+        let key = key_text
+            .rsplit(['{', ','])
+            .next()
+            .map(unquote)
+            .unwrap_or_default();
+        if !key.is_empty() {
+            keys.push(key);
+        }
+        rest = &rest[eq + 1..];
+    }
+    let tail = unquote(rest.rsplit(['{', ',']).next().unwrap_or(""));
+    let tail_is_key =
+        !tail.is_empty() && !rest.contains('"') && line[word_end..].trim_start().starts_with('=');
+    if tail_is_key {
+        keys.push(tail);
+    }
+    if keys.len() > 2 {
+        keys.drain(1..keys.len() - 1);
+    }
+    if keys.is_empty() {
+        if let Some(key) = array_key {
+            keys.push(key);
+        }
+    }
+    let mut parts: Vec<String> = header.into_iter().collect();
+    parts.extend(keys);
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+fn header_of(line: &str) -> Option<String> {
+    let name = line.trim().trim_matches(|c| c == '[' || c == ']').trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+fn unquote(key: &str) -> String {
+    key.trim().trim_matches('"').trim().to_string()
+}
+
+/// What a scenario expects of one property on one design.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expected {
+    pub verdict: Verdict,
+    /// The length of the shortest counterexample (or witness path).
+    pub steps: Option<usize>,
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.verdict.word())?;
+        if let Some(n) = self.steps {
+            write!(f, " ({n} step{})", if n == 1 { "" } else { "s" })?;
+        }
+        Ok(())
+    }
+}
+
+fn verdict_named(word: &str) -> Option<Verdict> {
+    match word {
+        "holds" => Some(Verdict::Holds),
+        "violated" => Some(Verdict::Violated),
+        "reached" => Some(Verdict::Reached),
+        "not-reached" => Some(Verdict::NotReached),
+        _ => None,
+    }
+}
+
+fn verdict_word<E: de::Error>(word: &str) -> Result<Verdict, E> {
+    verdict_named(word).ok_or_else(|| {
+        E::custom(format!(
+            "unknown verdict `{word}` (expected {VERDICT_WORDS})"
+        ))
+    })
+}
+
+const VERDICT_WORDS: &str = "`holds`, `violated`, `reached`, `not-reached`";
+
+/// `"holds"` or `{ verdict = "violated", steps = 8 }`.
+impl<'de> Deserialize<'de> for Expected {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ExpectedVisitor;
+        impl<'de> Visitor<'de> for ExpectedVisitor {
+            type Value = Expected;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(
+                    f,
+                    "a verdict ({VERDICT_WORDS}) or a table {{ verdict = \"violated\", steps = N }}"
+                )
+            }
+            fn visit_str<E: de::Error>(self, word: &str) -> Result<Expected, E> {
+                let verdict = verdict_word(word)?;
+                Ok(Expected {
+                    verdict,
+                    steps: None,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Expected, A::Error> {
+                let mut verdict = None;
+                let mut steps = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "verdict" => {
+                            let word: String = map.next_value()?;
+                            verdict = Some(verdict_word::<A::Error>(&word)?);
+                        }
+                        "steps" => steps = Some(map.next_value::<usize>()?),
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["verdict", "steps"]))
+                        }
+                    }
+                }
+                let verdict = verdict.ok_or_else(|| de::Error::missing_field("verdict"))?;
+                Ok(Expected { verdict, steps })
+            }
+        }
+        deserializer.deserialize_any(ExpectedVisitor)
+    }
+}
+
+/// The `model` key alone: which model's format the rest of the file follows.
+#[derive(Deserialize)]
+struct Header {
+    model: Spanned<String>,
+}
+
+// `toml` spans neither map keys nor tables made by `[headers]`, so keys are
+// found in the text when an error needs them (`Source::key`).
+type Expectations = BTreeMap<String, BTreeMap<String, Spanned<Expected>>>;
+
+/// A scenario file as written, `B` being the model's bounds.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile<B> {
+    id: Spanned<String>,
+    title: String,
+    source: String,
+    #[serde(default)]
+    notes: Option<String>,
+    #[allow(dead_code)] // read by the first pass
+    model: String,
+    /// Left out of `--skip-slow` runs (the nightly scenario).
+    #[serde(default)]
+    slow: bool,
+    bounds: Spanned<B>,
+    #[serde(default)]
+    options: Vec<Spanned<String>>,
+    expect: Expectations,
+    #[serde(default)]
+    story: Vec<StoryFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoryFile {
+    design: Spanned<String>,
+    /// The property the story's last state must violate.
+    violates: Spanned<String>,
+    steps: Spanned<Vec<Spanned<String>>>,
+}
+
+/// The stovepipe model's bounds as a scenario writes them: all required, so
+/// that a scenario does not change when a default does.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StovepipeBounds {
+    requests: Spanned<u8>,
+    max_concurrent: Spanned<u8>,
+    crashes: u8,
+    stalls: u8,
+    max_deliveries: Spanned<u8>,
+}
+
+/// One line of a run: a design's property (or story) against its expectation.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub design: String,
+    /// The property, or `story (PROPERTY)`.
+    pub subject: String,
+    pub expected: Expected,
+    pub verdict: Verdict,
+    pub steps: Option<usize>,
+    pub status: Status,
+    /// The counterexample told as a story, when there is one.
+    pub story: Option<String>,
+    /// The same path as an ITF trace.
+    pub trace: Option<Json>,
+    pub seconds: f64,
+    /// What cut the run short, for inconclusive lines.
+    pub cut: Option<&'static str>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    Regression,
+    Inconclusive,
+}
+
+impl Finding {
+    /// `ok (violated, 8 steps)`, `REGRESSION: expected holds, got violated (7 steps)`.
+    pub fn describe(&self) -> String {
+        let got = Expected {
+            verdict: self.verdict,
+            steps: self.steps.filter(|_| self.verdict != Verdict::Holds),
+        };
+        match self.status {
+            Status::Ok => match got.steps {
+                Some(n) => format!("ok ({}, {n} step{})", got.verdict.word(), plural(n)),
+                None => format!("ok ({})", got.verdict.word()),
+            },
+            Status::Regression => format!("REGRESSION: expected {}, got {got}", self.expected),
+            Status::Inconclusive => format!(
+                "inconclusive: {}",
+                self.cut.unwrap_or("the run was cut short")
+            ),
+        }
+    }
+}
+
+fn judge(expected: Expected, verdict: Verdict, steps: Option<usize>) -> Status {
+    if verdict == Verdict::Inconclusive {
+        Status::Inconclusive
+    } else if verdict == expected.verdict && expected.steps.is_none_or(|n| Some(n) == steps) {
+        Status::Ok
+    } else {
+        Status::Regression
+    }
+}
+
+/// What narrows a run: designs, properties, scenario IDs, slow scenarios.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    pub designs: Vec<String>,
+    pub properties: Vec<String>,
+    pub only: Vec<String>,
+    pub skip_slow: bool,
+}
+
+impl Selection {
+    fn design(&self, name: &str) -> bool {
+        self.designs.is_empty() || self.designs.iter().any(|d| d == name)
+    }
+    fn property(&self, name: &str) -> bool {
+        self.properties.is_empty() || self.properties.iter().any(|p| p == name)
+    }
+}
+
+/// A loaded, validated scenario.
+pub struct Scenario {
+    pub file: PathBuf,
+    pub id: String,
+    pub title: String,
+    pub source: String,
+    pub notes: Option<String>,
+    pub model: &'static str,
+    pub slow: bool,
+    /// The bounds and options, as reports show them.
+    pub bounds: Json,
+    plan: Box<dyn Plan>,
+}
+
+impl Scenario {
+    /// Runs every selected check of the scenario.
+    pub fn run(&self, selection: &Selection, limits: &Limits) -> Vec<Finding> {
+        self.plan.run(self, selection, limits)
+    }
+}
+
+/// A scenario's checks for one model, behind a trait so that the runner
+/// needs no generics.
+trait Plan {
+    /// Whether some design of the scenario has an expectation for `property`.
+    fn expects(&self, property: &str) -> bool;
+    fn run(&self, scenario: &Scenario, selection: &Selection, limits: &Limits) -> Vec<Finding>;
+}
+
+/// One design's model and what is expected of its properties.
+struct DesignPlan<M> {
+    design: String,
+    model: M,
+    expectations: Vec<(&'static str, Expected)>,
+}
+
+/// A scripted story, already replayed once at load time.
+struct StoryPlan<M: Model> {
+    design: String,
+    model: M,
+    violates: &'static str,
+    actions: Vec<M::Action>,
+}
+
+struct ModelPlan<M: Model> {
+    designs: Vec<DesignPlan<M>>,
+    stories: Vec<StoryPlan<M>>,
+}
+
+/// The ITF `#meta` of a scenario's trace.
+fn trace_meta(scenario: &Scenario, design: &str, property: &str) -> Json {
+    json!({
+        "scenario": scenario.id,
+        "model": scenario.model,
+        "design": design,
+        "property": property,
+        "bounds": scenario.bounds,
+    })
+}
+
+impl<M> Plan for ModelPlan<M>
+where
+    M: Narrated + Clone + Send + Sync + 'static,
+    M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
+    M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
+{
+    fn expects(&self, property: &str) -> bool {
+        self.designs
+            .iter()
+            .any(|d| d.expectations.iter().any(|(name, _)| *name == property))
+            || self.stories.iter().any(|s| s.violates == property)
+    }
+
+    fn run(&self, scenario: &Scenario, selection: &Selection, limits: &Limits) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        for plan in self.designs.iter().filter(|d| selection.design(&d.design)) {
+            let names: Vec<&'static str> = plan
+                .expectations
+                .iter()
+                .map(|(name, _)| *name)
+                .filter(|name| selection.property(name))
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            let outcome = check(plan.model.clone(), &names, limits);
+            let cut = outcome.stats.cut.map(|c| c.describe());
+            for (name, expected) in plan.expectations.iter().filter(|(n, _)| names.contains(n)) {
+                let result = outcome
+                    .result(name)
+                    .expect("every checked property has a result");
+                let steps = report::steps(result);
+                let (story, trace) = match (&result.trace, result.verdict) {
+                    (Some(t), Verdict::Violated) => (
+                        Some(report::story_text(
+                            &plan.model.tell(&t.init, &t.actions),
+                            &plan.model.explain(name, &t.last),
+                        )),
+                        Some(itf::trace(
+                            &plan.model,
+                            trace_meta(scenario, &plan.design, name),
+                            &t.init,
+                            &t.actions,
+                        )),
+                    ),
+                    _ => (None, None),
+                };
+                findings.push(Finding {
+                    design: plan.design.clone(),
+                    subject: name.to_string(),
+                    expected: *expected,
+                    verdict: result.verdict,
+                    steps,
+                    status: judge(*expected, result.verdict, steps),
+                    story,
+                    trace,
+                    // One run decides all of a design's properties; share its time.
+                    seconds: outcome.stats.seconds / names.len() as f64,
+                    cut,
+                });
+            }
+        }
+        for story in self
+            .stories
+            .iter()
+            .filter(|s| selection.design(&s.design) && selection.property(s.violates))
+        {
+            findings.push(replay(scenario, story));
+        }
+        findings
+    }
+}
+
+/// Replays a story and judges its last state: it must violate its property.
+fn replay<M>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding
+where
+    M: Narrated,
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let started = Instant::now();
+    let init = story.model.init_states().remove(0);
+    let mut last = init.clone();
+    for action in &story.actions {
+        last = story
+            .model
+            .next_state(&last, action.clone())
+            .expect("a replayed story's steps were enabled at load time");
+    }
+    let violated = property_violated(&story.model, story.violates, &last);
+    let expected = Expected {
+        verdict: Verdict::Violated,
+        steps: None,
+    };
+    let verdict = if violated {
+        Verdict::Violated
+    } else {
+        Verdict::Holds
+    };
+    let ending = if violated {
+        story.model.explain(story.violates, &last)
+    } else {
+        format!("{} holds in the story's last state", story.violates)
+    };
+    Finding {
+        design: story.design.clone(),
+        subject: format!("story ({})", story.violates),
+        expected,
+        verdict,
+        steps: Some(story.actions.len()),
+        status: judge(expected, verdict, None),
+        story: Some(report::story_text(
+            &story.model.tell(&init, &story.actions),
+            &ending,
+        )),
+        trace: Some(itf::trace(
+            &story.model,
+            trace_meta(scenario, &story.design, story.violates),
+            &init,
+            &story.actions,
+        )),
+        seconds: started.elapsed().as_secs_f64(),
+        cut: None,
+    }
+}
+
+/// Whether an `always` property fails in `state`.
+fn property_violated<M: Model>(model: &M, name: &str, state: &M::State) -> bool {
+    model
+        .properties()
+        .into_iter()
+        .find(|p| p.name == name)
+        .is_some_and(|p| p.expectation == Expectation::Always && !(p.condition)(model, state))
+}
+
+/// Reads and validates one scenario file.
+pub fn load(file: &Path) -> Result<Scenario, InputError> {
+    let text = std::fs::read_to_string(file).map_err(|e| InputError {
+        file: file.to_path_buf(),
+        at: None,
+        field: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(file, &text)
+}
+
+/// Parses and validates a scenario's text; `file` names it in errors.
+pub fn parse(file: &Path, text: &str) -> Result<Scenario, InputError> {
+    let source = Source { file, text };
+    let header: Header = toml::from_str(text).map_err(|e| source.toml(e))?;
+    // Each model's scenarios are read by its own arm; another model joins here.
+    match header.model.get_ref().as_str() {
+        "stovepipe" => stovepipe_scenario(&source),
+        other => Err(source.at(
+            &header.model,
+            "model",
+            format!("unknown model `{other}` (known: {})", MODELS.join(", ")),
+        )),
+    }
+}
+
+fn stovepipe_scenario(source: &Source) -> Result<Scenario, InputError> {
+    let raw: ScenarioFile<StovepipeBounds> =
+        toml::from_str(source.text).map_err(|e| source.toml(e))?;
+    let b = raw.bounds.get_ref();
+    let bounds = Bounds {
+        requests: *b.requests.get_ref(),
+        max_concurrent: *b.max_concurrent.get_ref(),
+        crashes: b.crashes,
+        stalls: b.stalls,
+        max_deliveries: *b.max_deliveries.get_ref(),
+    };
+    if let Err(message) = bounds.validate() {
+        // The message names the bound; point at it.
+        let (field, span) = if message.starts_with("requests") {
+            ("bounds.requests", b.requests.span())
+        } else if message.starts_with("max_concurrent") {
+            ("bounds.max_concurrent", b.max_concurrent.span())
+        } else if message.starts_with("max_deliveries") {
+            ("bounds.max_deliveries", b.max_deliveries.span())
+        } else {
+            ("bounds", raw.bounds.span())
+        };
+        return Err(source.error(Some(span), Some(field.into()), message));
+    }
+    let mut options = Options::default();
+    for option in &raw.options {
+        options
+            .set(option.get_ref())
+            .map_err(|message| source.at(option, "options", message))?;
+    }
+    let model_for = |design: &str| {
+        design_named(design).map(|d| {
+            let mut model = Stovepipe::new(d, bounds);
+            model.options = options;
+            model
+        })
+    };
+    let known_designs: Vec<&str> = DESIGNS.iter().map(|d| d.name()).collect();
+    finish(
+        source,
+        raw,
+        "stovepipe",
+        bounds_json(&bounds, &options),
+        &known_designs,
+        model_for,
+    )
+}
+
+/// The model-independent rest of loading: the ID, the expectations and the
+/// stories, each checked against the model's designs and properties.
+fn finish<B, M>(
+    source: &Source,
+    raw: ScenarioFile<B>,
+    model_name: &'static str,
+    bounds: Json,
+    known_designs: &[&str],
+    model_for: impl Fn(&str) -> Option<M>,
+) -> Result<Scenario, InputError>
+where
+    M: Narrated + Clone + Send + Sync + 'static,
+    M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
+    M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
+{
+    let id = raw.id.get_ref();
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(source.at(
+            &raw.id,
+            "id",
+            format!("`{id}` is not an ID: use letters, digits, `-`, `_` and `.` (it names report files)"),
+        ));
+    }
+    let unknown_design = |name: &str| {
+        format!(
+            "unknown design `{name}` (known: {})",
+            known_designs.join(", ")
+        )
+    };
+    if raw.expect.is_empty() {
+        let at = source.text.find("[expect").unwrap_or(0);
+        return Err(source.error(
+            Some(at..at),
+            Some("expect".into()),
+            "no expectations: add a table [expect.DESIGN] with `PROPERTY = \"VERDICT\"` lines",
+        ));
+    }
+    let mut designs = Vec::new();
+    for (design, properties) in &raw.expect {
+        let field = format!("expect.{design}");
+        let model = model_for(design)
+            .ok_or_else(|| source.key("expect", design, unknown_design(design)))?;
+        if properties.is_empty() {
+            return Err(source.key(
+                "expect",
+                design,
+                "no expectations for this design: add `PROPERTY = \"VERDICT\"` lines",
+            ));
+        }
+        let mut expectations = Vec::new();
+        for (property, expected) in properties {
+            let (name, kind) = property_named(&model, property).ok_or_else(|| {
+                source.key(
+                    &field,
+                    property,
+                    format!(
+                        "unknown property `{property}` (known: {})",
+                        property_names(&model).join(", ")
+                    ),
+                )
+            })?;
+            let field = format!("{field}.{property}");
+            let e = *expected.get_ref();
+            let fits = match kind {
+                PropertyKind::Always => matches!(e.verdict, Verdict::Holds | Verdict::Violated),
+                PropertyKind::Sometimes => {
+                    matches!(e.verdict, Verdict::Reached | Verdict::NotReached)
+                }
+            };
+            if !fits {
+                let words = match kind {
+                    PropertyKind::Always => "an `always` property: expect `holds` or `violated`",
+                    PropertyKind::Sometimes => {
+                        "a witness (`sometimes`): expect `reached` or `not-reached`"
+                    }
+                };
+                return Err(source.at(expected, field, format!("`{name}` is {words}")));
+            }
+            if e.steps.is_some() && !matches!(e.verdict, Verdict::Violated | Verdict::Reached) {
+                return Err(source.at(
+                    expected,
+                    field,
+                    format!(
+                        "`steps` needs a path: only `violated` and `reached` have one, not `{}`",
+                        e.verdict.word()
+                    ),
+                ));
+            }
+            expectations.push((name, e));
+        }
+        // In the model's order (always properties first), not the map's.
+        let order = property_names(&model);
+        expectations.sort_by_key(|(name, _)| order.iter().position(|n| n == name));
+        designs.push(DesignPlan {
+            design: design.clone(),
+            model,
+            expectations,
+        });
+    }
+    let mut stories = Vec::new();
+    for (i, story) in raw.story.iter().enumerate() {
+        let field = format!("story[{i}]");
+        let model = model_for(story.design.get_ref()).ok_or_else(|| {
+            source.at(
+                &story.design,
+                format!("{field}.design"),
+                unknown_design(story.design.get_ref()),
+            )
+        })?;
+        let violates = match property_named(&model, story.violates.get_ref()) {
+            Some((name, PropertyKind::Always)) => name,
+            Some((name, PropertyKind::Sometimes)) => {
+                return Err(source.at(
+                    &story.violates,
+                    format!("{field}.violates"),
+                    format!("`{name}` is a witness (`sometimes`): a story must end violating an `always` property"),
+                ))
+            }
+            None => {
+                return Err(source.at(
+                    &story.violates,
+                    format!("{field}.violates"),
+                    format!(
+                        "unknown property `{}` (known: {})",
+                        story.violates.get_ref(),
+                        property_names(&model).join(", ")
+                    ),
+                ))
+            }
+        };
+        let steps: Vec<String> = story
+            .steps
+            .get_ref()
+            .iter()
+            .map(|s| s.get_ref().clone())
+            .collect();
+        if steps.is_empty() {
+            return Err(source.at(
+                &story.steps,
+                format!("{field}.steps"),
+                "a story needs at least one step",
+            ));
+        }
+        let init = model.init_states().remove(0);
+        let actions = model.parse(&init, &steps).map_err(|e| {
+            source.at(
+                &story.steps.get_ref()[e.index],
+                format!("{field}.steps[{}]", e.index),
+                format!(
+                    "story step {} `{}`: {}",
+                    e.index + 1,
+                    steps[e.index],
+                    e.message
+                ),
+            )
+        })?;
+        stories.push(StoryPlan {
+            design: story.design.get_ref().clone(),
+            model,
+            violates,
+            actions,
+        });
+    }
+    Ok(Scenario {
+        file: source.file.to_path_buf(),
+        id: id.clone(),
+        title: raw.title,
+        source: raw.source,
+        notes: raw.notes,
+        model: model_name,
+        slow: raw.slow,
+        bounds,
+        plan: Box::new(ModelPlan { designs, stories }),
+    })
+}
+
+fn property_named<M: Narrated>(model: &M, name: &str) -> Option<(&'static str, PropertyKind)> {
+    let p = model.properties().into_iter().find(|p| p.name == name)?;
+    Some((p.name, model.kind_of(p.name)?))
+}
+
+fn property_names<M: Model>(model: &M) -> Vec<&'static str> {
+    model.properties().iter().map(|p| p.name).collect()
+}
+
+/// The scenario files named by `paths` (directories: their `*.toml` files,
+/// sorted), or every file under `scenarios/` when none is named.
+pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let default = [PathBuf::from(SCENARIO_DIR)];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|e| InputError {
+                file: path.clone(),
+                at: None,
+                field: None,
+                message: format!("cannot read the directory: {e}"),
+            })?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else if path.exists() {
+            files.push(path.clone());
+        } else {
+            return Err(InputError {
+                file: path.clone(),
+                at: None,
+                field: None,
+                message: "no such file or directory".into(),
+            });
+        }
+    }
+    Ok(files)
+}
+
+/// Loads every file, checking that IDs are unique and `--only` names one;
+/// stops at the first invalid file.
+pub fn load_all(files: &[PathBuf], selection: &Selection) -> Result<Vec<Scenario>, InputError> {
+    let mut scenarios: Vec<Scenario> = Vec::new();
+    for file in files {
+        let scenario = load(file)?;
+        if let Some(other) = scenarios.iter().find(|s| s.id == scenario.id) {
+            return Err(InputError {
+                file: file.clone(),
+                at: None,
+                field: Some("id".into()),
+                message: format!(
+                    "`{}` is also the ID of {}",
+                    scenario.id,
+                    other.file.display()
+                ),
+            });
+        }
+        scenarios.push(scenario);
+    }
+    for id in &selection.only {
+        if !scenarios.iter().any(|s| &s.id == id) {
+            return Err(InputError {
+                file: PathBuf::from("--only"),
+                at: None,
+                field: None,
+                message: format!(
+                    "no scenario has the ID `{id}` (known: {})",
+                    scenarios
+                        .iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    Ok(scenarios)
+}
+
+/// A whole run: each scenario with its findings, or why it was skipped.
+pub struct RunReport {
+    pub scenarios: Vec<(ScenarioSummary, Vec<Finding>)>,
+    pub seconds: f64,
+}
+
+pub struct ScenarioSummary {
+    pub file: PathBuf,
+    pub id: String,
+    pub title: String,
+    pub source: String,
+    pub notes: Option<String>,
+    pub model: &'static str,
+    pub bounds: Json,
+    pub skipped: Option<&'static str>,
+    pub seconds: f64,
+}
+
+impl RunReport {
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.scenarios.iter().flat_map(|(_, f)| f)
+    }
+
+    fn count(&self, status: Status) -> usize {
+        self.findings().filter(|f| f.status == status).count()
+    }
+
+    /// 1 a verdict differs from its expectation; 3 something was
+    /// inconclusive; 0 all as expected.
+    pub fn exit_code(&self) -> u8 {
+        if self.count(Status::Regression) > 0 {
+            EXIT_REGRESSION
+        } else if self.count(Status::Inconclusive) > 0 {
+            EXIT_INCONCLUSIVE
+        } else {
+            EXIT_OK
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        let skipped = self
+            .scenarios
+            .iter()
+            .filter(|(s, _)| s.skipped.is_some())
+            .count();
+        let mut line = format!(
+            "{} scenario{}, {} check{}: {} ok, {} regression{}, {} inconclusive",
+            self.scenarios.len(),
+            plural(self.scenarios.len()),
+            self.findings().count(),
+            plural(self.findings().count()),
+            self.count(Status::Ok),
+            self.count(Status::Regression),
+            plural(self.count(Status::Regression)),
+            self.count(Status::Inconclusive),
+        );
+        if skipped > 0 {
+            line.push_str(&format!(", {skipped} skipped"));
+        }
+        line.push_str(&format!(" ({:.1} s)", self.seconds));
+        line
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Runs the selected scenarios, printing one line per check as it is
+/// decided (and the story under each regression).
+pub fn run_all(
+    scenarios: &[Scenario],
+    selection: &Selection,
+    limits: &Limits,
+    mut print: impl FnMut(&str),
+) -> RunReport {
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let id_width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(0);
+    for scenario in scenarios {
+        if !selection.only.is_empty() && !selection.only.contains(&scenario.id) {
+            continue;
+        }
+        let skipped = (selection.skip_slow && scenario.slow).then_some("slow (--skip-slow)");
+        let scenario_started = Instant::now();
+        let findings = if skipped.is_some() {
+            print(&format!(
+                "{:<id_width$}  skipped: slow (--skip-slow)",
+                scenario.id
+            ));
+            Vec::new()
+        } else {
+            let findings = scenario.run(selection, limits);
+            for f in &findings {
+                print(&format!(
+                    "{:<id_width$}  {:<12} {:<28} {}",
+                    scenario.id,
+                    f.design,
+                    f.subject,
+                    f.describe()
+                ));
+                if f.status == Status::Regression {
+                    if let Some(story) = &f.story {
+                        print(&indent(story, "      "));
+                    }
+                }
+            }
+            findings
+        };
+        out.push((
+            ScenarioSummary {
+                file: scenario.file.clone(),
+                id: scenario.id.clone(),
+                title: scenario.title.clone(),
+                source: scenario.source.clone(),
+                notes: scenario.notes.clone(),
+                model: scenario.model,
+                bounds: scenario.bounds.clone(),
+                skipped,
+                seconds: scenario_started.elapsed().as_secs_f64(),
+            },
+            findings,
+        ));
+    }
+    RunReport {
+        scenarios: out,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|l| format!("{prefix}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Escapes text for XML attributes and content; characters XML 1.0 cannot
+/// hold (most control characters) become U+FFFD.
+pub fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The run as JUnit XML: a testsuite per scenario, a testcase per design ×
+/// property; a regression is a failure with the story as its text, an
+/// inconclusive check an error, a skipped scenario one skipped testcase.
+pub fn junit(report: &RunReport) -> String {
+    let total = report.findings().count();
+    let failures = report.count(Status::Regression);
+    let errors = report.count(Status::Inconclusive);
+    let skipped = report
+        .scenarios
+        .iter()
+        .filter(|(s, _)| s.skipped.is_some())
+        .count();
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    xml.push_str(&format!(
+        "<testsuites name=\"slotcheck\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{:.3}\">\n",
+        total + skipped,
+        report.seconds
+    ));
+    for (s, findings) in &report.scenarios {
+        let count = |status| findings.iter().filter(|f| f.status == status).count();
+        xml.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\" file=\"{}\">\n",
+            xml_escape(&s.id),
+            findings.len().max(usize::from(s.skipped.is_some())),
+            count(Status::Regression),
+            count(Status::Inconclusive),
+            usize::from(s.skipped.is_some()),
+            s.seconds,
+            xml_escape(&s.file.display().to_string()),
+        ));
+        xml.push_str("    <properties>\n");
+        for (name, value) in [
+            ("title", s.title.clone()),
+            ("source", s.source.clone()),
+            ("model", s.model.to_string()),
+            ("bounds", s.bounds.to_string()),
+        ] {
+            xml.push_str(&format!(
+                "      <property name=\"{name}\" value=\"{}\"/>\n",
+                xml_escape(&value)
+            ));
+        }
+        xml.push_str("    </properties>\n");
+        if let Some(why) = s.skipped {
+            xml.push_str(&format!(
+                "    <testcase classname=\"{}\" name=\"(scenario)\"><skipped message=\"{}\"/></testcase>\n",
+                xml_escape(&s.id),
+                xml_escape(why)
+            ));
+        }
+        for f in findings {
+            let open = format!(
+                "    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.3}\"",
+                xml_escape(&s.id),
+                xml_escape(&f.design),
+                xml_escape(&f.subject),
+                f.seconds
+            );
+            match f.status {
+                Status::Ok => xml.push_str(&format!("{open}/>\n")),
+                Status::Regression => xml.push_str(&format!(
+                    "{open}>\n      <failure type=\"regression\" message=\"{}\">{}</failure>\n    </testcase>\n",
+                    xml_escape(&f.describe()),
+                    xml_escape(f.story.as_deref().unwrap_or("(no counterexample: the property holds)"))
+                )),
+                Status::Inconclusive => xml.push_str(&format!(
+                    "{open}>\n      <error type=\"inconclusive\" message=\"{}\"/>\n    </testcase>\n",
+                    xml_escape(&f.describe())
+                )),
+            }
+        }
+        xml.push_str("  </testsuite>\n");
+    }
+    xml.push_str("</testsuites>\n");
+    xml
+}
+
+/// The run as one JSON object.
+pub fn json_report(report: &RunReport) -> Json {
+    let scenarios: Vec<Json> = report
+        .scenarios
+        .iter()
+        .map(|(s, findings)| {
+            json!({
+                "id": s.id,
+                "file": s.file.display().to_string(),
+                "title": s.title,
+                "source": s.source,
+                "notes": s.notes,
+                "model": s.model,
+                "bounds": s.bounds,
+                "skipped": s.skipped,
+                "seconds": (s.seconds * 1000.0).round() / 1000.0,
+                "results": findings.iter().map(|f| json!({
+                    "design": f.design,
+                    "property": f.subject,
+                    "expected": f.expected.verdict.word(),
+                    "expected_steps": f.expected.steps,
+                    "verdict": f.verdict.word(),
+                    "steps": f.steps,
+                    "status": match f.status {
+                        Status::Ok => "ok",
+                        Status::Regression => "regression",
+                        Status::Inconclusive => "inconclusive",
+                    },
+                    "line": f.describe(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "scenarios": scenarios,
+        "summary": {
+            "ok": report.count(Status::Ok),
+            "regressions": report.count(Status::Regression),
+            "inconclusive": report.count(Status::Inconclusive),
+            "skipped": report.scenarios.iter().filter(|(s, _)| s.skipped.is_some()).count(),
+            "seconds": (report.seconds * 1000.0).round() / 1000.0,
+            "exit": report.exit_code(),
+        },
+    })
+}
+
+/// Every counterexample (and every story) as files under `dir`:
+/// `ID/DESIGN.PROPERTY.txt` (the story) and `ID/DESIGN.PROPERTY.itf.json`.
+pub fn counterexample_files(report: &RunReport, dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for (s, findings) in &report.scenarios {
+        for f in findings {
+            let (Some(story), Some(trace)) = (&f.story, &f.trace) else {
+                continue;
+            };
+            let stem = format!(
+                "{}.{}",
+                f.design,
+                f.subject.replace("story (", "story.").replace(')', "")
+            );
+            let base = dir.join(&s.id);
+            let heading = format!(
+                "{} ({}): {} on {}, {}\n{}\n\n",
+                s.id,
+                s.title,
+                f.subject,
+                f.design,
+                f.describe(),
+                s.bounds
+            );
+            files.push((
+                base.join(format!("{stem}.txt")),
+                format!("{heading}{story}").into_bytes(),
+            ));
+            files.push((
+                base.join(format!("{stem}.itf.json")),
+                serde_json::to_vec_pretty(trace).expect("JSON"),
+            ));
+        }
+    }
+    files
+}
+
+/// Everything `slotcheck check` was asked for, in scenario mode.
+pub struct CheckRun {
+    pub paths: Vec<PathBuf>,
+    pub selection: Selection,
+    pub limits: Limits,
+    pub junit: Option<PathBuf>,
+    /// `--json` alone prints the report instead of the lines; with a file,
+    /// writes it there.
+    pub json: Option<Option<PathBuf>>,
+    pub out: Option<PathBuf>,
+}
+
+/// Exit statuses of a scenario run.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_REGRESSION: u8 = 1;
+pub const EXIT_INVALID: u8 = 2;
+pub const EXIT_INCONCLUSIVE: u8 = 3;
+
+/// `slotcheck check [PATH...]`: loads every file (any invalid one stops the
+/// run with exit 2 before anything runs or is written), runs, prints a line
+/// per check and a summary, then writes the reports, each whole or not at
+/// all.
+pub fn check_command(run: CheckRun) -> u8 {
+    let fail = |message: String| {
+        eprintln!("error: {message}");
+        EXIT_INVALID
+    };
+    let scenarios = match files(&run.paths).and_then(|f| load_all(&f, &run.selection)) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string()),
+    };
+    if scenarios.is_empty() {
+        return fail(format!(
+            "no scenario files in {}",
+            if run.paths.is_empty() {
+                SCENARIO_DIR.to_string()
+            } else {
+                run.paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ));
+    }
+    for property in &run.selection.properties {
+        if !scenarios.iter().any(|s| s.plan.expects(property)) {
+            return fail(format!(
+                "--property: no scenario expects anything of `{property}`"
+            ));
+        }
+    }
+    let json_to_stdout = matches!(run.json, Some(None));
+    let report = run_all(&scenarios, &run.selection, &run.limits, |line| {
+        if !json_to_stdout {
+            println!("{line}");
+        }
+    });
+    let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    if let Some(file) = &run.junit {
+        writes.push((file.clone(), junit(&report).into_bytes()));
+    }
+    let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
+    match &run.json {
+        Some(Some(file)) => writes.push((file.clone(), json_text.into_bytes())),
+        Some(None) => print!("{json_text}"),
+        None => {}
+    }
+    if let Some(dir) = &run.out {
+        writes.extend(counterexample_files(&report, dir));
+    }
+    for (path, contents) in &writes {
+        if let Err(e) = itf::write_atomically(path, contents) {
+            return fail(format!("{}: cannot write: {e}", path.display()));
+        }
+    }
+    if !json_to_stdout {
+        println!("\n{}", report.summary());
+    }
+    report.exit_code()
+}
+
+/// Writes the template for `id` to `dir/ID.toml`, never over an existing file.
+pub fn write_template(id: &str, dir: &Path) -> Result<PathBuf, String> {
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(format!(
+            "`{id}` is not an ID: use letters, digits, `-`, `_` and `.`"
+        ));
+    }
+    let path = dir.join(format!("{id}.toml"));
+    if path.exists() {
+        return Err(format!(
+            "{}: already exists; not overwritten",
+            path.display()
+        ));
+    }
+    itf::write_atomically(&path, template(id).as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// A commented template for `slotcheck scenario new ID`.
+pub fn template(id: &str) -> String {
+    format!(
+        r#"# Scenario {id}: one audit finding, checked by `slotcheck check`.
+# Fill in every field; `slotcheck check {SCENARIO_DIR}/{id}.toml` runs it.
+id = "{id}"
+title = "What the finding says, in one line"
+source = "Where it comes from: document, section, PR"
+# notes = "What the model found beyond the source's claim, and why it stands."
+model = "stovepipe"          # the only model so far
+# slow = true                # leave out of `--skip-slow` runs (tests); for big bounds
+# options = ["split-read"]   # model options (see the README)
+
+# The smallest bounds that show the finding: every bound is required.
+[bounds]
+requests = 1        # N: requests arriving, in ID order
+max_concurrent = 1  # K: the queue's limit
+crashes = 0         # worker deaths
+stalls = 0          # visibility expiries while a worker still runs
+max_deliveries = 2  # attempts before a message is dead-lettered
+
+# What each design must give, from the source's claims AND a run of the model
+# (the model is the truth; a contradiction is a finding: say so in `notes`).
+# Verdicts: "holds" / "violated" for properties, "reached" / "not-reached" for
+# witnesses; {{ verdict = "violated", steps = N }} pins the shortest path too.
+[expect.claim-first]
+# no-wedge = "holds"
+# count-not-high = {{ verdict = "violated", steps = 8 }}
+
+[expect.fail-open]
+# no-wedge = "holds"
+
+[expect.owner-keyed]
+# no-wedge = "holds"
+
+# Optional: the finding's own telling, replayed literally. Every step must be
+# enabled where it stands, and the last state must violate `violates`.
+# [[story]]
+# design = "claim-first"
+# violates = "no-wedge"
+# steps = [
+#     "arrive R1",
+#     "deliver process R1",
+#     "step worker 1",
+#     "crash worker 1",
+# ]
+"#
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_lines_and_columns() {
+        let text = "a = 1\nbb = 2\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 6), (2, 1));
+        assert_eq!(line_column(text, 11), (2, 6));
+    }
+
+    #[test]
+    fn the_field_at_an_offset_is_the_table_and_the_key() {
+        let text = "id = \"x\"\n[bounds]\nrequests = \"2\"\n[expect.fail-open]\nno-wedge = { verdict = \"held\" }\n";
+        let at = |needle: &str| field_at(text, text.find(needle).unwrap());
+        assert_eq!(at("\"2\"").as_deref(), Some("bounds.requests"));
+        assert_eq!(at("requests").as_deref(), Some("bounds.requests"));
+        assert_eq!(
+            at("\"held\"").as_deref(),
+            Some("expect.fail-open.no-wedge.verdict")
+        );
+        assert_eq!(at("\"x\"").as_deref(), Some("id"));
+    }
+
+    #[test]
+    fn xml_escaping_covers_markup_and_control_characters() {
+        assert_eq!(
+            xml_escape("a<b & \"c\" 'd'>\u{1b}[0m"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;\u{FFFD}[0m"
+        );
+    }
+
+    #[test]
+    fn a_verdict_differs_by_steps_or_word_and_inconclusive_is_its_own() {
+        let violated = |steps| Expected {
+            verdict: Verdict::Violated,
+            steps,
+        };
+        assert_eq!(
+            judge(violated(Some(8)), Verdict::Violated, Some(8)),
+            Status::Ok
+        );
+        assert_eq!(
+            judge(violated(None), Verdict::Violated, Some(9)),
+            Status::Ok
+        );
+        assert_eq!(
+            judge(violated(Some(8)), Verdict::Violated, Some(9)),
+            Status::Regression
+        );
+        assert_eq!(
+            judge(violated(None), Verdict::Holds, None),
+            Status::Regression
+        );
+        assert_eq!(
+            judge(violated(None), Verdict::Inconclusive, None),
+            Status::Inconclusive
+        );
+    }
+
+    #[test]
+    fn the_template_parses_but_asks_for_expectations() {
+        let error = parse(Path::new("t.toml"), &template("SP-NEW-1"))
+            .err()
+            .expect("a fresh template has no expectations yet");
+        assert_eq!(error.field.as_deref(), Some("expect.claim-first"));
+        assert!(error.message.contains("no expectations"), "{error}");
+    }
+}

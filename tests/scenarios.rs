@@ -1,0 +1,612 @@
+//! `slotcheck check` over scenario files, through the built binary: the
+//! shipped scenarios pass, a changed expectation is a regression (exit 1),
+//! bad input names file:line:column and the field (exit 2) and writes no
+//! report, and the reports are valid JUnit XML, JSON and ITF.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_slotcheck");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn slotcheck(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(ROOT)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the slotcheck binary runs")
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("exited, not killed")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A fresh, empty directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("slotcheck-scenarios-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn shipped(id: &str) -> String {
+    std::fs::read_to_string(Path::new(ROOT).join("scenarios").join(format!("{id}.toml"))).unwrap()
+}
+
+/// Checks that `xml` is well formed (quick-xml checks that end tags match,
+/// attributes are quoted and unique) and returns the names of its elements.
+fn xml_elements(xml: &str) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut names = Vec::new();
+    let mut depth = 0i32;
+    loop {
+        let event = reader.read_event().expect("well-formed XML");
+        match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
+                }
+                names.push(e.name().as_ref().to_string());
+                for a in e.attributes() {
+                    a.expect("well-formed attribute")
+                        .normalized_value(quick_xml::XmlVersion::Explicit1_0)
+                        .expect("valid attribute escapes");
+                }
+            }
+            Event::End(_) => depth -= 1,
+            Event::GeneralRef(r) => {
+                let name = r.to_string();
+                assert!(
+                    ["amp", "lt", "gt", "quot", "apos"].contains(&name.as_str())
+                        || name.starts_with('#'),
+                    "undefined entity &{name};"
+                );
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "every element is closed");
+    names
+}
+
+/// An ITF trace as `src/itf.rs` writes it.
+fn assert_itf(path: &Path) {
+    let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
+    assert_eq!(doc["#meta"]["format"], "ITF", "{}", path.display());
+    let vars = doc["vars"].as_array().expect("vars");
+    let states = doc["states"].as_array().expect("states");
+    assert!(
+        states.len() >= 2,
+        "{}: a counterexample has steps",
+        path.display()
+    );
+    for state in states {
+        for var in vars {
+            assert!(
+                state.get(var.as_str().unwrap()).is_some(),
+                "{}: every state has {var}",
+                path.display()
+            );
+        }
+    }
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
+    let dir = scratch("shipped");
+    let junit = dir.join("junit.xml");
+    let json = dir.join("report.json");
+    let out = dir.join("traces");
+    // The nightly scenario is `slow = true`: CI runs it, the test suite does not.
+    let output = slotcheck(&[
+        "check",
+        "--skip-slow",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains(" 0 regressions, 0 inconclusive"), "{text}");
+
+    let files: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    assert!(files.len() >= 6, "the issue's scenarios are shipped");
+    for file in &files {
+        let id = file.file_stem().unwrap().to_str().unwrap();
+        assert!(text.contains(id), "a line for {id}:\n{text}");
+    }
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let elements = xml_elements(&xml);
+    assert_eq!(elements.iter().filter(|n| *n == "testsuites").count(), 1);
+    assert_eq!(
+        elements.iter().filter(|n| *n == "testsuite").count(),
+        files.len()
+    );
+    assert!(elements.iter().filter(|n| *n == "testcase").count() > 3 * files.len());
+    assert!(!elements.iter().any(|n| n == "failure"));
+
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["summary"]["regressions"], 0);
+    assert_eq!(report["scenarios"].as_array().unwrap().len(), files.len());
+
+    let traces: Vec<PathBuf> = files_under(&out)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".itf.json"))
+        .collect();
+    let violated = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["results"].as_array().unwrap())
+        .filter(|r| r["verdict"] == "violated")
+        .count();
+    assert_eq!(
+        traces.len(),
+        violated,
+        "one trace per counterexample and story"
+    );
+    for trace in &traces {
+        assert_itf(trace);
+        let story = trace.to_string_lossy().replace(".itf.json", ".txt");
+        assert!(Path::new(&story).exists(), "{story} beside its trace");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_changed_expectation_exits_1_and_names_the_regression() {
+    let dir = scratch("regression");
+    let text = shipped("SP-OCT-003").replace(
+        "no-wedge = { verdict = \"violated\", steps = 8 }",
+        "no-wedge = \"holds\"",
+    );
+    assert!(text.contains("no-wedge = \"holds\""));
+    let file = dir.join("SP-OCT-003.toml");
+    std::fs::write(&file, text).unwrap();
+    let junit = dir.join("junit.xml");
+    let output = slotcheck(&[
+        "check",
+        file.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    let line = stdout(&output)
+        .lines()
+        .find(|l| l.contains("REGRESSION"))
+        .expect("a regression line")
+        .to_string();
+    assert!(line.starts_with("SP-OCT-003"), "{line}");
+    assert!(line.contains("claim-first"), "{line}");
+    assert!(line.contains("no-wedge"), "{line}");
+    assert!(
+        line.contains("REGRESSION: expected holds, got violated (8 steps)"),
+        "{line}"
+    );
+    // The JUnit failure carries the story.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml_elements(&xml).iter().any(|n| n == "failure"));
+    assert!(xml.contains("crash; process(R1) is visible again"), "{xml}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_changed_step_count_is_a_regression_too() {
+    let dir = scratch("steps");
+    let text = shipped("SP-OCT-003").replace(
+        "count-not-high = { verdict = \"violated\", steps = 8 }",
+        "count-not-high = { verdict = \"violated\", steps = 7 }",
+    );
+    let file = dir.join("x.toml");
+    std::fs::write(&file, text).unwrap();
+    let output = slotcheck(&["check", file.to_str().unwrap(), "--design", "claim-first"]);
+    assert_eq!(code(&output), 1);
+    assert!(
+        stdout(&output).contains("REGRESSION: expected violated (7 steps), got violated (8 steps)"),
+        "{}",
+        stdout(&output)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cut_short_run_is_inconclusive_and_exits_3() {
+    let output = slotcheck(&[
+        "check",
+        "scenarios/SP-OCT-005.toml",
+        "--design",
+        "owner-keyed",
+        "--max-states",
+        "50",
+    ]);
+    assert_eq!(code(&output), 3, "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("inconclusive: the state budget"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+/// Runs `check` on `text` written beside a valid file, with every report
+/// asked for, and returns stderr after checking that the run exited 2 and
+/// wrote nothing.
+fn invalid(name: &str, text: &str) -> String {
+    let dir = scratch(name);
+    std::fs::write(dir.join("a-valid.toml"), shipped("SP-OCT-003")).unwrap();
+    std::fs::write(dir.join("broken.toml"), text).unwrap();
+    let reports = dir.join("reports");
+    let output = slotcheck(&[
+        "check",
+        dir.to_str().unwrap(),
+        "--junit",
+        reports.join("junit.xml").to_str().unwrap(),
+        "--json",
+        reports.join("report.json").to_str().unwrap(),
+        "--out",
+        reports.join("traces").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 2, "{}{}", stdout(&output), stderr(&output));
+    assert!(!reports.exists(), "no report is written for invalid input");
+    assert!(
+        stdout(&output).is_empty(),
+        "nothing ran: {}",
+        stdout(&output)
+    );
+    let err = stderr(&output);
+    std::fs::remove_dir_all(dir).unwrap();
+    err
+}
+
+/// The error line names `broken.toml:LINE:COLUMN` and the field.
+fn assert_names(err: &str, line_column: &str, field: &str, says: &str) {
+    let first = err.lines().next().unwrap_or_default();
+    assert!(first.starts_with("error: "), "{err}");
+    assert!(
+        first.contains(&format!("broken.toml:{line_column}: ")),
+        "{err}"
+    );
+    assert!(first.contains(&format!("`{field}`")), "{err}");
+    assert!(first.contains(says), "{err}");
+}
+
+/// SP-OCT-003's text with one line replaced.
+fn sp_oct_003_with(old: &str, new: &str) -> String {
+    let text = shipped("SP-OCT-003");
+    assert!(text.contains(old), "{old}");
+    text.replacen(old, new, 1)
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).expect(needle) + 1
+}
+
+#[test]
+fn malformed_toml_exits_2_with_its_position() {
+    let text = sp_oct_003_with("stalls = 0", "stalls = = 0");
+    let line = line_of(&text, "stalls = = 0");
+    let err = invalid("malformed", &text);
+    assert_names(&err, &format!("{line}:10"), "bounds.stalls", "invalid");
+}
+
+#[test]
+fn an_unknown_key_exits_2_naming_it() {
+    let text = sp_oct_003_with("stalls = 0", "stalls = 0\nstall = 1");
+    let line = line_of(&text, "stall = 1");
+    let err = invalid("unknown-key", &text);
+    assert_names(
+        &err,
+        &format!("{line}:1"),
+        "bounds.stall",
+        "unknown field `stall`",
+    );
+}
+
+#[test]
+fn a_wrong_type_exits_2_naming_the_field() {
+    let text = sp_oct_003_with("requests = 1", "requests = \"one\"");
+    let line = line_of(&text, "requests = \"one\"");
+    let err = invalid("wrong-type", &text);
+    assert_names(
+        &err,
+        &format!("{line}:12"),
+        "bounds.requests",
+        "invalid type: string",
+    );
+}
+
+#[test]
+fn an_unknown_design_exits_2() {
+    let text = sp_oct_003_with("[expect.owner-keyed]", "[expect.owner-keyd]");
+    let line = line_of(&text, "[expect.owner-keyd]");
+    let err = invalid("unknown-design", &text);
+    assert_names(
+        &err,
+        &format!("{line}:2"),
+        "expect.owner-keyd",
+        "unknown design `owner-keyd`",
+    );
+}
+
+#[test]
+fn an_unknown_property_exits_2() {
+    let text = sp_oct_003_with("count-not-low = \"holds\"", "count-not-lo = \"holds\"");
+    let line = line_of(&text, "count-not-lo =");
+    let err = invalid("unknown-property", &text);
+    assert_names(
+        &err,
+        &format!("{line}:1"),
+        "expect.claim-first.count-not-lo",
+        "unknown property",
+    );
+}
+
+#[test]
+fn a_verdict_that_does_not_fit_the_property_exits_2() {
+    let text = sp_oct_003_with(
+        "some-superseded = \"not-reached\"",
+        "some-superseded = \"holds\"",
+    );
+    let line = line_of(&text, "some-superseded = \"holds\"");
+    let err = invalid("wrong-verdict", &text);
+    assert_names(
+        &err,
+        &format!("{line}:19"),
+        "expect.claim-first.some-superseded",
+        "witness",
+    );
+}
+
+#[test]
+fn an_unknown_model_exits_2() {
+    let text = sp_oct_003_with("model = \"stovepipe\"", "model = \"stovepip\"");
+    let line = line_of(&text, "model = \"stovepip\"");
+    let err = invalid("unknown-model", &text);
+    assert_names(
+        &err,
+        &format!("{line}:9"),
+        "model",
+        "unknown model `stovepip`",
+    );
+}
+
+#[test]
+fn an_unknown_option_exits_2() {
+    let text = sp_oct_003_with(
+        "model = \"stovepipe\"",
+        "model = \"stovepipe\"\noptions = [\"split-reads\"]",
+    );
+    let line = line_of(&text, "options = ");
+    let err = invalid("unknown-option", &text);
+    assert_names(
+        &err,
+        &format!("{line}:12"),
+        "options",
+        "unknown stovepipe option `split-reads`",
+    );
+}
+
+#[test]
+fn bounds_out_of_range_exit_2() {
+    let text = sp_oct_003_with("requests = 1", "requests = 0");
+    let line = line_of(&text, "requests = 0");
+    let err = invalid("requests-zero", &text);
+    assert_names(
+        &err,
+        &format!("{line}:12"),
+        "bounds.requests",
+        "requests must be from 1 to 32, not 0",
+    );
+
+    let text = sp_oct_003_with("crashes = 1", "crashes = 300");
+    let line = line_of(&text, "crashes = 300");
+    let err = invalid("crashes-big", &text);
+    assert_names(&err, &format!("{line}:11"), "bounds.crashes", "300");
+}
+
+#[test]
+fn a_story_step_that_is_not_enabled_exits_2() {
+    // Worker 1 is dead after the crash: it cannot step.
+    let text = sp_oct_003_with(
+        "    \"step worker 2\",   # read: R1 accepted, count 1",
+        "    \"step worker 1\",   # read: R1 accepted, count 1",
+    );
+    let line = line_of(&text, "\"step worker 1\",   # read: R1 accepted, count 1");
+    let err = invalid("story-step", &text);
+    assert_names(
+        &err,
+        &format!("{line}:5"),
+        "story[0].steps[6]",
+        "story step 7 `step worker 1`: worker 1 is not running",
+    );
+}
+
+#[test]
+fn a_story_step_that_is_not_a_step_exits_2() {
+    let text = sp_oct_003_with("    \"arrive R1\",\n", "    \"arrive R2\",\n");
+    let line = line_of(&text, "\"arrive R2\"");
+    let err = invalid("story-words", &text);
+    assert_names(
+        &err,
+        &format!("{line}:5"),
+        "story[0].steps[0]",
+        "the next to arrive is R1",
+    );
+}
+
+#[test]
+fn duplicate_ids_exit_2() {
+    let err = invalid("duplicate", &shipped("SP-OCT-003"));
+    assert!(
+        err.contains("broken.toml: `id`: `SP-OCT-003` is also the ID of"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bounds_flags_are_refused_when_scenarios_bring_their_own() {
+    let output = slotcheck(&["check", "scenarios/SP-OCT-003.toml", "--requests", "3"]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("--requests: scenario files bring their own bounds"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn only_narrows_to_one_scenario_and_rejects_an_unknown_id() {
+    let output = slotcheck(&[
+        "check",
+        "--only",
+        "SP-OCT-003",
+        "--design",
+        "owner-keyed",
+        "--property",
+        "no-wedge",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let lines: Vec<String> = stdout(&output)
+        .lines()
+        .filter(|l| l.contains(" ok "))
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("SP-OCT-003")
+            && lines[0].contains("owner-keyed")
+            && lines[0].contains("no-wedge")
+    );
+
+    let output = slotcheck(&["check", "--only", "SP-OCT-999"]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("no scenario has the ID `SP-OCT-999`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn scenario_new_writes_a_template_that_asks_for_expectations() {
+    let dir = scratch("new");
+    let output = slotcheck(&[
+        "scenario",
+        "new",
+        "SP-OCT-042",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let file = dir.join("SP-OCT-042.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("id = \"SP-OCT-042\""));
+    // Valid TOML with every required key; it stops at the empty expectations.
+    let output = slotcheck(&["check", file.to_str().unwrap()]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("`expect.claim-first`: no expectations"),
+        "{}",
+        stderr(&output)
+    );
+    // Never over an existing file.
+    let again = slotcheck(&[
+        "scenario",
+        "new",
+        "SP-OCT-042",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&again), 2);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_ad_hoc_check_of_one_design_still_works() {
+    let output = slotcheck(&[
+        "check",
+        "--design",
+        "claim-first",
+        "--requests",
+        "1",
+        "--stalls",
+        "0",
+        "--property",
+        "no-wedge",
+    ]);
+    assert_eq!(code(&output), 1);
+    assert!(
+        stdout(&output).contains("no-wedge: the shortest counterexample, 8 steps"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn a_missing_bound_exits_2_naming_its_table() {
+    let text = sp_oct_003_with("stalls = 0\n", "");
+    let line = line_of(&text, "[bounds]");
+    let err = invalid("missing-bound", &text);
+    assert_names(
+        &err,
+        &format!("{line}:1"),
+        "bounds",
+        "missing field `stalls`",
+    );
+}
+
+#[test]
+fn json_alone_prints_the_report_instead_of_the_lines() {
+    let output = slotcheck(&[
+        "check",
+        "scenarios/SP-OCT-003.toml",
+        "--design",
+        "claim-first",
+        "--json",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("only JSON on stdout");
+    let results = report["scenarios"][0]["results"].as_array().unwrap();
+    let no_wedge = results
+        .iter()
+        .find(|r| r["property"] == "no-wedge")
+        .unwrap();
+    assert_eq!(no_wedge["status"], "ok");
+    assert_eq!(no_wedge["verdict"], no_wedge["expected"]);
+    assert_eq!(no_wedge["steps"], no_wedge["expected_steps"]);
+}
