@@ -23,8 +23,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 use slotcheck_models::stovepipe::{
-    design_named, Action, Bounds, Options, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH,
-    COUNT_NOT_LOW, DESIGNS, NO_WEDGE,
+    design_named, Action, Bounds, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
+    DESIGNS, NO_WEDGE,
 };
 use slotcheck_models::Narrated;
 use stateright::{Expectation, Model, Property};
@@ -68,6 +68,26 @@ pub trait Simulated:
     fn option_names(&self) -> Vec<&'static str>;
     /// The model a trace's `#meta` describes (`design`, `bounds`, `options`).
     fn from_meta(meta: &Map<String, Json>) -> Result<Self, String>;
+    /// The initial state a walk starts from: uniform among the model's
+    /// initial states, drawing nothing when there is one (so that such a
+    /// model's walks stay as they were). A model with many overrides this to
+    /// draw one without listing them all.
+    fn pick_init(&self, rng: &mut ChaCha8Rng) -> Self::State {
+        let mut inits = self.init_states();
+        let k = if inits.len() == 1 {
+            0
+        } else {
+            rng.random_range(0..inits.len())
+        };
+        inits.swap_remove(k)
+    }
+    /// The initial state of this model that keeps what the path needs of
+    /// `like`, an initial state of the same model on other bounds (a
+    /// builder's clock offset): where shrinking starts once it has lowered a
+    /// bound; `None` when this model has no such state. Default: the first.
+    fn init_like(&self, _like: &Self::State) -> Option<Self::State> {
+        self.init_states().into_iter().next()
+    }
     /// Scripts with one actor taken out whole (a worker, a request), renamed
     /// so that the rest still parses, each with the model to run it on (a
     /// request taken out lowers the request bound, or a wedge that needs
@@ -96,6 +116,41 @@ fn bounds_map<M: Simulated>(model: &M) -> BTreeMap<String, u32> {
         .into_iter()
         .map(|(name, value)| (name.to_string(), value))
         .collect()
+}
+
+/// The bounds a trace's `#meta` records, applied to `model` by name, and its
+/// options: what every model's [`Simulated::from_meta`] reads.
+pub fn meta_bounds_and_options<M: Simulated>(
+    model: &M,
+    meta: &Map<String, Json>,
+) -> Result<(M, Vec<String>), String> {
+    let bounds = meta
+        .get("bounds")
+        .and_then(Json::as_object)
+        .ok_or("`#meta` has no `bounds` object")?;
+    let mut values = Vec::new();
+    for (name, _) in model.bound_values() {
+        let value = bounds
+            .get(name)
+            .and_then(Json::as_u64)
+            .ok_or_else(|| format!("`#meta.bounds` has no number `{name}`"))?;
+        values.push((
+            name,
+            u32::try_from(value).map_err(|_| format!("{name} too large"))?,
+        ));
+    }
+    let model = model.with_bounds(&values)?;
+    let mut options = Vec::new();
+    for name in meta
+        .get("options")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = name.as_str().ok_or("`#meta.options` holds a non-string")?;
+        options.push(name.to_string());
+    }
+    Ok((model, options))
 }
 
 /// `requests 2, max_concurrent 1, ...`.
@@ -191,6 +246,8 @@ pub fn plan<M: Simulated>(
 /// One walk: its steps, and where each property was first violated or
 /// reached (the number of steps before that state).
 pub struct Walk<M: Model> {
+    /// The initial state it started from.
+    pub init: M::State,
     pub actions: Vec<M::Action>,
     pub states: u64,
     /// Whether the walk stopped at `depth` with actions still enabled.
@@ -219,8 +276,10 @@ pub fn walk<M: Simulated>(
     depth: usize,
     rng: &mut ChaCha8Rng,
 ) -> Walk<M> {
-    let mut state = model.init_states().swap_remove(0);
+    let init = model.pick_init(rng);
+    let mut state = init.clone();
     let mut walk = Walk {
+        init,
         actions: Vec::new(),
         states: 1,
         cut_at_depth: false,
@@ -393,6 +452,7 @@ struct Found<M: Model> {
     runs: u64,
     first_run: u64,
     model: M,
+    init: M::State,
     actions: Vec<M::Action>,
 }
 
@@ -451,6 +511,7 @@ pub fn simulate<M: Simulated>(
                         runs: 1,
                         first_run: run,
                         model: model.clone(),
+                        init: walk.init.clone(),
                         actions: walk.actions[..at].to_vec(),
                     })
                 }
@@ -472,11 +533,11 @@ pub fn simulate<M: Simulated>(
         let Some(f) = f else { continue };
         let name = properties[k].name;
         let shrunk = if settings.shrink {
-            shrink::shrink(&f.model, &f.actions, name, settings.shrink_states)
+            shrink::shrink(&f.model, &f.init, &f.actions, name, settings.shrink_states)
         } else {
-            Shrunk::unshrunk(&f.model, &f.actions)
+            Shrunk::unshrunk(&f.model, &f.init, &f.actions)
         };
-        let init = shrunk.model.init_states().swap_remove(0);
+        let init = shrunk.init.clone();
         let last = last_state(&shrunk.model, &init, &shrunk.actions);
         let trace = match &settings.out {
             Some(dir) => {
@@ -882,8 +943,7 @@ pub fn report_text<M: Simulated>(
     }
     for run in runs {
         for (v, shrunk) in run.report.violations.iter().zip(&run.shrunk) {
-            let init = shrunk.model.init_states().swap_remove(0);
-            let steps = shrunk.model.tell(&init, &shrunk.actions);
+            let steps = shrunk.model.tell(&shrunk.init, &shrunk.actions);
             out.push_str(&format!(
                 "\n{} {}: seed {}, run {}; {} steps, shrunk to {}{}\n",
                 run.report.design,
@@ -937,8 +997,8 @@ pub fn timing_line(report: &Report, timing: &Timing) -> String {
 /// `simulate`'s own flags; the bounds are `check`'s.
 #[derive(clap::Args, Clone, Debug)]
 pub struct SimulateArgs {
-    /// The design to simulate (repeatable); default: every design.
-    #[arg(long, value_name = "DESIGN", value_parser = clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name())))]
+    /// The design to simulate (repeatable); default: every design of the model.
+    #[arg(long, value_name = "DESIGN")]
     pub design: Vec<String>,
     /// The seed every run's generator derives from (printed in every report).
     #[arg(long, value_name = "S", default_value_t = 0)]
@@ -981,33 +1041,19 @@ pub struct SimulateArgs {
     pub bench: bool,
 }
 
-/// `slotcheck simulate`, on the stovepipe model with `bounds` and `options`.
-/// `model_flags` are the bound flags as given, for reproduction commands.
-pub fn run_cli(
-    bounds: Bounds,
-    options: Options,
+/// `slotcheck simulate` of `models` (one per design, on the bounds and
+/// options given; `--bench` is the caller's). `model_flags` are the model's
+/// flags as given, for reproduction commands.
+pub fn run_cli<M: Simulated>(
+    models: &[M],
     model_flags: &str,
     args: &SimulateArgs,
 ) -> Result<u8, String> {
-    if args.bench {
-        print!("{}", bench(args.seed)?);
-        return Ok(0);
-    }
-    let designs: Vec<&str> = if args.design.is_empty() {
-        DESIGNS.iter().map(|d| d.name()).collect()
-    } else {
-        args.design.iter().map(String::as_str).collect()
-    };
-    let models: Vec<Stovepipe> = designs
-        .iter()
-        .map(|d| {
-            let mut m = Stovepipe::new(design_named(d).expect("a known design"), bounds);
-            m.options = options;
-            m
-        })
-        .collect();
     let swarm = if args.swarm {
-        Some(swarm_ranges(&models[0], &args.range)?)
+        Some(swarm_ranges(
+            models.first().ok_or("no design to simulate")?,
+            &args.range,
+        )?)
     } else {
         None
     };
@@ -1029,7 +1075,7 @@ pub fn run_cli(
         out: (!args.no_save).then(|| args.out.clone()),
     };
     let mut timing = Timing::default();
-    let (report, runs) = simulate_all(&models, &settings, &mut timing)?;
+    let (report, runs) = simulate_all(models, &settings, &mut timing)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON"));
     } else {
@@ -1233,7 +1279,8 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 Some((_, actions)) => {
                     let model =
                         Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
-                    let s = shrink::shrink(&model, actions, claim.property, 50_000);
+                    let init = model.initial_state();
+                    let s = shrink::shrink(&model, &init, actions, claim.property, 50_000);
                     format!("{} -> {}", actions.len(), s.actions.len())
                 }
                 None => "-".into(),

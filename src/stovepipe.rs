@@ -1,7 +1,7 @@
 //! The stovepipe model as the tool runs it: its default bounds, the bounds
 //! as JSON, and what the simulator needs of it ([`Simulated`]).
 
-use crate::simulate::Simulated;
+use crate::simulate::{meta_bounds_and_options, Simulated};
 use serde_json::{json, Map, Value};
 use slotcheck_models::stovepipe::{design_named, Action, Bounds, Options, Stovepipe};
 use std::ops::RangeInclusive;
@@ -200,33 +200,11 @@ impl Simulated for Stovepipe {
             .and_then(Value::as_str)
             .ok_or("`#meta` has no `design`")?;
         let design = design_named(design).ok_or_else(|| format!("unknown design `{design}`"))?;
-        let bounds = meta
-            .get("bounds")
-            .and_then(Value::as_object)
-            .ok_or("`#meta` has no `bounds` object")?;
-        let mut model = Stovepipe::new(design, Bounds::default());
-        let mut values = Vec::new();
-        for (name, _) in model.bound_values() {
-            let value = bounds
-                .get(name)
-                .and_then(Value::as_u64)
-                .ok_or_else(|| format!("`#meta.bounds` has no number `{name}`"))?;
-            values.push((
-                name,
-                u32::try_from(value).map_err(|_| format!("{name} too large"))?,
-            ));
+        let (mut model, names) =
+            meta_bounds_and_options(&Stovepipe::new(design, Bounds::default()), meta)?;
+        for name in names {
+            model.options.set(&name)?;
         }
-        model = model.with_bounds(&values)?;
-        let mut options = Options::default();
-        for name in meta
-            .get("options")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            options.set(name.as_str().ok_or("`#meta.options` holds a non-string")?)?;
-        }
-        model.options = options;
         Ok(model)
     }
 
