@@ -1,14 +1,22 @@
 //! The link model as the tool runs it: its bounds flags, default bounds, the
-//! bounds as JSON, and `compare`/`check` for `--model link`.
+//! bounds as JSON, `compare`/`check`/`simulate` for `--model link`, and what
+//! the simulator needs of it ([`Simulated`]).
 
 use crate::check::{check, Limits, Verdict};
 use crate::report::{self, Style};
 use crate::see::{self, CheckOutputArgs, CompareOutputArgs};
+use crate::simulate::{self, meta_bounds_and_options, SimulateArgs, Simulated};
 use clap::Args;
-use serde_json::{json, Value};
-use slotcheck_models::link::{design_named, Bounds, Link, Options, DESIGNS};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Map, Value};
+use slotcheck_models::link::{
+    design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
+};
 use slotcheck_models::Narrated;
 use stateright::Model;
+use std::ops::RangeInclusive;
+use std::path::Path;
 
 /// Which model a command runs.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -194,17 +202,214 @@ pub fn compare(
     Ok(if inconclusive { 3 } else { 0 })
 }
 
-/// `check --model link --design D`: verdicts, then each violation's story.
+/// `simulate --model link`: every design (or those given) on `bounds`.
+pub fn simulate(bounds: Bounds, options: Options, args: &SimulateArgs) -> Result<u8, String> {
+    if args.bench {
+        return Err("--bench measures the stovepipe model's claims; leave out --model link".into());
+    }
+    let models = if args.design.is_empty() {
+        DESIGNS.iter().map(|d| d.name).collect()
+    } else {
+        args.design.iter().map(String::as_str).collect::<Vec<_>>()
+    }
+    .into_iter()
+    .map(|d| model_for(d, bounds, options))
+    .collect::<Result<Vec<_>, _>>()?;
+    // The flags that rebuild the model, for the reproduction commands; swarm
+    // runs draw their bounds.
+    let mut flags = vec!["--model link".to_string()];
+    if !args.swarm {
+        let b = bounds;
+        flags.push(format!(
+            "--asks {} --builders {} --skew {} --horizon {} --longest-build {} --crashes {} --late-heartbeats {} --late-by {} --max-deliver {}",
+            b.asks, b.builders, b.skew, b.horizon, b.longest_build, b.crashes, b.late_heartbeats, b.late_by, b.max_deliver
+        ));
+    }
+    flags.extend(options.names().iter().map(|o| format!("--option {o}")));
+    simulate::run_cli(&models, &flags.join(" "), args)
+}
+
+/// The kinds of link actions swarm weights are drawn for, in the order of
+/// [`Action`]'s variants.
+const LINK_KINDS: &[&str] = &[
+    "fetch",
+    "fetch-late",
+    "land",
+    "take",
+    "heartbeat",
+    "finish",
+    "tick",
+    "crash",
+    "delay",
+];
+
+/// The initial state of `model` with these clock offsets (in ticks,
+/// non-decreasing from b1, as [`Link::initial_states`] names them): only the
+/// offsets depend on the skew.
+fn init_with_offsets(model: &Link, offsets: &[i8]) -> State {
+    let mut no_skew = *model;
+    no_skew.bounds.skew = 0;
+    let mut state = no_skew.initial_states().swap_remove(0);
+    for (builder, &offset) in state.builders.iter_mut().zip(offsets) {
+        builder.offset = offset;
+    }
+    state
+}
+
+/// Time bounds are counted in ticks here, so that swarm draws and shrinking's
+/// `-1` always give a valid bound; the CLI and the stories say seconds.
+impl Simulated for Link {
+    fn model_name(&self) -> &'static str {
+        "link"
+    }
+
+    fn variant(&self) -> &'static str {
+        self.design.name
+    }
+
+    fn action_kinds(&self) -> &'static [&'static str] {
+        LINK_KINDS
+    }
+
+    fn action_kind(&self, action: &Action) -> usize {
+        match action {
+            Action::Fetch(_) => 0,
+            Action::FetchLate(_) => 1,
+            Action::Land(_) => 2,
+            Action::Take(_) => 3,
+            Action::Heartbeat(_) => 4,
+            Action::Finish(_) => 5,
+            Action::Tick => 6,
+            Action::Crash(_) => 7,
+            Action::Delay(_) => 8,
+        }
+    }
+
+    /// Small enough that one walk stays well under a hundred steps: at most
+    /// 24 ticks, three asks, three builders.
+    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
+        vec![
+            ("asks", 1..=3),
+            ("builders", 2..=3),
+            // Up to 60 s, past the source's 35 s.
+            ("skew_ticks", 0..=12),
+            // 30 s to 120 s: an ack wait (60 s) and a redelivery fit.
+            ("horizon_ticks", 6..=24),
+            ("longest_build_ticks", 1..=18),
+            ("crashes", 0..=2),
+            ("late_heartbeats", 0..=2),
+            // 5 s to 50 s: the README's late-heartbeat finding needs 50.
+            ("late_by_ticks", 1..=10),
+            // Above the crashes: fewer deliveries than crashes lose an ask in
+            // every design, which would bury the rest (`--range` lowers it).
+            ("max_deliver", 3..=4),
+        ]
+    }
+
+    fn bound_values(&self) -> Vec<(&'static str, u32)> {
+        let b = self.bounds;
+        vec![
+            ("asks", b.asks as u32),
+            ("builders", b.builders as u32),
+            ("skew_ticks", b.skew_ticks() as u32),
+            ("horizon_ticks", b.horizon_ticks() as u32),
+            ("longest_build_ticks", b.longest_build_ticks() as u32),
+            ("crashes", b.crashes as u32),
+            ("late_heartbeats", b.late_heartbeats as u32),
+            ("late_by_ticks", b.late_by_ticks() as u32),
+            ("max_deliver", b.max_deliver as u32),
+        ]
+    }
+
+    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
+        let mut b = self.bounds;
+        for &(name, value) in values {
+            let too_large = || format!("{name} {value} is too large");
+            let count = || u8::try_from(value).map_err(|_| too_large());
+            let seconds = || {
+                u16::try_from(value)
+                    .ok()
+                    .and_then(|v| v.checked_mul(TICK_SECONDS))
+                    .ok_or_else(too_large)
+            };
+            match name {
+                "asks" => b.asks = count()?,
+                "builders" => b.builders = count()?,
+                "skew_ticks" => b.skew = seconds()?,
+                "horizon_ticks" => b.horizon = seconds()?,
+                "longest_build_ticks" => b.longest_build = seconds()?,
+                "crashes" => b.crashes = count()?,
+                "late_heartbeats" => b.late_heartbeats = count()?,
+                "late_by_ticks" => b.late_by = seconds()?,
+                "max_deliver" => b.max_deliver = count()?,
+                other => return Err(format!("unknown link bound `{other}`")),
+            }
+        }
+        // The CLI's own check, so a drawn or lowered bound is never one the
+        // CLI would refuse.
+        b.validate()?;
+        Ok(Link { bounds: b, ..*self })
+    }
+
+    fn option_names(&self) -> Vec<&'static str> {
+        self.options.names()
+    }
+
+    fn from_meta(meta: &Map<String, Value>) -> Result<Self, String> {
+        let design = meta
+            .get("design")
+            .and_then(Value::as_str)
+            .ok_or("`#meta` has no `design`")?;
+        let design =
+            design_named(design).ok_or_else(|| format!("unknown link design `{design}`"))?;
+        let (mut model, names) = meta_bounds_and_options(&Link::new(design, DEFAULT_BOUNDS), meta)?;
+        for name in names {
+            model.options.set(&name)?;
+        }
+        Ok(model)
+    }
+
+    /// Each builder's offset uniform in the skew, then sorted: the canonical
+    /// naming of [`Link::initial_states`], without listing its
+    /// `(2 skew + 1)^builders / builders!` states every run.
+    fn pick_init(&self, rng: &mut ChaCha8Rng) -> State {
+        let s = self.bounds.skew_ticks() as i8;
+        let mut offsets: Vec<i8> = (0..self.bounds.builders)
+            .map(|_| rng.random_range(-s..=s))
+            .collect();
+        offsets.sort_unstable();
+        init_with_offsets(self, &offsets)
+    }
+
+    /// The offsets of the builders kept, each brought within the skew (a
+    /// lower skew pulls the furthest clocks in, keeping their order), so
+    /// that shrinking can lower the skew to what the path needs.
+    fn init_like(&self, like: &State) -> Option<State> {
+        let s = self.bounds.skew_ticks() as i8;
+        let offsets: Vec<i8> = like
+            .builders
+            .iter()
+            .map(|b| b.offset.clamp(-s, s))
+            .take(self.bounds.builders as usize)
+            .collect();
+        if offsets.len() < self.bounds.builders as usize {
+            return None;
+        }
+        Some(init_with_offsets(self, &offsets))
+    }
+}
+
+/// `check --model link --design D`: verdicts, then each violation's story;
+/// with `out`, each counterexample saved as an ITF trace too.
 pub fn check_design(
-    design: &str,
+    model: Link,
     properties: &[String],
-    bounds: Bounds,
-    options: Options,
     limits: &Limits,
     as_json: bool,
+    out: Option<&Path>,
     output: &CheckOutputArgs,
 ) -> Result<u8, String> {
-    let model = model_for(design, bounds, options)?;
+    let (design, bounds, options) = (model.design.name, model.bounds, model.options);
     let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
     let mut names = Vec::new();
     for p in properties {
@@ -219,6 +424,11 @@ pub fn check_design(
         }
     }
     let outcome = check(model, &names, limits);
+    if let Some(dir) = out {
+        for file in simulate::save_check_traces(dir, &model, &outcome)? {
+            eprintln!("trace saved: {} (slotcheck replay FILE)", file.display());
+        }
+    }
     let heading = format!("{design} on link, {}", bounds_line(&bounds, &options));
     if see::after_check(output, &model, design, &heading, &outcome)? {
         return Ok(outcome.exit_code() as u8);
@@ -293,4 +503,42 @@ pub fn check_design(
         );
     }
     Ok(outcome.exit_code() as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::run_rng;
+
+    #[test]
+    fn a_drawn_initial_state_is_one_of_the_models_and_every_one_can_be_drawn() {
+        let mut bounds = DEFAULT_BOUNDS;
+        bounds.builders = 3;
+        bounds.skew = 10;
+        let model = model_for("after-1649", bounds, Options::default()).unwrap();
+        let inits = model.init_states();
+        let mut drawn = std::collections::BTreeSet::new();
+        for run in 0..2000 {
+            let init = model.pick_init(&mut run_rng(1, run));
+            assert!(inits.contains(&init));
+            drawn.insert(init);
+        }
+        assert_eq!(drawn.len(), inits.len());
+    }
+
+    #[test]
+    fn a_lower_skew_pulls_the_furthest_clocks_in() {
+        let mut bounds = DEFAULT_BOUNDS;
+        bounds.skew = 35;
+        let model = model_for("after-1649", bounds, Options::default()).unwrap();
+        let like = init_with_offsets(&model, &[-7, 3]);
+        let lower = model.with_bounds(&[("skew_ticks", 2)]).unwrap();
+        let init = lower.init_like(&like).unwrap();
+        let offsets: Vec<i8> = init.builders.iter().map(|b| b.offset).collect();
+        assert_eq!(offsets, [-2, 2]);
+        assert!(lower.init_states().contains(&init));
+        let fewer = model.with_bounds(&[("builders", 1)]).unwrap();
+        assert_eq!(fewer.init_like(&like).unwrap().builders.len(), 1);
+        assert!(model.with_bounds(&[("skew_ticks", 25)]).is_err());
+    }
 }

@@ -73,8 +73,13 @@ enum Command {
 
 #[derive(Args)]
 struct SimulateArgs {
+    /// The model to simulate.
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
     #[command(flatten)]
     bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
     #[command(flatten)]
     simulate: slotcheck::simulate::SimulateArgs,
 }
@@ -345,7 +350,17 @@ fn main() -> ExitCode {
             args.json,
             slotcheck::progress::wanted(args.quiet),
         ),
-        Command::Simulate(args) => simulate(args),
+        Command::Simulate(args) => match one_model(args.model, &args.link, sub) {
+            Err(e) => Err(e),
+            Ok(false) => simulate(args),
+            Ok(true) => args
+                .link
+                .bounds(Some(args.bounds.crashes))
+                .and_then(|bounds| {
+                    let options = link_cli::options(&args.bounds.options)?;
+                    link_cli::simulate(bounds, options, &args.simulate)
+                }),
+        },
         Command::Replay { file } => slotcheck::replay::run_cli(&file),
         Command::Merge { files } => slotcheck::simulate::merge_files(&files),
     };
@@ -420,7 +435,19 @@ fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
 }
 
 fn simulate(args: SimulateArgs) -> Result<u8, String> {
-    let model = model_for(&args.bounds, DESIGNS[0].name())?;
+    if args.simulate.bench {
+        print!("{}", slotcheck::simulate::bench(args.simulate.seed)?);
+        return Ok(0);
+    }
+    let designs: Vec<&str> = if args.simulate.design.is_empty() {
+        DESIGNS.iter().map(|d| d.name()).collect()
+    } else {
+        args.simulate.design.iter().map(String::as_str).collect()
+    };
+    let models = designs
+        .iter()
+        .map(|d| model_for(&args.bounds, d))
+        .collect::<Result<Vec<_>, _>>()?;
     let b = &args.bounds;
     // The flags that rebuild this model, for the reproduction commands;
     // swarm runs draw their bounds.
@@ -433,7 +460,7 @@ fn simulate(args: SimulateArgs) -> Result<u8, String> {
     }
     flags.extend(b.options.iter().map(|o| format!("--option {o}")));
     let flags = flags.join(" ");
-    slotcheck::simulate::run_cli(model.bounds, model.options, &flags, &args.simulate)
+    slotcheck::simulate::run_cli(&models, &flags, &args.simulate)
 }
 
 fn compare(args: CompareArgs) -> Result<u8, String> {
@@ -518,16 +545,15 @@ fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
     let limits = args.limits.limits()?;
     let bounds = args.link.bounds(Some(args.bounds.crashes))?;
     let options = link_cli::options(&args.bounds.options)?;
-    if matches!(args.json, Some(Some(_))) || args.out.is_some() {
-        return Err("--json FILE and --out are for the stovepipe model and scenario runs; for link, --json prints to stdout".into());
+    if matches!(args.json, Some(Some(_))) {
+        return Err("--json FILE is for the stovepipe model and scenario runs; for link, --json prints to stdout".into());
     }
     link_cli::check_design(
-        &design,
+        link_cli::model_for(&design, bounds, options)?,
         &args.property,
-        bounds,
-        options,
         &limits,
         args.json.is_some(),
+        args.out.as_deref(),
         &args.output,
     )
 }

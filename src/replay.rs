@@ -6,6 +6,7 @@ use crate::itf;
 use crate::report;
 use crate::simulate::{discovered, model_meta, Simulated};
 use serde_json::{Map, Value as Json};
+use slotcheck_models::link::Link;
 use slotcheck_models::stovepipe::Stovepipe;
 use stateright::Expectation;
 use std::path::Path;
@@ -33,6 +34,7 @@ pub fn replay_document(document: &Json) -> Result<Replayed, String> {
     let (meta, script) = itf::read(document)?;
     match meta.get("model").and_then(Json::as_str) {
         Some("stovepipe") => replay_with(&Stovepipe::from_meta(&meta)?, &meta, &script, document),
+        Some("link") => replay_with(&Link::from_meta(&meta)?, &meta, &script, document),
         Some(other) => Err(format!("unknown model `{other}` in `#meta`")),
         None => Err("`#meta` names no `model`".into()),
     }
@@ -53,7 +55,7 @@ fn replay_with<M: Simulated>(
         .iter()
         .find(|p| p.name == property)
         .ok_or_else(|| format!("the model has no property `{property}`"))?;
-    let init = model.init_states().swap_remove(0);
+    let init = recorded_init(model, document);
     let actions = model
         .parse(&init, script)
         .map_err(|e| format!("cannot replay {e} (`{}`)", script[e.index]))?;
@@ -116,6 +118,29 @@ fn replay_with<M: Simulated>(
         text: out,
         violates,
     })
+}
+
+/// The initial state whose variables are those the trace's first state
+/// records (a link trace starts from one assignment of clock offsets among
+/// many); the first initial state when none is, which the note on differing
+/// states then tells.
+fn recorded_init<M: Simulated>(model: &M, document: &Json) -> M::State {
+    let mut inits = model.init_states();
+    let first = document.get("states").and_then(|s| s.get(0));
+    let recorded = |s: &M::State| {
+        first.is_some_and(|first| {
+            model
+                .values(s)
+                .iter()
+                .all(|(name, v)| first.get(name) == Some(&itf::value(v)))
+        })
+    };
+    let k = if inits.len() == 1 {
+        0
+    } else {
+        inits.iter().position(recorded).unwrap_or(0)
+    };
+    inits.swap_remove(k)
 }
 
 /// `slotcheck replay FILE`: 1 when the trace violates as recorded, 0 when

@@ -15,15 +15,18 @@ use stateright::{Model, Property};
 /// A shrunk counterexample: the model (bounds may be lower) and the path.
 pub struct Shrunk<M: Model> {
     pub model: M,
+    /// The initial state the path starts from.
+    pub init: M::State,
     pub actions: Vec<M::Action>,
     /// Whether the bounded search gave the path (the shortest on the bounds).
     pub by_search: bool,
 }
 
 impl<M: Simulated> Shrunk<M> {
-    pub fn unshrunk(model: &M, actions: &[M::Action]) -> Self {
+    pub fn unshrunk(model: &M, init: &M::State, actions: &[M::Action]) -> Self {
         Shrunk {
             model: model.clone(),
+            init: init.clone(),
             actions: actions.to_vec(),
             by_search: false,
         }
@@ -38,11 +41,11 @@ const MAX_TESTS: usize = 4000;
 /// words; `None` when a step is refused or nothing is violated.
 fn still_fails<M: Simulated>(
     model: &M,
+    init: &M::State,
     property: &Property<M>,
     script: &[String],
 ) -> Option<Vec<String>> {
-    let init = model.init_states().swap_remove(0);
-    let actions = model.parse(&init, script).ok()?;
+    let actions = model.parse(init, script).ok()?;
     let mut state = init.clone();
     if discovered(model, property, &state) {
         return Some(Vec::new());
@@ -50,7 +53,7 @@ fn still_fails<M: Simulated>(
     for (i, action) in actions.iter().enumerate() {
         state = model.next_state(&state, action.clone())?;
         if discovered(model, property, &state) {
-            return Some(model.words(&init, &actions[..=i]));
+            return Some(model.words(init, &actions[..=i]));
         }
     }
     None
@@ -59,7 +62,12 @@ fn still_fails<M: Simulated>(
 /// Delta debugging (complements only: a violation needs its prefix, so
 /// subsets alone rarely fail): remove chunks of steps while the rest still
 /// fails, halving the chunks when none can go.
-fn ddmin<M: Simulated>(model: &M, property: &Property<M>, mut script: Vec<String>) -> Vec<String> {
+fn ddmin<M: Simulated>(
+    model: &M,
+    init: &M::State,
+    property: &Property<M>,
+    mut script: Vec<String>,
+) -> Vec<String> {
     let mut chunks = 2usize;
     let mut tests = 0;
     while script.len() >= 2 && tests < MAX_TESTS {
@@ -74,7 +82,7 @@ fn ddmin<M: Simulated>(model: &M, property: &Property<M>, mut script: Vec<String
             tests += 1;
             let mut candidate = script[..start].to_vec();
             candidate.extend_from_slice(&script[(start + size).min(script.len())..]);
-            if let Some(shorter) = still_fails(model, property, &candidate) {
+            if let Some(shorter) = still_fails(model, init, property, &candidate) {
                 script = shorter;
                 chunks = (chunks - 1).max(2);
                 reduced = true;
@@ -95,6 +103,7 @@ fn ddmin<M: Simulated>(model: &M, property: &Property<M>, mut script: Vec<String
 /// then removes chunks again.
 fn remove_actors<M: Simulated>(
     model: &mut M,
+    init: &mut M::State,
     property: &Property<M>,
     mut script: Vec<String>,
 ) -> Vec<String> {
@@ -102,9 +111,15 @@ fn remove_actors<M: Simulated>(
     'again: while tests < MAX_TESTS {
         for (candidate, candidate_script) in model.removals(&script) {
             tests += 1;
-            if let Some(shorter) = still_fails(&candidate, property, &candidate_script) {
+            let Some(candidate_init) = candidate.init_like(init) else {
+                continue;
+            };
+            if let Some(shorter) =
+                still_fails(&candidate, &candidate_init, property, &candidate_script)
+            {
                 *model = candidate;
-                script = ddmin(model, property, shorter);
+                *init = candidate_init;
+                script = ddmin(model, init, property, shorter);
                 continue 'again;
             }
         }
@@ -118,20 +133,21 @@ fn remove_actors<M: Simulated>(
 /// search).
 pub fn shrink<M: Simulated>(
     model: &M,
+    init: &M::State,
     actions: &[M::Action],
     property: &'static str,
     budget: usize,
 ) -> Shrunk<M> {
     let Some(p) = model.properties().into_iter().find(|p| p.name == property) else {
-        return Shrunk::unshrunk(model, actions);
+        return Shrunk::unshrunk(model, init, actions);
     };
-    let init = model.init_states().swap_remove(0);
-    let Some(mut script) = still_fails(model, &p, &model.words(&init, actions)) else {
-        return Shrunk::unshrunk(model, actions);
+    let Some(mut script) = still_fails(model, init, &p, &model.words(init, actions)) else {
+        return Shrunk::unshrunk(model, init, actions);
     };
     let mut best = model.clone();
-    script = ddmin(&best, &p, script);
-    script = remove_actors(&mut best, &p, script);
+    let mut init = init.clone();
+    script = ddmin(&best, &init, &p, script);
+    script = remove_actors(&mut best, &mut init, &p, script);
     loop {
         let mut lowered = false;
         for (name, value) in best.bound_values() {
@@ -141,6 +157,9 @@ pub fn shrink<M: Simulated>(
             let Ok(candidate) = best.with_bounds(&[(name, lower)]) else {
                 continue;
             };
+            let Some(candidate_init) = candidate.init_like(&init) else {
+                continue;
+            };
             let Some(cp) = candidate
                 .properties()
                 .into_iter()
@@ -148,8 +167,9 @@ pub fn shrink<M: Simulated>(
             else {
                 continue;
             };
-            if let Some(shorter) = still_fails(&candidate, &cp, &script) {
+            if let Some(shorter) = still_fails(&candidate, &candidate_init, &cp, &script) {
                 best = candidate;
+                init = candidate_init;
                 script = shorter;
                 lowered = true;
             }
@@ -162,10 +182,9 @@ pub fn shrink<M: Simulated>(
             .into_iter()
             .find(|p| p.name == property)
             .expect("same properties");
-        script = ddmin(&best, &p, script);
-        script = remove_actors(&mut best, &p, script);
+        script = ddmin(&best, &init, &p, script);
+        script = remove_actors(&mut best, &mut init, &p, script);
     }
-    let init = best.init_states().swap_remove(0);
     let mut actions = best.parse(&init, &script).expect("a kept script parses");
     let mut by_search = false;
     if budget > 0 {
@@ -179,11 +198,14 @@ pub fn shrink<M: Simulated>(
             let outcome = check(m.clone(), &[property], &limits);
             let r = outcome.result(property)?;
             match (r.verdict, &r.trace) {
-                (Verdict::Violated, Some(trace)) => Some(trace.actions.clone()),
+                (Verdict::Violated, Some(trace)) => {
+                    Some((trace.init.clone(), trace.actions.clone()))
+                }
                 _ => None,
             }
         };
-        if let Some(shortest) = search(&best).filter(|t| t.len() <= actions.len()) {
+        if let Some((first, shortest)) = search(&best).filter(|t| t.1.len() <= actions.len()) {
+            init = first;
             actions = shortest;
             by_search = true;
         }
@@ -195,8 +217,11 @@ pub fn shrink<M: Simulated>(
                 let Ok(candidate) = best.with_bounds(&[(name, lower)]) else {
                     continue;
                 };
-                if let Some(shortest) = search(&candidate).filter(|t| t.len() <= actions.len()) {
+                if let Some((first, shortest)) =
+                    search(&candidate).filter(|t| t.1.len() <= actions.len())
+                {
                     best = candidate;
+                    init = first;
                     actions = shortest;
                     by_search = true;
                     continue 'lower;
@@ -207,6 +232,7 @@ pub fn shrink<M: Simulated>(
     }
     Shrunk {
         model: best,
+        init,
         actions,
         by_search,
     }
@@ -236,7 +262,7 @@ mod tests {
                 Some((w.actions[..at].to_vec(), &properties[0]))
             })
             .expect("a long wedge within 1000 runs");
-        let shrunk = shrink(&model, &long, NO_WEDGE, 0);
+        let shrunk = shrink(&model, &model.initial_state(), &long, NO_WEDGE, 0);
         assert!(!shrunk.by_search);
         assert!(shrunk.actions.len() < long.len());
         // Still a wedge, on the model it was shrunk for.

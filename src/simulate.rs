@@ -23,8 +23,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 use slotcheck_models::stovepipe::{
-    design_named, Action, Bounds, Options, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH,
-    COUNT_NOT_LOW, DESIGNS, NO_WEDGE,
+    design_named, Action, Bounds, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
+    DESIGNS, NO_WEDGE,
 };
 use slotcheck_models::Narrated;
 use stateright::{Expectation, Model, Property};
@@ -68,6 +68,26 @@ pub trait Simulated:
     fn option_names(&self) -> Vec<&'static str>;
     /// The model a trace's `#meta` describes (`design`, `bounds`, `options`).
     fn from_meta(meta: &Map<String, Json>) -> Result<Self, String>;
+    /// The initial state a walk starts from: uniform among the model's
+    /// initial states, drawing nothing when there is one (so that such a
+    /// model's walks stay as they were). A model with many overrides this to
+    /// draw one without listing them all.
+    fn pick_init(&self, rng: &mut ChaCha8Rng) -> Self::State {
+        let mut inits = self.init_states();
+        let k = if inits.len() == 1 {
+            0
+        } else {
+            rng.random_range(0..inits.len())
+        };
+        inits.swap_remove(k)
+    }
+    /// The initial state of this model that keeps what the path needs of
+    /// `like`, an initial state of the same model on other bounds (a
+    /// builder's clock offset): where shrinking starts once it has lowered a
+    /// bound; `None` when this model has no such state. Default: the first.
+    fn init_like(&self, _like: &Self::State) -> Option<Self::State> {
+        self.init_states().into_iter().next()
+    }
     /// Scripts with one actor taken out whole (a worker, a request), renamed
     /// so that the rest still parses, each with the model to run it on (a
     /// request taken out lowers the request bound, or a wedge that needs
@@ -98,6 +118,41 @@ fn bounds_map<M: Simulated>(model: &M) -> BTreeMap<String, u32> {
         .collect()
 }
 
+/// The bounds a trace's `#meta` records, applied to `model` by name, and its
+/// options: what every model's [`Simulated::from_meta`] reads.
+pub fn meta_bounds_and_options<M: Simulated>(
+    model: &M,
+    meta: &Map<String, Json>,
+) -> Result<(M, Vec<String>), String> {
+    let bounds = meta
+        .get("bounds")
+        .and_then(Json::as_object)
+        .ok_or("`#meta` has no `bounds` object")?;
+    let mut values = Vec::new();
+    for (name, _) in model.bound_values() {
+        let value = bounds
+            .get(name)
+            .and_then(Json::as_u64)
+            .ok_or_else(|| format!("`#meta.bounds` has no number `{name}`"))?;
+        values.push((
+            name,
+            u32::try_from(value).map_err(|_| format!("{name} too large"))?,
+        ));
+    }
+    let model = model.with_bounds(&values)?;
+    let mut options = Vec::new();
+    for name in meta
+        .get("options")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = name.as_str().ok_or("`#meta.options` holds a non-string")?;
+        options.push(name.to_string());
+    }
+    Ok((model, options))
+}
+
 /// `requests 2, max_concurrent 1, ...`.
 pub fn bounds_words<M: Simulated>(model: &M) -> String {
     let mut words: Vec<String> = model
@@ -107,210 +162,6 @@ pub fn bounds_words<M: Simulated>(model: &M) -> String {
         .collect();
     words.extend(model.option_names().iter().map(|o| format!("option {o}")));
     words.join(", ")
-}
-
-/// The worker a scripted stovepipe step names, if any; deliveries create
-/// workers 1, 2, ... in order.
-fn worker_number(tokens: &[&str]) -> Option<usize> {
-    match tokens {
-        [verb, "worker", n] if matches!(*verb, "step" | "crash" | "stall") => n.parse().ok(),
-        _ => None,
-    }
-}
-
-/// `script` without worker `k` (its delivery and its steps), later workers
-/// renumbered.
-fn without_worker(script: &[String], k: usize) -> Vec<String> {
-    let mut delivered = 0;
-    let mut out = Vec::new();
-    for line in script {
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        if tokens.first() == Some(&"deliver") {
-            delivered += 1;
-            if delivered == k {
-                continue;
-            }
-        }
-        match worker_number(&tokens) {
-            Some(n) if n == k => continue,
-            Some(n) if n > k => out.push(format!("{} worker {}", tokens[0], n - 1)),
-            _ => out.push(line.clone()),
-        }
-    }
-    out
-}
-
-/// The request number of `R3`.
-fn request_number(token: &str) -> Option<usize> {
-    token.strip_prefix('R')?.parse().ok()
-}
-
-/// `script` without request `r` (its arrival, its workers, its builds),
-/// later requests renamed.
-fn without_request(script: &[String], r: usize) -> Vec<String> {
-    let mut script = script.to_vec();
-    // Its workers, last first so that the numbers still match.
-    let mut delivered = 0;
-    let mut workers = Vec::new();
-    for line in &script {
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        if tokens.first() == Some(&"deliver") {
-            delivered += 1;
-            if tokens.last().and_then(|t| request_number(t)) == Some(r) {
-                workers.push(delivered);
-            }
-        }
-    }
-    for k in workers.into_iter().rev() {
-        script = without_worker(&script, k);
-    }
-    script
-        .into_iter()
-        .filter(|line| {
-            !line
-                .split_whitespace()
-                .any(|t| request_number(t) == Some(r))
-        })
-        .map(|line| {
-            line.split_whitespace()
-                .map(|t| match request_number(t) {
-                    Some(n) if n > r => format!("R{}", n - 1),
-                    _ => t.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
-}
-
-const STOVEPIPE_KINDS: &[&str] = &[
-    "arrive",
-    "deliver",
-    "step",
-    "finish-build",
-    "crash",
-    "stall",
-];
-
-impl Simulated for Stovepipe {
-    fn model_name(&self) -> &'static str {
-        "stovepipe"
-    }
-
-    fn variant(&self) -> &'static str {
-        self.design.name()
-    }
-
-    fn action_kinds(&self) -> &'static [&'static str] {
-        STOVEPIPE_KINDS
-    }
-
-    fn action_kind(&self, action: &Action) -> usize {
-        match action {
-            Action::Arrive => 0,
-            Action::Deliver { .. } => 1,
-            Action::Step(_) => 2,
-            Action::FinishBuild(_) => 3,
-            Action::Crash(_) => 4,
-            Action::Stall(_) => 5,
-        }
-    }
-
-    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
-        vec![
-            ("requests", 1..=8),
-            ("max_concurrent", 1..=3),
-            ("crashes", 0..=4),
-            ("stalls", 0..=2),
-            ("max_deliveries", 1..=3),
-        ]
-    }
-
-    fn bound_values(&self) -> Vec<(&'static str, u32)> {
-        let b = self.bounds;
-        vec![
-            ("requests", b.requests as u32),
-            ("max_concurrent", b.max_concurrent as u32),
-            ("crashes", b.crashes as u32),
-            ("stalls", b.stalls as u32),
-            ("max_deliveries", b.max_deliveries as u32),
-        ]
-    }
-
-    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
-        let mut b = self.bounds;
-        for &(name, value) in values {
-            let value = u8::try_from(value).map_err(|_| format!("{name} {value} is too large"))?;
-            match name {
-                "requests" => b.requests = value,
-                "max_concurrent" => b.max_concurrent = value,
-                "crashes" => b.crashes = value,
-                "stalls" => b.stalls = value,
-                "max_deliveries" => b.max_deliveries = value,
-                other => return Err(format!("unknown stovepipe bound `{other}`")),
-            }
-        }
-        b.validate()?;
-        Ok(Stovepipe { bounds: b, ..*self })
-    }
-
-    fn option_names(&self) -> Vec<&'static str> {
-        self.options.names()
-    }
-
-    fn from_meta(meta: &Map<String, Json>) -> Result<Self, String> {
-        let design = meta
-            .get("design")
-            .and_then(Json::as_str)
-            .ok_or("`#meta` has no `design`")?;
-        let design = design_named(design).ok_or_else(|| format!("unknown design `{design}`"))?;
-        let bounds = meta
-            .get("bounds")
-            .and_then(Json::as_object)
-            .ok_or("`#meta` has no `bounds` object")?;
-        let mut model = Stovepipe::new(design, Bounds::default());
-        let mut values = Vec::new();
-        for (name, _) in model.bound_values() {
-            let value = bounds
-                .get(name)
-                .and_then(Json::as_u64)
-                .ok_or_else(|| format!("`#meta.bounds` has no number `{name}`"))?;
-            values.push((
-                name,
-                u32::try_from(value).map_err(|_| format!("{name} too large"))?,
-            ));
-        }
-        model = model.with_bounds(&values)?;
-        let mut options = Options::default();
-        for name in meta
-            .get("options")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
-            options.set(name.as_str().ok_or("`#meta.options` holds a non-string")?)?;
-        }
-        model.options = options;
-        Ok(model)
-    }
-
-    fn removals(&self, script: &[String]) -> Vec<(Self, Vec<String>)> {
-        let workers = script.iter().filter(|l| l.starts_with("deliver ")).count();
-        let requests = script.iter().filter(|l| l.starts_with("arrive ")).count();
-        let mut candidates = Vec::new();
-        for r in (1..=requests).rev() {
-            let fewer = self.with_bounds(&[("requests", self.bounds.requests as u32 - 1)]);
-            for model in fewer.into_iter().chain([*self]) {
-                candidates.push((model, without_request(script, r)));
-            }
-        }
-        candidates.extend(
-            (1..=workers)
-                .rev()
-                .map(|k| (*self, without_worker(script, k))),
-        );
-        candidates
-    }
 }
 
 /// Which runs this machine takes: run `r` belongs to shard `r mod N + 1`.
@@ -395,6 +246,8 @@ pub fn plan<M: Simulated>(
 /// One walk: its steps, and where each property was first violated or
 /// reached (the number of steps before that state).
 pub struct Walk<M: Model> {
+    /// The initial state it started from.
+    pub init: M::State,
     pub actions: Vec<M::Action>,
     pub states: u64,
     /// Whether the walk stopped at `depth` with actions still enabled.
@@ -423,8 +276,10 @@ pub fn walk<M: Simulated>(
     depth: usize,
     rng: &mut ChaCha8Rng,
 ) -> Walk<M> {
-    let mut state = model.init_states().swap_remove(0);
+    let init = model.pick_init(rng);
+    let mut state = init.clone();
     let mut walk = Walk {
+        init,
         actions: Vec::new(),
         states: 1,
         cut_at_depth: false,
@@ -597,6 +452,7 @@ struct Found<M: Model> {
     runs: u64,
     first_run: u64,
     model: M,
+    init: M::State,
     actions: Vec<M::Action>,
 }
 
@@ -655,6 +511,7 @@ pub fn simulate<M: Simulated>(
                         runs: 1,
                         first_run: run,
                         model: model.clone(),
+                        init: walk.init.clone(),
                         actions: walk.actions[..at].to_vec(),
                     })
                 }
@@ -676,11 +533,11 @@ pub fn simulate<M: Simulated>(
         let Some(f) = f else { continue };
         let name = properties[k].name;
         let shrunk = if settings.shrink {
-            shrink::shrink(&f.model, &f.actions, name, settings.shrink_states)
+            shrink::shrink(&f.model, &f.init, &f.actions, name, settings.shrink_states)
         } else {
-            Shrunk::unshrunk(&f.model, &f.actions)
+            Shrunk::unshrunk(&f.model, &f.init, &f.actions)
         };
-        let init = shrunk.model.init_states().swap_remove(0);
+        let init = shrunk.init.clone();
         let last = last_state(&shrunk.model, &init, &shrunk.actions);
         let trace = match &settings.out {
             Some(dir) => {
@@ -1086,8 +943,7 @@ pub fn report_text<M: Simulated>(
     }
     for run in runs {
         for (v, shrunk) in run.report.violations.iter().zip(&run.shrunk) {
-            let init = shrunk.model.init_states().swap_remove(0);
-            let steps = shrunk.model.tell(&init, &shrunk.actions);
+            let steps = shrunk.model.tell(&shrunk.init, &shrunk.actions);
             out.push_str(&format!(
                 "\n{} {}: seed {}, run {}; {} steps, shrunk to {}{}\n",
                 run.report.design,
@@ -1141,8 +997,8 @@ pub fn timing_line(report: &Report, timing: &Timing) -> String {
 /// `simulate`'s own flags; the bounds are `check`'s.
 #[derive(clap::Args, Clone, Debug)]
 pub struct SimulateArgs {
-    /// The design to simulate (repeatable); default: every design.
-    #[arg(long, value_name = "DESIGN", value_parser = clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name())))]
+    /// The design to simulate (repeatable); default: every design of the model.
+    #[arg(long, value_name = "DESIGN")]
     pub design: Vec<String>,
     /// The seed every run's generator derives from (printed in every report).
     #[arg(long, value_name = "S", default_value_t = 0)]
@@ -1185,33 +1041,19 @@ pub struct SimulateArgs {
     pub bench: bool,
 }
 
-/// `slotcheck simulate`, on the stovepipe model with `bounds` and `options`.
-/// `model_flags` are the bound flags as given, for reproduction commands.
-pub fn run_cli(
-    bounds: Bounds,
-    options: Options,
+/// `slotcheck simulate` of `models` (one per design, on the bounds and
+/// options given; `--bench` is the caller's). `model_flags` are the model's
+/// flags as given, for reproduction commands.
+pub fn run_cli<M: Simulated>(
+    models: &[M],
     model_flags: &str,
     args: &SimulateArgs,
 ) -> Result<u8, String> {
-    if args.bench {
-        print!("{}", bench(args.seed)?);
-        return Ok(0);
-    }
-    let designs: Vec<&str> = if args.design.is_empty() {
-        DESIGNS.iter().map(|d| d.name()).collect()
-    } else {
-        args.design.iter().map(String::as_str).collect()
-    };
-    let models: Vec<Stovepipe> = designs
-        .iter()
-        .map(|d| {
-            let mut m = Stovepipe::new(design_named(d).expect("a known design"), bounds);
-            m.options = options;
-            m
-        })
-        .collect();
     let swarm = if args.swarm {
-        Some(swarm_ranges(&models[0], &args.range)?)
+        Some(swarm_ranges(
+            models.first().ok_or("no design to simulate")?,
+            &args.range,
+        )?)
     } else {
         None
     };
@@ -1233,7 +1075,7 @@ pub fn run_cli(
         out: (!args.no_save).then(|| args.out.clone()),
     };
     let mut timing = Timing::default();
-    let (report, runs) = simulate_all(&models, &settings, &mut timing)?;
+    let (report, runs) = simulate_all(models, &settings, &mut timing)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON"));
     } else {
@@ -1437,7 +1279,8 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 Some((_, actions)) => {
                     let model =
                         Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
-                    let s = shrink::shrink(&model, actions, claim.property, 50_000);
+                    let init = model.initial_state();
+                    let s = shrink::shrink(&model, &init, actions, claim.property, 50_000);
                     format!("{} -> {}", actions.len(), s.actions.len())
                 }
                 None => "-".into(),
@@ -1477,10 +1320,6 @@ pub fn bench(seed: u64) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn lines(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| w.to_string()).collect()
-    }
-
     #[test]
     fn the_shards_of_a_run_range_are_disjoint_and_cover_it() {
         let shards: Vec<Shard> = (1..=4)
@@ -1492,49 +1331,6 @@ mod tests {
         for bad in ["0/4", "5/4", "1/0", "2", "a/b"] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn taking_out_a_worker_renumbers_the_later_ones() {
-        let script = lines(&[
-            "arrive R1",
-            "deliver process R1",
-            "deliver process R1",
-            "step worker 1",
-            "step worker 2",
-            "crash worker 2",
-        ]);
-        assert_eq!(
-            without_worker(&script, 1),
-            lines(&[
-                "arrive R1",
-                "deliver process R1",
-                "step worker 1",
-                "crash worker 1"
-            ])
-        );
-    }
-
-    #[test]
-    fn taking_out_a_request_renames_the_later_ones_and_drops_its_workers() {
-        let script = lines(&[
-            "arrive R1",
-            "arrive R2",
-            "deliver process R1",
-            "deliver process R2",
-            "step worker 2",
-            "step worker 1",
-            "finish build R2",
-        ]);
-        assert_eq!(
-            without_request(&script, 1),
-            lines(&[
-                "arrive R1",
-                "deliver process R1",
-                "step worker 1",
-                "finish build R1"
-            ])
-        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! The stovepipe model as the tool runs it: its default bounds, and the
-//! bounds as JSON.
+//! The stovepipe model as the tool runs it: its default bounds, the bounds
+//! as JSON, and what the simulator needs of it ([`Simulated`]).
 
-use serde_json::{json, Value};
-use slotcheck_models::stovepipe::{Bounds, Options};
+use crate::simulate::{meta_bounds_and_options, Simulated};
+use serde_json::{json, Map, Value};
+use slotcheck_models::stovepipe::{design_named, Action, Bounds, Options, Stovepipe};
+use std::ops::RangeInclusive;
 
 /// The bounds `compare` uses when given none: the richest on which all three
 /// designs finish in about half a minute on a 2-core machine (measured; see
@@ -41,4 +43,238 @@ pub fn bounds_line(bounds: &Bounds, options: &Options) -> String {
         line.push_str(&format!(", option {option}"));
     }
     line
+}
+
+/// The worker a scripted stovepipe step names, if any; deliveries create
+/// workers 1, 2, ... in order.
+fn worker_number(tokens: &[&str]) -> Option<usize> {
+    match tokens {
+        [verb, "worker", n] if matches!(*verb, "step" | "crash" | "stall") => n.parse().ok(),
+        _ => None,
+    }
+}
+
+/// `script` without worker `k` (its delivery and its steps), later workers
+/// renumbered.
+fn without_worker(script: &[String], k: usize) -> Vec<String> {
+    let mut delivered = 0;
+    let mut out = Vec::new();
+    for line in script {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        if tokens.first() == Some(&"deliver") {
+            delivered += 1;
+            if delivered == k {
+                continue;
+            }
+        }
+        match worker_number(&tokens) {
+            Some(n) if n == k => continue,
+            Some(n) if n > k => out.push(format!("{} worker {}", tokens[0], n - 1)),
+            _ => out.push(line.clone()),
+        }
+    }
+    out
+}
+
+/// The request number of `R3`.
+fn request_number(token: &str) -> Option<usize> {
+    token.strip_prefix('R')?.parse().ok()
+}
+
+/// `script` without request `r` (its arrival, its workers, its builds),
+/// later requests renamed.
+fn without_request(script: &[String], r: usize) -> Vec<String> {
+    let mut script = script.to_vec();
+    // Its workers, last first so that the numbers still match.
+    let mut delivered = 0;
+    let mut workers = Vec::new();
+    for line in &script {
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        if tokens.first() == Some(&"deliver") {
+            delivered += 1;
+            if tokens.last().and_then(|t| request_number(t)) == Some(r) {
+                workers.push(delivered);
+            }
+        }
+    }
+    for k in workers.into_iter().rev() {
+        script = without_worker(&script, k);
+    }
+    script
+        .into_iter()
+        .filter(|line| {
+            !line
+                .split_whitespace()
+                .any(|t| request_number(t) == Some(r))
+        })
+        .map(|line| {
+            line.split_whitespace()
+                .map(|t| match request_number(t) {
+                    Some(n) if n > r => format!("R{}", n - 1),
+                    _ => t.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+const STOVEPIPE_KINDS: &[&str] = &[
+    "arrive",
+    "deliver",
+    "step",
+    "finish-build",
+    "crash",
+    "stall",
+];
+
+impl Simulated for Stovepipe {
+    fn model_name(&self) -> &'static str {
+        "stovepipe"
+    }
+
+    fn variant(&self) -> &'static str {
+        self.design.name()
+    }
+
+    fn action_kinds(&self) -> &'static [&'static str] {
+        STOVEPIPE_KINDS
+    }
+
+    fn action_kind(&self, action: &Action) -> usize {
+        match action {
+            Action::Arrive => 0,
+            Action::Deliver { .. } => 1,
+            Action::Step(_) => 2,
+            Action::FinishBuild(_) => 3,
+            Action::Crash(_) => 4,
+            Action::Stall(_) => 5,
+        }
+    }
+
+    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
+        vec![
+            ("requests", 1..=8),
+            ("max_concurrent", 1..=3),
+            ("crashes", 0..=4),
+            ("stalls", 0..=2),
+            ("max_deliveries", 1..=3),
+        ]
+    }
+
+    fn bound_values(&self) -> Vec<(&'static str, u32)> {
+        let b = self.bounds;
+        vec![
+            ("requests", b.requests as u32),
+            ("max_concurrent", b.max_concurrent as u32),
+            ("crashes", b.crashes as u32),
+            ("stalls", b.stalls as u32),
+            ("max_deliveries", b.max_deliveries as u32),
+        ]
+    }
+
+    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
+        let mut b = self.bounds;
+        for &(name, value) in values {
+            let value = u8::try_from(value).map_err(|_| format!("{name} {value} is too large"))?;
+            match name {
+                "requests" => b.requests = value,
+                "max_concurrent" => b.max_concurrent = value,
+                "crashes" => b.crashes = value,
+                "stalls" => b.stalls = value,
+                "max_deliveries" => b.max_deliveries = value,
+                other => return Err(format!("unknown stovepipe bound `{other}`")),
+            }
+        }
+        b.validate()?;
+        Ok(Stovepipe { bounds: b, ..*self })
+    }
+
+    fn option_names(&self) -> Vec<&'static str> {
+        self.options.names()
+    }
+
+    fn from_meta(meta: &Map<String, Value>) -> Result<Self, String> {
+        let design = meta
+            .get("design")
+            .and_then(Value::as_str)
+            .ok_or("`#meta` has no `design`")?;
+        let design = design_named(design).ok_or_else(|| format!("unknown design `{design}`"))?;
+        let (mut model, names) =
+            meta_bounds_and_options(&Stovepipe::new(design, Bounds::default()), meta)?;
+        for name in names {
+            model.options.set(&name)?;
+        }
+        Ok(model)
+    }
+
+    fn removals(&self, script: &[String]) -> Vec<(Self, Vec<String>)> {
+        let workers = script.iter().filter(|l| l.starts_with("deliver ")).count();
+        let requests = script.iter().filter(|l| l.starts_with("arrive ")).count();
+        let mut candidates = Vec::new();
+        for r in (1..=requests).rev() {
+            let fewer = self.with_bounds(&[("requests", self.bounds.requests as u32 - 1)]);
+            for model in fewer.into_iter().chain([*self]) {
+                candidates.push((model, without_request(script, r)));
+            }
+        }
+        candidates.extend(
+            (1..=workers)
+                .rev()
+                .map(|k| (*self, without_worker(script, k))),
+        );
+        candidates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn taking_out_a_worker_renumbers_the_later_ones() {
+        let script = lines(&[
+            "arrive R1",
+            "deliver process R1",
+            "deliver process R1",
+            "step worker 1",
+            "step worker 2",
+            "crash worker 2",
+        ]);
+        assert_eq!(
+            without_worker(&script, 1),
+            lines(&[
+                "arrive R1",
+                "deliver process R1",
+                "step worker 1",
+                "crash worker 1"
+            ])
+        );
+    }
+
+    #[test]
+    fn taking_out_a_request_renames_the_later_ones_and_drops_its_workers() {
+        let script = lines(&[
+            "arrive R1",
+            "arrive R2",
+            "deliver process R1",
+            "deliver process R2",
+            "step worker 2",
+            "step worker 1",
+            "finish build R2",
+        ]);
+        assert_eq!(
+            without_request(&script, 1),
+            lines(&[
+                "arrive R1",
+                "deliver process R1",
+                "step worker 1",
+                "finish build R1"
+            ])
+        );
+    }
 }
