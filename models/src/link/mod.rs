@@ -89,6 +89,9 @@ pub struct Run {
     pub heartbeat_in: u8,
     /// Ticks a due heartbeat may still be late (a fault).
     pub grace: u8,
+    /// Whether the due heartbeat was already made late: each heartbeat is
+    /// late at most once, so its lateness stays within `late_by`.
+    pub delayed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -501,7 +504,10 @@ impl Model for Link {
             if s.crashes_left > 0 && (b.run.is_some() || !b.buffer.is_empty() || b.late_answer) {
                 actions.push(Action::Crash(i));
             }
-            if s.lates_left > 0 && b.run.is_some_and(|r| r.heartbeat_in == 0 && r.grace == 0) {
+            if s.lates_left > 0
+                && b.run
+                    .is_some_and(|r| r.heartbeat_in == 0 && r.grace == 0 && !r.delayed)
+            {
                 actions.push(Action::Delay(i));
             }
         }

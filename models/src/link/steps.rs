@@ -121,6 +121,7 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         built: 0,
         heartbeat_in: HEARTBEAT_EVERY,
         grace: 0,
+        delayed: false,
     });
     log.say(|| format!("run {}, put its running key", ask_name(a)));
 }
@@ -132,6 +133,7 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .expect("a running builder");
     run.heartbeat_in = HEARTBEAT_EVERY;
     run.grace = 0;
+    run.delayed = false;
     let a = run.ask;
     s.keys[a as usize] = Some(Key { builder: b, age: 0 });
     let msg = &mut s.messages[a as usize];
@@ -253,5 +255,6 @@ pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .as_mut()
         .expect("a running builder");
     run.grace = late;
+    run.delayed = true;
     log.say(|| format!("its heartbeat is late, by up to {} s", seconds(late)));
 }

@@ -222,3 +222,29 @@ fn bounds_that_are_not_whole_ticks_are_refused_by_name() {
     };
     assert!(b.validate().unwrap_err().contains("builders"));
 }
+
+#[test]
+fn a_heartbeat_is_late_at_most_once_so_its_lateness_stays_within_the_bound() {
+    let mut m = model("after-1649", 1, 0);
+    m.bounds.late_heartbeats = 2;
+    let init = with_offsets(&m, &[0, 0]);
+    // b1 takes A1 and runs until its first heartbeat is due.
+    let mut s = run(&m, &init, &[Action::Fetch(0), Action::Take(0)]);
+    while s.builders[0].run.unwrap().heartbeat_in > 0 {
+        s = m.next_state(&s, Action::Tick).unwrap();
+    }
+    let delay = Action::Delay(0);
+    let enabled = |s: &State| {
+        let mut actions = Vec::new();
+        m.actions(s, &mut actions);
+        actions.contains(&delay)
+    };
+    assert!(enabled(&s), "a due heartbeat may be made late");
+    s = m.next_state(&s, delay).unwrap();
+    // Its lateness runs out: it is due again, and may not be delayed again.
+    while s.builders[0].run.unwrap().grace > 0 {
+        s = m.next_state(&s, Action::Tick).unwrap();
+    }
+    assert_eq!(s.lates_left, 1, "a late heartbeat is left in the budget");
+    assert!(!enabled(&s), "the same heartbeat is not made late twice");
+}
