@@ -2,9 +2,6 @@
 //! bounds as JSON, `compare`/`check`/`simulate` for `--model link`, and what
 //! the simulator needs of it ([`Simulated`]).
 
-use crate::check::{check, Limits, Verdict};
-use crate::report::{self, Style};
-use crate::see::{self, CheckOutputArgs, CompareOutputArgs};
 use crate::simulate::{self, meta_bounds_and_options, SimulateArgs, Simulated};
 use clap::Args;
 use rand::Rng;
@@ -13,10 +10,7 @@ use serde_json::{json, Map, Value};
 use slotcheck_models::link::{
     design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
 };
-use slotcheck_models::Narrated;
-use stateright::Model;
 use std::ops::RangeInclusive;
-use std::path::Path;
 
 /// Which model a command runs.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,47 +153,6 @@ pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link,
     let mut model = Link::new(design, bounds);
     model.options = options;
     Ok(model)
-}
-
-/// `compare --model link`: the four designs side by side.
-pub fn compare(
-    bounds: Bounds,
-    options: Options,
-    limits: &Limits,
-    as_json: bool,
-    output: &CompareOutputArgs,
-) -> Result<u8, String> {
-    let mut columns = Vec::new();
-    for design in &DESIGNS {
-        let model = model_for(design.name, bounds, options)?;
-        columns.push((design.name.to_string(), check(model, &[], limits)));
-    }
-    let heading = format!("link, {}", bounds_line(&bounds, &options));
-    see::after_compare(output, &heading, &columns, |design| {
-        model_for(design, bounds, options)
-    })?;
-    if as_json {
-        let value = report::comparison_json(bounds_json(&bounds, &options), &columns);
-        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
-    } else {
-        let style = Style::for_stdout();
-        println!(
-            "{}\n",
-            style.bold(&format!(
-                "slotcheck compare: link, {}",
-                bounds_line(&bounds, &options)
-            ))
-        );
-        print!("{}", report::comparison_table(&columns, style));
-        println!(
-            "\nA violation's story: slotcheck check --model link --design DESIGN [same bounds]"
-        );
-    }
-    let inconclusive = columns
-        .iter()
-        .flat_map(|(_, o)| &o.results)
-        .any(|r| r.verdict == Verdict::Inconclusive);
-    Ok(if inconclusive { 3 } else { 0 })
 }
 
 /// `simulate --model link`: every design (or those given) on `bounds`.
@@ -399,116 +352,21 @@ impl Simulated for Link {
     }
 }
 
-/// `check --model link --design D`: verdicts, then each violation's story;
-/// with `out`, each counterexample saved as an ITF trace too.
-pub fn check_design(
-    model: Link,
-    properties: &[String],
-    limits: &Limits,
-    as_json: bool,
-    out: Option<&Path>,
-    output: &CheckOutputArgs,
-) -> Result<u8, String> {
-    let (design, bounds, options) = (model.design.name, model.bounds, model.options);
-    let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
-    let mut names = Vec::new();
-    for p in properties {
-        match known.iter().find(|k| *k == p) {
-            Some(k) => names.push(*k),
-            None => {
-                return Err(format!(
-                    "--property: unknown link property `{p}` (known: {})",
-                    known.join(", ")
-                ))
-            }
-        }
+impl crate::adhoc::Described for Link {
+    fn bounds_json(&self) -> Value {
+        bounds_json(&self.bounds, &self.options)
     }
-    let outcome = check(model, &names, limits);
-    if let Some(dir) = out {
-        for file in simulate::save_check_traces(dir, &model, &outcome)? {
-            eprintln!("trace saved: {} (slotcheck replay FILE)", file.display());
-        }
+
+    fn bounds_line(&self) -> String {
+        bounds_line(&self.bounds, &self.options)
     }
-    let heading = format!("{design} on link, {}", bounds_line(&bounds, &options));
-    if see::after_check(output, &model, design, &heading, &outcome)? {
-        return Ok(outcome.exit_code() as u8);
-    }
-    if as_json {
-        let results: Vec<_> = outcome
-            .results
-            .iter()
-            .map(|r| {
-                json!({
-                    "property": r.name,
-                    "verdict": r.verdict.word(),
-                    "steps": report::steps(r),
-                    "explanation": r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
-                    "story": match (r.verdict, outcome.story(&model, r.name)) {
-                        (Verdict::Violated, Some(s)) => report::story_json(&s),
-                        _ => Value::Null,
-                    },
-                })
-            })
-            .collect();
-        let value = json!({
-            "design": design,
-            "bounds": bounds_json(&bounds, &options),
-            "results": results,
-            "stats": report::stats_json(design, &outcome.stats),
-        });
-        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
-        return Ok(outcome.exit_code() as u8);
-    }
-    let style = Style::for_stdout();
-    println!(
-        "{}\n",
-        style.bold(&format!(
-            "slotcheck check: {design} on link, {}",
-            bounds_line(&bounds, &options)
-        ))
-    );
-    for r in &outcome.results {
-        let cell = report::verdict_cell(r);
-        println!("  {:<22}{}", r.name, style.verdict(r.verdict, &cell));
-    }
-    println!();
-    print!(
-        "{}",
-        report::stats_table(&[(design.to_string(), outcome.stats)], style)
-    );
-    for r in outcome
-        .results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Violated)
-    {
-        let trace = r.trace.as_ref().expect("a violation has a trace");
-        let steps = model.tell(&trace.init, &trace.actions);
-        println!(
-            "\n{}",
-            style.bold(&format!(
-                "{}: the shortest counterexample, {} steps",
-                r.name,
-                trace.steps()
-            ))
-        );
-        print!(
-            "{}",
-            report::story_text(&steps, &model.explain(r.name, &trace.last))
-        );
-    }
-    if let Some(cut) = outcome.stats.cut {
-        println!(
-            "\ninconclusive: {}; what was not decided is not a verdict",
-            cut.describe()
-        );
-    }
-    Ok(outcome.exit_code() as u8)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::simulate::run_rng;
+    use stateright::Model;
 
     #[test]
     fn a_drawn_initial_state_is_one_of_the_models_and_every_one_can_be_drawn() {

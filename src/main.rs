@@ -2,24 +2,20 @@
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use serde_json::json;
-use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::adhoc;
+use slotcheck::check::Limits;
 use slotcheck::explore;
-use slotcheck::itf::write_atomically;
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
-use slotcheck::report::{self, Style};
 use slotcheck::scenario;
-use slotcheck::see::{self, CheckOutputArgs, CompareOutputArgs};
-use slotcheck::stovepipe::{bounds_json, bounds_line, DEFAULT_BOUNDS};
+use slotcheck::see::{CheckOutputArgs, CompareOutputArgs};
+use slotcheck::stovepipe::{bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::Narrated;
-use stateright::Model;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Exit statuses, as CI reads them.
-const EXIT_VIOLATED: u8 = 1;
+/// Exit status for bad arguments, as CI reads it (clap exits 2 too).
 const EXIT_USAGE: u8 = 2;
 
 #[derive(Parser)]
@@ -303,11 +299,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => match one_model(args.model, &args.link, sub) {
             Err(e) => Err(e),
             Ok(false) => compare(args),
-            Ok(true) => args.limits.limits().and_then(|limits| {
-                let bounds = args.link.bounds(Some(args.bounds.crashes))?;
-                let options = link_cli::options(&args.bounds.options)?;
-                link_cli::compare(bounds, options, &limits, args.json, &args.output)
-            }),
+            Ok(true) => compare_link(args),
         },
         Command::Check(args) => match args.design.clone() {
             Some(design) if args.paths.is_empty() && !args.scenarios.given() => {
@@ -464,37 +456,21 @@ fn simulate(args: SimulateArgs) -> Result<u8, String> {
 }
 
 fn compare(args: CompareArgs) -> Result<u8, String> {
-    let limits = args.limits.limits()?;
-    let mut columns = Vec::new();
-    for design in DESIGNS {
-        let model = model_for(&args.bounds, design.name())?;
-        columns.push((design.name().to_string(), check(model, &[], &limits)));
-    }
-    let model = model_for(&args.bounds, DESIGNS[0].name())?;
-    let heading = format!("stovepipe, {}", bounds_line(&model.bounds, &model.options));
-    see::after_compare(&args.output, &heading, &columns, |design| {
-        model_for(&args.bounds, design)
-    })?;
-    if args.json {
-        let value = report::comparison_json(bounds_json(&model.bounds, &model.options), &columns);
-        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
-    } else {
-        let style = Style::for_stdout();
-        println!(
-            "{}\n",
-            style.bold(&format!(
-                "slotcheck compare: stovepipe, {}",
-                bounds_line(&model.bounds, &model.options)
-            ))
-        );
-        print!("{}", report::comparison_table(&columns, style));
-        println!("\nA violation's story: slotcheck check --design DESIGN [same bounds]");
-    }
-    let inconclusive = columns
+    let models = DESIGNS
         .iter()
-        .flat_map(|(_, o)| &o.results)
-        .any(|r| r.verdict == Verdict::Inconclusive);
-    Ok(if inconclusive { 3 } else { 0 })
+        .map(|d| model_for(&args.bounds, d.name()))
+        .collect::<Result<Vec<_>, _>>()?;
+    adhoc::compare(models, &args.limits.limits()?, args.json, &args.output)
+}
+
+fn compare_link(args: CompareArgs) -> Result<u8, String> {
+    let bounds = args.link.bounds(Some(args.bounds.crashes))?;
+    let options = link_cli::options(&args.bounds.options)?;
+    let models = slotcheck_models::link::DESIGNS
+        .iter()
+        .map(|d| link_cli::model_for(d.name, bounds, options))
+        .collect::<Result<Vec<_>, _>>()?;
+    adhoc::compare(models, &args.limits.limits()?, args.json, &args.output)
 }
 
 /// The bound flags given on the command line (scenarios bring their own).
@@ -542,129 +518,25 @@ fn new_scenario(id: &str, dir: &Path) -> Result<u8, String> {
 
 /// `check --model link --design D`.
 fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
-    let limits = args.limits.limits()?;
     let bounds = args.link.bounds(Some(args.bounds.crashes))?;
     let options = link_cli::options(&args.bounds.options)?;
-    if matches!(args.json, Some(Some(_))) {
-        return Err("--json FILE is for the stovepipe model and scenario runs; for link, --json prints to stdout".into());
-    }
-    link_cli::check_design(
+    adhoc::check_design(
         link_cli::model_for(&design, bounds, options)?,
         &args.property,
-        &limits,
-        args.json.is_some(),
+        &args.limits.limits()?,
+        &args.json,
         args.out.as_deref(),
         &args.output,
     )
 }
 
 fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
-    let limits = args.limits.limits()?;
-    let model = model_for(&args.bounds, &design)?;
-    let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
-    let mut names = Vec::new();
-    for p in &args.property {
-        match known.iter().find(|k| *k == p) {
-            Some(k) => names.push(*k),
-            None => {
-                return Err(format!(
-                    "--property: unknown property `{p}` (known: {})",
-                    known.join(", ")
-                ))
-            }
-        }
-    }
-    let outcome = check(model, &names, &limits);
-    if let Some(dir) = &args.out {
-        for file in slotcheck::simulate::save_check_traces(dir, &model, &outcome)? {
-            eprintln!("trace saved: {} (slotcheck replay FILE)", file.display());
-        }
-    }
-    let heading = format!(
-        "{} on stovepipe, {}",
-        design,
-        bounds_line(&model.bounds, &model.options)
-    );
-    if see::after_check(&args.output, &model, &design, &heading, &outcome)? {
-        return Ok(outcome.exit_code() as u8);
-    }
-    if let Some(json_file) = &args.json {
-        let results: Vec<_> = outcome
-            .results
-            .iter()
-            .map(|r| {
-                let story = outcome.story(&model, r.name);
-                json!({
-                    "property": r.name,
-                    "verdict": r.verdict.word(),
-                    "steps": report::steps(r),
-                    "explanation": r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
-                    "story": match (r.verdict, story) {
-                        (Verdict::Violated, Some(s)) => report::story_json(&s),
-                        _ => serde_json::Value::Null,
-                    },
-                })
-            })
-            .collect();
-        let value = json!({
-            "design": design,
-            "bounds": bounds_json(&model.bounds, &model.options),
-            "results": results,
-            "stats": report::stats_json(&design, &outcome.stats),
-        });
-        let text = serde_json::to_string_pretty(&value).expect("JSON");
-        match json_file {
-            Some(file) => write_atomically(file, format!("{text}\n").as_bytes())
-                .map_err(|e| format!("{}: {e}", file.display()))?,
-            None => println!("{text}"),
-        }
-        return Ok(outcome.exit_code() as u8);
-    }
-    let style = Style::for_stdout();
-    println!(
-        "{}\n",
-        style.bold(&format!(
-            "slotcheck check: {} on stovepipe, {}",
-            design,
-            bounds_line(&model.bounds, &model.options)
-        ))
-    );
-    for r in &outcome.results {
-        let cell = report::verdict_cell(r);
-        println!("  {:<22}{}", r.name, style.verdict(r.verdict, &cell));
-    }
-    println!();
-    print!(
-        "{}",
-        report::stats_table(&[(design.clone(), outcome.stats)], style)
-    );
-    for r in outcome
-        .results
-        .iter()
-        .filter(|r| r.verdict == Verdict::Violated)
-    {
-        let trace = r.trace.as_ref().expect("a violation has a trace");
-        let steps = model.tell(&trace.init, &trace.actions);
-        println!(
-            "\n{}",
-            style.bold(&format!(
-                "{}: the shortest counterexample, {} steps",
-                r.name,
-                trace.steps()
-            ))
-        );
-        print!(
-            "{}",
-            report::story_text(&steps, &model.explain(r.name, &trace.last))
-        );
-    }
-    if let Some(cut) = outcome.stats.cut {
-        println!(
-            "\ninconclusive: {}; what was not decided is not a verdict",
-            cut.describe()
-        );
-    }
-    let code = outcome.exit_code() as u8;
-    debug_assert!(code != EXIT_VIOLATED || outcome.results.iter().any(|r| !r.verdict.is_good()));
-    Ok(code)
+    adhoc::check_design(
+        model_for(&args.bounds, &design)?,
+        &args.property,
+        &args.limits.limits()?,
+        &args.json,
+        args.out.as_deref(),
+        &args.output,
+    )
 }

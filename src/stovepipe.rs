@@ -227,6 +227,16 @@ impl Simulated for Stovepipe {
     }
 }
 
+impl crate::adhoc::Described for Stovepipe {
+    fn bounds_json(&self) -> Value {
+        bounds_json(&self.bounds, &self.options)
+    }
+
+    fn bounds_line(&self) -> String {
+        bounds_line(&self.bounds, &self.options)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
