@@ -17,6 +17,7 @@ use crate::stovepipe::bounds_json;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
+use slotcheck_models::link::{self, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::{Narrated, PropertyKind};
 use stateright::{Expectation, Model};
@@ -31,7 +32,7 @@ use toml::Spanned;
 pub const SCENARIO_DIR: &str = "scenarios";
 
 /// The models a scenario may name.
-pub const MODELS: &[&str] = &["stovepipe"];
+pub const MODELS: &[&str] = &["stovepipe", "link"];
 
 /// Bad input: the file, where in it (when known), the field, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -372,6 +373,23 @@ struct StovepipeBounds {
     max_deliveries: Spanned<u8>,
 }
 
+/// The link model's bounds as a scenario writes them, in seconds where the
+/// command line takes seconds; all required, as for stovepipe. Spanned where
+/// `link::Bounds::validate` can reject the value, so the error points at it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkBounds {
+    asks: Spanned<u8>,
+    builders: Spanned<u8>,
+    skew: Spanned<u16>,
+    horizon: Spanned<u16>,
+    longest_build: Spanned<u16>,
+    crashes: u8,
+    late_heartbeats: u8,
+    late_by: Spanned<u16>,
+    max_deliver: Spanned<u8>,
+}
+
 /// One line of a run: a design's property (or story) against its expectation.
 #[derive(Clone, Debug)]
 pub struct Finding {
@@ -660,6 +678,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Scenario, InputError> {
     // Each model's scenarios are read by its own arm; another model joins here.
     match header.model.get_ref().as_str() {
         "stovepipe" => stovepipe_scenario(&source),
+        "link" => link_scenario(&source),
         other => Err(source.at(
             &header.model,
             "model",
@@ -711,6 +730,65 @@ fn stovepipe_scenario(source: &Source) -> Result<Scenario, InputError> {
         raw,
         "stovepipe",
         bounds_json(&bounds, &options),
+        &known_designs,
+        model_for,
+    )
+}
+
+fn link_scenario(source: &Source) -> Result<Scenario, InputError> {
+    let raw: ScenarioFile<LinkBounds> = toml::from_str(source.text).map_err(|e| source.toml(e))?;
+    let b = raw.bounds.get_ref();
+    let bounds = link::Bounds {
+        asks: *b.asks.get_ref(),
+        builders: *b.builders.get_ref(),
+        skew: *b.skew.get_ref(),
+        horizon: *b.horizon.get_ref(),
+        longest_build: *b.longest_build.get_ref(),
+        crashes: b.crashes,
+        late_heartbeats: b.late_heartbeats,
+        late_by: *b.late_by.get_ref(),
+        max_deliver: *b.max_deliver.get_ref(),
+    };
+    if let Err(message) = bounds.validate() {
+        // The model's messages name the bound in words (`longest build must
+        // ...`); point at the key that holds it.
+        let keyed = [
+            ("asks", "asks", b.asks.span()),
+            ("builders", "builders", b.builders.span()),
+            ("skew", "skew", b.skew.span()),
+            ("horizon", "horizon", b.horizon.span()),
+            ("longest build", "longest_build", b.longest_build.span()),
+            ("late by", "late_by", b.late_by.span()),
+            ("max deliver", "max_deliver", b.max_deliver.span()),
+        ];
+        let (field, span) = keyed
+            .into_iter()
+            .find(|(words, _, _)| message.starts_with(words))
+            .map_or(
+                ("bounds".to_string(), raw.bounds.span()),
+                |(_, key, span)| (format!("bounds.{key}"), span),
+            );
+        return Err(source.error(Some(span), Some(field), message));
+    }
+    let mut options = link::Options::default();
+    for option in &raw.options {
+        options
+            .set(option.get_ref())
+            .map_err(|message| source.at(option, "options", message))?;
+    }
+    let model_for = |design: &str| {
+        link::design_named(design).map(|d| {
+            let mut model = Link::new(d, bounds);
+            model.options = options;
+            model
+        })
+    };
+    let known_designs: Vec<&str> = link::DESIGNS.iter().map(|d| d.name).collect();
+    finish(
+        source,
+        raw,
+        "link",
+        crate::link::bounds_json(&bounds, &options),
         &known_designs,
         model_for,
     )
@@ -1417,7 +1495,7 @@ id = "{id}"
 title = "What the finding says, in one line"
 source = "Where it comes from: document, section, PR"
 # notes = "What the model found beyond the source's claim, and why it stands."
-model = "stovepipe"          # the only model so far
+model = "stovepipe"          # or "link" (other bounds: see the README)
 # slow = true                # leave out of `--skip-slow` runs (tests); for big bounds
 # options = ["split-read"]   # model options (see the README)
 

@@ -486,6 +486,18 @@ fn bounds_flags_are_refused_when_scenarios_bring_their_own() {
         "{}",
         stderr(&output)
     );
+    let output = slotcheck(&[
+        "check",
+        "scenarios/link-skew-40-loses-ask.toml",
+        "--skew",
+        "35",
+    ]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("--skew: scenario files bring their own bounds"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -609,4 +621,77 @@ fn json_alone_prints_the_report_instead_of_the_lines() {
     assert_eq!(no_wedge["status"], "ok");
     assert_eq!(no_wedge["verdict"], no_wedge["expected"]);
     assert_eq!(no_wedge["steps"], no_wedge["expected_steps"]);
+}
+
+/// A shipped link scenario's text with one line replaced.
+fn link_with(old: &str, new: &str) -> String {
+    let text = shipped("link-skew-40-loses-ask");
+    assert!(text.contains(old), "{old}");
+    text.replacen(old, new, 1)
+}
+
+#[test]
+fn an_unknown_link_bound_exits_2_naming_it() {
+    // `late_by` is the link model's key; the command line's `--late-by` is not.
+    let text = link_with("late_by = 10", "late-by = 10");
+    let line = line_of(&text, "late-by = 10");
+    let err = invalid("link-unknown-key", &text);
+    assert_names(
+        &err,
+        &format!("{line}:1"),
+        "bounds.late-by",
+        "unknown field `late-by`",
+    );
+}
+
+#[test]
+fn a_link_bound_the_model_rejects_exits_2_at_its_value() {
+    let text = link_with("skew = 40", "skew = 42");
+    let line = line_of(&text, "skew = 42");
+    let err = invalid("link-skew", &text);
+    assert_names(
+        &err,
+        &format!("{line}:8"),
+        "bounds.skew",
+        "skew must be a multiple of 5 s (one tick), not 42",
+    );
+
+    let text = link_with("longest_build = 60", "longest_build = 0");
+    let line = line_of(&text, "longest_build = 0");
+    let err = invalid("link-longest-build", &text);
+    assert_names(
+        &err,
+        &format!("{line}:17"),
+        "bounds.longest_build",
+        "longest build must be at least 5 s",
+    );
+}
+
+#[test]
+fn a_link_story_in_the_other_model_s_words_exits_2() {
+    let text = link_with("    \"fetch b2\",\n", "    \"arrive R1\",\n");
+    let line = line_of(&text, "\"arrive R1\"");
+    let err = invalid("link-story-words", &text);
+    assert_names(
+        &err,
+        &format!("{line}:5"),
+        "story[0].steps[0]",
+        "`arrive R1` is not a step (tick, fetch b1",
+    );
+}
+
+#[test]
+fn a_stovepipe_option_in_a_link_scenario_exits_2() {
+    let text = link_with(
+        "model = \"link\"",
+        "model = \"link\"\noptions = [\"split-read\"]",
+    );
+    let line = line_of(&text, "options = ");
+    let err = invalid("link-option", &text);
+    assert_names(
+        &err,
+        &format!("{line}:12"),
+        "options",
+        "unknown link option `split-read` (known: stale-ack-ignored)",
+    );
 }
