@@ -501,6 +501,7 @@ fn check_scenarios(args: CheckArgs, mut bounds_given: Vec<String>) -> Result<u8,
         junit: args.scenarios.junit,
         json: args.json,
         out: args.out,
+        html: args.output.html,
     };
     Ok(scenario::check_command(run))
 }

@@ -279,6 +279,8 @@ fn invalid(name: &str, text: &str) -> String {
         reports.join("report.json").to_str().unwrap(),
         "--out",
         reports.join("traces").to_str().unwrap(),
+        "--html",
+        reports.join("report.html").to_str().unwrap(),
     ]);
     assert_eq!(code(&output), 2, "{}{}", stdout(&output), stderr(&output));
     assert!(!reports.exists(), "no report is written for invalid input");
@@ -694,4 +696,95 @@ fn a_stovepipe_option_in_a_link_scenario_exits_2() {
         "options",
         "unknown link option `split-read` (known: stale-ack-ignored)",
     );
+}
+
+#[test]
+fn the_html_report_has_every_scenario_design_and_property_with_the_diagrams() {
+    let dir = scratch("html");
+    let page = dir.join("report.html");
+    let json = dir.join("report.json");
+    let output = slotcheck(&[
+        "check",
+        "scenarios/link-before-1649-double-run.toml",
+        "scenarios/SP-OCT-003.toml",
+        "--html",
+        page.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let scenarios = report["scenarios"].as_array().unwrap();
+    let results: Vec<&Value> = scenarios
+        .iter()
+        .flat_map(|s| s["results"].as_array().unwrap())
+        .collect();
+    // One cell per scenario x design x property (stories included).
+    assert!(
+        html.contains(&format!("<p class=\"summary\">{} verdicts;", results.len())),
+        "{html}"
+    );
+    assert!(html.contains("0 differ from what is expected"));
+    for s in scenarios {
+        let id = s["id"].as_str().unwrap();
+        assert!(html.contains(&format!("<section class=\"scenario\" id=\"s-{id}\">")));
+    }
+    // The link scenario's designs in the model's order, its double run a
+    // red cell linked to its story and diagram.
+    assert!(html.contains(
+        "<th>before-1649</th><th>after-1649</th><th>check-only</th><th>margin-only</th>"
+    ));
+    let anchor = "r-link-before-1649-double-run---before-1649-no-double-run";
+    assert!(
+        html.contains(&format!(
+            "<td class=\"bad\"><a href=\"#{anchor}\">violated (24 steps)</a></td>"
+        )),
+        "{html}"
+    );
+    assert!(html.contains(&format!("<section class=\"finding\" id=\"{anchor}\">")));
+    assert!(html.contains("<th>story (no-double-run)</th>"));
+    assert!(html.contains("no-double-run violated at t=60s: A2 is built by b1 and b2"));
+    let violations = results
+        .iter()
+        .filter(|r| r["verdict"] == "violated")
+        .count();
+    assert!(
+        html.matches("<div class=\"diagram\"><svg").count() >= violations,
+        "a diagram per violation and story"
+    );
+    assert!(
+        html.contains("<td>link-before-1649-double-run · before-1649</td>"),
+        "the statistics"
+    );
+    assert!(!html.contains("REGRESSION") && !html.contains("<script"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_html_report_outlines_a_regression() {
+    let dir = scratch("html-regression");
+    let text = shipped("SP-OCT-003").replace(
+        "no-wedge = { verdict = \"violated\", steps = 8 }",
+        "no-wedge = { verdict = \"violated\", steps = 7 }",
+    );
+    let file = dir.join("SP-OCT-003.toml");
+    std::fs::write(&file, text).unwrap();
+    let page = dir.join("report.html");
+    let output = slotcheck(&[
+        "check",
+        file.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The verdict word is right, the step count is not: still a regression.
+    assert!(
+        html.contains("<td class=\"bad regression\"><a href=\"#r-SP-OCT-003---claim-first-no-wedge\">violated (8 steps) (expected violated (7 steps))</a> <span class=\"tag\">REGRESSION</span></td>"),
+        "{html}"
+    );
+    assert!(html.contains("1 differ from what is expected"));
+    assert_eq!(html.matches("class=\"bad regression\"").count(), 1);
+    std::fs::remove_dir_all(dir).unwrap();
 }
