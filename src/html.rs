@@ -46,6 +46,10 @@ pub struct ResultRow {
     pub witness: bool,
     /// The verdict the scenario expects (`holds`, `violated`...), if any.
     pub expected: Option<String>,
+    /// Set by a runner that judges its expectations itself (a pinned step
+    /// count, or an inconclusive run, which is no regression); `None`: a
+    /// regression is `expected` other than `got`.
+    pub regression: Option<bool>,
     /// The verdict found (`holds`, `violated`, `reached`, `not-reached`,
     /// `inconclusive`).
     pub got: String,
@@ -63,7 +67,8 @@ pub struct ResultRow {
 impl ResultRow {
     /// A scenario's verdict that differs from what it expects.
     pub fn is_regression(&self) -> bool {
-        self.expected.as_ref().is_some_and(|e| *e != self.got)
+        self.regression
+            .unwrap_or_else(|| self.expected.as_ref().is_some_and(|e| *e != self.got))
     }
 
     fn column(&self) -> String {
@@ -95,6 +100,20 @@ pub struct StatsRow {
     pub cut: Option<String>,
 }
 
+/// A scenario of a scenario run: its verdicts get a table of their own
+/// (its designs side by side), since scenarios differ in model and bounds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Section {
+    /// The scenario ID, as the rows name it.
+    pub id: String,
+    pub title: String,
+    /// The model, bounds and options.
+    pub bounds: String,
+    pub notes: Option<String>,
+    /// Why the scenario did not run, if it did not.
+    pub skipped: Option<String>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Page {
     pub title: String,
@@ -102,6 +121,9 @@ pub struct Page {
     pub subtitle: String,
     pub rows: Vec<ResultRow>,
     pub stats: Vec<StatsRow>,
+    /// Scenario runs: one verdict table per scenario, in this order. Empty:
+    /// one table over all rows.
+    pub sections: Vec<Section>,
 }
 
 /// The rows and figures of one design's outcome, with a story and a diagram
@@ -166,6 +188,9 @@ pre { background: #f6f7f9; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 .diagram { overflow-x: auto; border: 1px solid #e0e2e8; }
 .explanation { font-weight: bold; }
 .legend span { padding: 0.1em 0.5em; margin-right: 0.5em; }
+section.scenario h3 { margin-bottom: 0.1em; }
+.bounds { color: #555; margin: 0; font-size: 0.9em; }
+.notes { white-space: pre-wrap; font-size: 0.9em; max-width: 60em; }
 ";
 
 fn cell_class(row: &ResultRow) -> &'static str {
@@ -191,13 +216,18 @@ fn verdict_text(row: &ResultRow) -> String {
 }
 
 /// The verdict table of one kind of property: a row per property, a column
-/// per design (or scenario and design).
-fn verdict_table(page: &Page, witness: bool, out: &mut String) {
+/// per `column` (the design, or the scenario and design).
+fn verdict_table(
+    rows: &[&ResultRow],
+    witness: bool,
+    column_of: impl Fn(&ResultRow) -> String,
+    out: &mut String,
+) {
     let mut columns: Vec<String> = Vec::new();
     let mut properties: Vec<String> = Vec::new();
-    for row in page.rows.iter().filter(|r| r.witness == witness) {
-        if !columns.contains(&row.column()) {
-            columns.push(row.column());
+    for row in rows.iter().filter(|r| r.witness == witness) {
+        if !columns.contains(&column_of(row)) {
+            columns.push(column_of(row));
         }
         if !properties.contains(&row.property) {
             properties.push(row.property.clone());
@@ -222,10 +252,9 @@ fn verdict_table(page: &Page, witness: bool, out: &mut String) {
     for property in &properties {
         out.push_str(&format!("<tr><th>{}</th>", xml_text(property)));
         for column in &columns {
-            let found = page
-                .rows
-                .iter()
-                .find(|r| r.witness == witness && &r.property == property && &r.column() == column);
+            let found = rows.iter().find(|r| {
+                r.witness == witness && &r.property == property && &column_of(r) == column
+            });
             match found {
                 None => out.push_str("<td></td>"),
                 Some(row) => {
@@ -251,6 +280,41 @@ fn verdict_table(page: &Page, witness: bool, out: &mut String) {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table>\n");
+}
+
+/// A scenario's heading, bounds and notes, then its designs side by side.
+fn scenario_section(page: &Page, section: &Section, out: &mut String) {
+    let rows: Vec<&ResultRow> = page
+        .rows
+        .iter()
+        .filter(|r| r.scenario.as_deref() == Some(section.id.as_str()))
+        .collect();
+    let regressions = rows.iter().filter(|r| r.is_regression()).count();
+    out.push_str(&format!(
+        "<section class=\"scenario\" id=\"s-{}\">\n<h3>{} — {}{}</h3>\n<p class=\"bounds\">{}</p>\n",
+        xml_text(&section.id),
+        xml_text(&section.id),
+        xml_text(&section.title),
+        if regressions > 0 {
+            format!(" <span class=\"tag\">{regressions} REGRESSION{}</span>", if regressions == 1 { "" } else { "S" })
+        } else {
+            String::new()
+        },
+        xml_text(&section.bounds)
+    ));
+    if let Some(notes) = &section.notes {
+        out.push_str(&format!(
+            "<details><summary>notes</summary><p class=\"notes\">{}</p></details>\n",
+            xml_text(notes)
+        ));
+    }
+    if let Some(why) = &section.skipped {
+        out.push_str(&format!("<p>skipped: {}</p>\n", xml_text(why)));
+    }
+    let design = |r: &ResultRow| r.design.clone();
+    verdict_table(&rows, false, design, out);
+    verdict_table(&rows, true, design, out);
+    out.push_str("</section>\n");
 }
 
 fn finding(row: &ResultRow, open: bool, out: &mut String) {
@@ -307,8 +371,14 @@ pub fn render(page: &Page) -> String {
         xml_text(&summary)
     ));
     out.push_str("<p class=\"legend\"><span class=\"good\" style=\"background:#e3f6e3\">holds / reached</span><span style=\"background:#fbdada\">violated / NOT reached</span><span style=\"background:#fff1c9\">inconclusive (a budget ran out)</span></p>\n");
-    verdict_table(page, false, &mut out);
-    verdict_table(page, true, &mut out);
+    if page.sections.is_empty() {
+        let rows: Vec<&ResultRow> = page.rows.iter().collect();
+        verdict_table(&rows, false, ResultRow::column, &mut out);
+        verdict_table(&rows, true, ResultRow::column, &mut out);
+    }
+    for section in &page.sections {
+        scenario_section(page, section, &mut out);
+    }
 
     if !page.stats.is_empty() {
         out.push_str("<h2>Statistics</h2>\n<table class=\"stats\"><thead><tr><th>run</th><th>states</th><th>unique</th><th>depth</th><th>seconds</th><th>cut short</th></tr></thead><tbody>\n");
@@ -398,6 +468,7 @@ mod tests {
                 seconds: 0.01,
                 cut: None,
             }],
+            sections: Vec::new(),
         };
         let html = render(&page);
         assert!(html.starts_with("<!DOCTYPE html>"));

@@ -483,7 +483,9 @@ fn bounds_given(matches: &clap::ArgMatches) -> Vec<String> {
         .collect()
 }
 
-fn check_scenarios(args: CheckArgs, bounds_given: Vec<String>) -> Result<u8, String> {
+fn check_scenarios(args: CheckArgs, mut bounds_given: Vec<String>) -> Result<u8, String> {
+    // Link scenarios bring their own link bounds too.
+    bounds_given.extend(args.link.given().iter().map(|f| f.to_string()));
     if !bounds_given.is_empty() {
         return Err(format!(
             "{}: scenario files bring their own bounds; for an ad-hoc check give --design and no PATH",
@@ -502,6 +504,7 @@ fn check_scenarios(args: CheckArgs, bounds_given: Vec<String>) -> Result<u8, Str
         junit: args.scenarios.junit,
         json: args.json,
         out: args.out,
+        html: args.output.html,
     };
     Ok(scenario::check_command(run))
 }

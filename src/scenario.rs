@@ -10,13 +10,16 @@
 //! file as that model's scenario, so that each model's bounds are checked by
 //! its own struct (with `deny_unknown_fields`) and errors keep their spans.
 
-use crate::check::{check, Limits, Verdict};
+use crate::check::{check, Limits, Stats, Verdict};
+use crate::diagram::Diagram;
+use crate::html;
 use crate::itf;
 use crate::report;
 use crate::stovepipe::bounds_json;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
+use slotcheck_models::link::{self, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::{Narrated, PropertyKind};
 use stateright::{Expectation, Model};
@@ -31,7 +34,7 @@ use toml::Spanned;
 pub const SCENARIO_DIR: &str = "scenarios";
 
 /// The models a scenario may name.
-pub const MODELS: &[&str] = &["stovepipe"];
+pub const MODELS: &[&str] = &["stovepipe", "link"];
 
 /// Bad input: the file, where in it (when known), the field, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -372,6 +375,23 @@ struct StovepipeBounds {
     max_deliveries: Spanned<u8>,
 }
 
+/// The link model's bounds as a scenario writes them, in seconds where the
+/// command line takes seconds; all required, as for stovepipe. Spanned where
+/// `link::Bounds::validate` can reject the value, so the error points at it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkBounds {
+    asks: Spanned<u8>,
+    builders: Spanned<u8>,
+    skew: Spanned<u16>,
+    horizon: Spanned<u16>,
+    longest_build: Spanned<u16>,
+    crashes: u8,
+    late_heartbeats: u8,
+    late_by: Spanned<u16>,
+    max_deliver: Spanned<u8>,
+}
+
 /// One line of a run: a design's property (or story) against its expectation.
 #[derive(Clone, Debug)]
 pub struct Finding {
@@ -382,8 +402,14 @@ pub struct Finding {
     pub verdict: Verdict,
     pub steps: Option<usize>,
     pub status: Status,
-    /// The counterexample told as a story, when there is one.
+    /// A witness (`sometimes`) rather than an `always` property.
+    pub witness: bool,
+    /// The counterexample (or a reached witness's path) told as a story.
     pub story: Option<String>,
+    /// Why the property fails (the witness holds) in the path's last state.
+    pub explanation: Option<String>,
+    /// The same path as a sequence diagram, an SVG document.
+    pub svg: Option<String>,
     /// The same path as an ITF trace.
     pub trace: Option<Json>,
     pub seconds: f64,
@@ -458,12 +484,15 @@ pub struct Scenario {
     pub slow: bool,
     /// The bounds and options, as reports show them.
     pub bounds: Json,
+    /// The same for people: `asks 2, builders 2, skew 0 s, ...`.
+    pub bounds_line: String,
     plan: Box<dyn Plan>,
 }
 
 impl Scenario {
-    /// Runs every selected check of the scenario.
-    pub fn run(&self, selection: &Selection, limits: &Limits) -> Vec<Finding> {
+    /// Runs every selected check of the scenario; also each design's run
+    /// figures.
+    pub fn run(&self, selection: &Selection, limits: &Limits) -> (Vec<Finding>, Vec<RunStats>) {
         self.plan.run(self, selection, limits)
     }
 }
@@ -473,7 +502,19 @@ impl Scenario {
 trait Plan {
     /// Whether some design of the scenario has an expectation for `property`.
     fn expects(&self, property: &str) -> bool;
-    fn run(&self, scenario: &Scenario, selection: &Selection, limits: &Limits) -> Vec<Finding>;
+    fn run(
+        &self,
+        scenario: &Scenario,
+        selection: &Selection,
+        limits: &Limits,
+    ) -> (Vec<Finding>, Vec<RunStats>);
+}
+
+/// One design's check run in a scenario: its figures, for the reports.
+#[derive(Clone, Debug)]
+pub struct RunStats {
+    pub design: String,
+    pub stats: Stats,
 }
 
 /// One design's model and what is expected of its properties.
@@ -520,8 +561,14 @@ where
             || self.stories.iter().any(|s| s.violates == property)
     }
 
-    fn run(&self, scenario: &Scenario, selection: &Selection, limits: &Limits) -> Vec<Finding> {
+    fn run(
+        &self,
+        scenario: &Scenario,
+        selection: &Selection,
+        limits: &Limits,
+    ) -> (Vec<Finding>, Vec<RunStats>) {
         let mut findings = Vec::new();
+        let mut runs = Vec::new();
         for plan in self.designs.iter().filter(|d| selection.design(&d.design)) {
             let names: Vec<&'static str> = plan
                 .expectations
@@ -533,26 +580,41 @@ where
                 continue;
             }
             let outcome = check(plan.model.clone(), &names, limits);
+            runs.push(RunStats {
+                design: plan.design.clone(),
+                stats: outcome.stats,
+            });
             let cut = outcome.stats.cut.map(|c| c.describe());
             for (name, expected) in plan.expectations.iter().filter(|(n, _)| names.contains(n)) {
                 let result = outcome
                     .result(name)
                     .expect("every checked property has a result");
                 let steps = report::steps(result);
-                let (story, trace) = match (&result.trace, result.verdict) {
-                    (Some(t), Verdict::Violated) => (
-                        Some(report::story_text(
-                            &plan.model.tell(&t.init, &t.actions),
-                            &plan.model.explain(name, &t.last),
-                        )),
-                        Some(itf::trace(
-                            &plan.model,
-                            trace_meta(scenario, &plan.design, name),
-                            &t.init,
-                            &t.actions,
-                        )),
-                    ),
-                    _ => (None, None),
+                // A violation's or a reached witness's path, told; the
+                // diagram is cheap next to the check that found the path.
+                let told = result.trace.as_ref().map(|t| {
+                    let told = plan.model.tell(&t.init, &t.actions);
+                    let ending = plan.model.explain(name, &t.last);
+                    let title = format!("{name}: {}, {} steps", plan.design, t.steps());
+                    (
+                        report::story_text(&told, &ending),
+                        Diagram::of(&plan.model, &title, &told, Some(&ending)).svg(),
+                        ending,
+                    )
+                });
+                // Only counterexamples are saved as traces (`--out`).
+                let trace = match (&result.trace, result.verdict) {
+                    (Some(t), Verdict::Violated) => Some(itf::trace(
+                        &plan.model,
+                        trace_meta(scenario, &plan.design, name),
+                        &t.init,
+                        &t.actions,
+                    )),
+                    _ => None,
+                };
+                let (story, svg, explanation) = match told {
+                    Some((story, svg, ending)) => (Some(story), Some(svg), Some(ending)),
+                    None => (None, None, None),
                 };
                 findings.push(Finding {
                     design: plan.design.clone(),
@@ -561,7 +623,10 @@ where
                     verdict: result.verdict,
                     steps,
                     status: judge(*expected, result.verdict, steps),
+                    witness: result.kind == PropertyKind::Sometimes,
                     story,
+                    explanation,
+                    svg,
                     trace,
                     // One run decides all of a design's properties; share its time.
                     seconds: outcome.stats.seconds / names.len() as f64,
@@ -576,7 +641,7 @@ where
         {
             findings.push(replay(scenario, story));
         }
-        findings
+        (findings, runs)
     }
 }
 
@@ -611,6 +676,13 @@ where
     } else {
         format!("{} holds in the story's last state", story.violates)
     };
+    let told = story.model.tell(&init, &story.actions);
+    let title = format!(
+        "story ({}): {}, {} steps",
+        story.violates,
+        story.design,
+        story.actions.len()
+    );
     Finding {
         design: story.design.clone(),
         subject: format!("story ({})", story.violates),
@@ -618,10 +690,10 @@ where
         verdict,
         steps: Some(story.actions.len()),
         status: judge(expected, verdict, None),
-        story: Some(report::story_text(
-            &story.model.tell(&init, &story.actions),
-            &ending,
-        )),
+        witness: false,
+        story: Some(report::story_text(&told, &ending)),
+        svg: Some(Diagram::of(&story.model, &title, &told, Some(&ending)).svg()),
+        explanation: Some(ending),
         trace: Some(itf::trace(
             &story.model,
             trace_meta(scenario, &story.design, story.violates),
@@ -660,6 +732,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Scenario, InputError> {
     // Each model's scenarios are read by its own arm; another model joins here.
     match header.model.get_ref().as_str() {
         "stovepipe" => stovepipe_scenario(&source),
+        "link" => link_scenario(&source),
         other => Err(source.at(
             &header.model,
             "model",
@@ -710,7 +783,72 @@ fn stovepipe_scenario(source: &Source) -> Result<Scenario, InputError> {
         source,
         raw,
         "stovepipe",
-        bounds_json(&bounds, &options),
+        (
+            bounds_json(&bounds, &options),
+            crate::stovepipe::bounds_line(&bounds, &options),
+        ),
+        &known_designs,
+        model_for,
+    )
+}
+
+fn link_scenario(source: &Source) -> Result<Scenario, InputError> {
+    let raw: ScenarioFile<LinkBounds> = toml::from_str(source.text).map_err(|e| source.toml(e))?;
+    let b = raw.bounds.get_ref();
+    let bounds = link::Bounds {
+        asks: *b.asks.get_ref(),
+        builders: *b.builders.get_ref(),
+        skew: *b.skew.get_ref(),
+        horizon: *b.horizon.get_ref(),
+        longest_build: *b.longest_build.get_ref(),
+        crashes: b.crashes,
+        late_heartbeats: b.late_heartbeats,
+        late_by: *b.late_by.get_ref(),
+        max_deliver: *b.max_deliver.get_ref(),
+    };
+    if let Err(message) = bounds.validate() {
+        // The model's messages name the bound in words (`longest build must
+        // ...`); point at the key that holds it.
+        let keyed = [
+            ("asks", "asks", b.asks.span()),
+            ("builders", "builders", b.builders.span()),
+            ("skew", "skew", b.skew.span()),
+            ("horizon", "horizon", b.horizon.span()),
+            ("longest build", "longest_build", b.longest_build.span()),
+            ("late by", "late_by", b.late_by.span()),
+            ("max deliver", "max_deliver", b.max_deliver.span()),
+        ];
+        let (field, span) = keyed
+            .into_iter()
+            .find(|(words, _, _)| message.starts_with(words))
+            .map_or(
+                ("bounds".to_string(), raw.bounds.span()),
+                |(_, key, span)| (format!("bounds.{key}"), span),
+            );
+        return Err(source.error(Some(span), Some(field), message));
+    }
+    let mut options = link::Options::default();
+    for option in &raw.options {
+        options
+            .set(option.get_ref())
+            .map_err(|message| source.at(option, "options", message))?;
+    }
+    let model_for = |design: &str| {
+        link::design_named(design).map(|d| {
+            let mut model = Link::new(d, bounds);
+            model.options = options;
+            model
+        })
+    };
+    let known_designs: Vec<&str> = link::DESIGNS.iter().map(|d| d.name).collect();
+    finish(
+        source,
+        raw,
+        "link",
+        (
+            crate::link::bounds_json(&bounds, &options),
+            crate::link::bounds_line(&bounds, &options),
+        ),
         &known_designs,
         model_for,
     )
@@ -722,7 +860,7 @@ fn finish<B, M>(
     source: &Source,
     raw: ScenarioFile<B>,
     model_name: &'static str,
-    bounds: Json,
+    (bounds, bounds_line): (Json, String),
     known_designs: &[&str],
     model_for: impl Fn(&str) -> Option<M>,
 ) -> Result<Scenario, InputError>
@@ -819,6 +957,8 @@ where
             expectations,
         });
     }
+    // In the model's order (the reports' columns), not the file's map order.
+    designs.sort_by_key(|d| known_designs.iter().position(|k| *k == d.design));
     let mut stories = Vec::new();
     for (i, story) in raw.story.iter().enumerate() {
         let field = format!("story[{i}]");
@@ -892,6 +1032,7 @@ where
         model: model_name,
         slow: raw.slow,
         bounds,
+        bounds_line,
         plan: Box::new(ModelPlan { designs, stories }),
     })
 }
@@ -997,8 +1138,11 @@ pub struct ScenarioSummary {
     pub notes: Option<String>,
     pub model: &'static str,
     pub bounds: Json,
+    pub bounds_line: String,
     pub skipped: Option<&'static str>,
     pub seconds: f64,
+    /// Each design's check run (stories are replays, not runs).
+    pub runs: Vec<RunStats>,
 }
 
 impl RunReport {
@@ -1072,14 +1216,14 @@ pub fn run_all(
         }
         let skipped = (selection.skip_slow && scenario.slow).then_some("slow (--skip-slow)");
         let scenario_started = Instant::now();
-        let findings = if skipped.is_some() {
+        let (findings, runs) = if skipped.is_some() {
             print(&format!(
                 "{:<id_width$}  skipped: slow (--skip-slow)",
                 scenario.id
             ));
-            Vec::new()
+            (Vec::new(), Vec::new())
         } else {
-            let findings = scenario.run(selection, limits);
+            let (findings, runs) = scenario.run(selection, limits);
             for f in &findings {
                 print(&format!(
                     "{:<id_width$}  {:<12} {:<28} {}",
@@ -1094,7 +1238,7 @@ pub fn run_all(
                     }
                 }
             }
-            findings
+            (findings, runs)
         };
         out.push((
             ScenarioSummary {
@@ -1105,8 +1249,10 @@ pub fn run_all(
                 notes: scenario.notes.clone(),
                 model: scenario.model,
                 bounds: scenario.bounds.clone(),
+                bounds_line: scenario.bounds_line.clone(),
                 skipped,
                 seconds: scenario_started.elapsed().as_secs_f64(),
+                runs,
             },
             findings,
         ));
@@ -1303,6 +1449,62 @@ pub fn counterexample_files(report: &RunReport, dir: &Path) -> Vec<(PathBuf, Vec
     files
 }
 
+/// The run as one HTML page: a verdict table per scenario (expected against
+/// got, regressions outlined), the statistics of each design's run, and each
+/// violation's and story's explanation, diagram and story.
+pub fn html_page(report: &RunReport, paths: &[PathBuf]) -> html::Page {
+    let from = if paths.is_empty() {
+        format!("{SCENARIO_DIR}/")
+    } else {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut page = html::Page {
+        title: "slotcheck check: scenarios".into(),
+        subtitle: format!("{from}: {}", report.summary()),
+        ..html::Page::default()
+    };
+    for (s, findings) in &report.scenarios {
+        page.sections.push(html::Section {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            bounds: format!("{}: {}; source: {}", s.model, s.bounds_line, s.source),
+            notes: s.notes.clone(),
+            skipped: s.skipped.map(String::from),
+        });
+        for f in findings {
+            page.rows.push(html::ResultRow {
+                scenario: Some(s.id.clone()),
+                design: f.design.clone(),
+                property: f.subject.clone(),
+                witness: f.witness,
+                expected: Some(f.expected.to_string()),
+                regression: Some(f.status == Status::Regression),
+                got: f.verdict.word().to_string(),
+                good: f.verdict.is_good(),
+                steps: f.steps.filter(|_| f.verdict != Verdict::Holds),
+                explanation: f.explanation.clone(),
+                story: f.story.clone(),
+                svg: f.svg.clone(),
+            });
+        }
+        for run in &s.runs {
+            page.stats.push(html::StatsRow {
+                label: format!("{} · {}", s.id, run.design),
+                states: run.stats.states,
+                unique: run.stats.unique,
+                depth: run.stats.depth,
+                seconds: run.stats.seconds,
+                cut: run.stats.cut.map(|c| c.describe().to_string()),
+            });
+        }
+    }
+    page
+}
+
 /// Everything `slotcheck check` was asked for, in scenario mode.
 pub struct CheckRun {
     pub paths: Vec<PathBuf>,
@@ -1313,6 +1515,8 @@ pub struct CheckRun {
     /// writes it there.
     pub json: Option<Option<PathBuf>>,
     pub out: Option<PathBuf>,
+    /// The HTML report's file.
+    pub html: Option<PathBuf>,
 }
 
 /// Exit statuses of a scenario run.
@@ -1374,6 +1578,12 @@ pub fn check_command(run: CheckRun) -> u8 {
     if let Some(dir) = &run.out {
         writes.extend(counterexample_files(&report, dir));
     }
+    if let Some(file) = &run.html {
+        writes.push((
+            file.clone(),
+            html::render(&html_page(&report, &run.paths)).into_bytes(),
+        ));
+    }
     for (path, contents) in &writes {
         if let Err(e) = itf::write_atomically(path, contents) {
             return fail(format!("{}: cannot write: {e}", path.display()));
@@ -1417,7 +1627,7 @@ id = "{id}"
 title = "What the finding says, in one line"
 source = "Where it comes from: document, section, PR"
 # notes = "What the model found beyond the source's claim, and why it stands."
-model = "stovepipe"          # the only model so far
+model = "stovepipe"          # or "link" (other bounds: see the README)
 # slow = true                # leave out of `--skip-slow` runs (tests); for big bounds
 # options = ["split-read"]   # model options (see the README)
 

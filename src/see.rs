@@ -75,6 +75,7 @@ pub fn after_check<M: Narrated>(
             subtitle: heading.to_string(),
             rows,
             stats: vec![stats],
+            sections: Vec::new(),
         };
         html::write(path, &page)?;
     }

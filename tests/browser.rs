@@ -138,6 +138,47 @@ fn the_html_report_shows_the_verdict_table_and_the_diagrams_in_chromium() {
 }
 
 #[test]
+fn the_scenario_report_shows_a_verdict_cell_and_a_diagram_in_chromium() {
+    let dir = scratch("scenario-report");
+    let report = dir.join("report.html");
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/link-before-1649-double-run.toml");
+    let status = slotcheck()
+        .arg("check")
+        .arg(&scenario)
+        .arg("--html")
+        .arg(&report)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "the scenario runs as expected");
+    let Some(browser) =
+        chromium("the_scenario_report_shows_a_verdict_cell_and_a_diagram_in_chromium")
+    else {
+        return;
+    };
+    let dom = dump_dom(
+        browser,
+        &format!("file://{}", report.display()),
+        &dir.join("profile"),
+    );
+    assert!(
+        dom.contains("<section class=\"scenario\" id=\"s-link-before-1649-double-run\">"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains(">violated (24 steps)</a></td>"),
+        "the double run's verdict cell"
+    );
+    assert!(dom.contains("<div class=\"diagram\"><svg"));
+    assert!(
+        dom.contains(">b2</text>"),
+        "a diagram's builder lane is drawn"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn the_svg_diagram_is_a_document_chromium_renders_without_errors() {
     let dir = scratch("svg");
     let output = slotcheck()

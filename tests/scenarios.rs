@@ -279,6 +279,8 @@ fn invalid(name: &str, text: &str) -> String {
         reports.join("report.json").to_str().unwrap(),
         "--out",
         reports.join("traces").to_str().unwrap(),
+        "--html",
+        reports.join("report.html").to_str().unwrap(),
     ]);
     assert_eq!(code(&output), 2, "{}{}", stdout(&output), stderr(&output));
     assert!(!reports.exists(), "no report is written for invalid input");
@@ -486,6 +488,18 @@ fn bounds_flags_are_refused_when_scenarios_bring_their_own() {
         "{}",
         stderr(&output)
     );
+    let output = slotcheck(&[
+        "check",
+        "scenarios/link-skew-40-loses-ask.toml",
+        "--skew",
+        "35",
+    ]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("--skew: scenario files bring their own bounds"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -609,4 +623,168 @@ fn json_alone_prints_the_report_instead_of_the_lines() {
     assert_eq!(no_wedge["status"], "ok");
     assert_eq!(no_wedge["verdict"], no_wedge["expected"]);
     assert_eq!(no_wedge["steps"], no_wedge["expected_steps"]);
+}
+
+/// A shipped link scenario's text with one line replaced.
+fn link_with(old: &str, new: &str) -> String {
+    let text = shipped("link-skew-40-loses-ask");
+    assert!(text.contains(old), "{old}");
+    text.replacen(old, new, 1)
+}
+
+#[test]
+fn an_unknown_link_bound_exits_2_naming_it() {
+    // `late_by` is the link model's key; the command line's `--late-by` is not.
+    let text = link_with("late_by = 10", "late-by = 10");
+    let line = line_of(&text, "late-by = 10");
+    let err = invalid("link-unknown-key", &text);
+    assert_names(
+        &err,
+        &format!("{line}:1"),
+        "bounds.late-by",
+        "unknown field `late-by`",
+    );
+}
+
+#[test]
+fn a_link_bound_the_model_rejects_exits_2_at_its_value() {
+    let text = link_with("skew = 40", "skew = 42");
+    let line = line_of(&text, "skew = 42");
+    let err = invalid("link-skew", &text);
+    assert_names(
+        &err,
+        &format!("{line}:8"),
+        "bounds.skew",
+        "skew must be a multiple of 5 s (one tick), not 42",
+    );
+
+    let text = link_with("longest_build = 60", "longest_build = 0");
+    let line = line_of(&text, "longest_build = 0");
+    let err = invalid("link-longest-build", &text);
+    assert_names(
+        &err,
+        &format!("{line}:17"),
+        "bounds.longest_build",
+        "longest build must be at least 5 s",
+    );
+}
+
+#[test]
+fn a_link_story_in_the_other_model_s_words_exits_2() {
+    let text = link_with("    \"fetch b2\",\n", "    \"arrive R1\",\n");
+    let line = line_of(&text, "\"arrive R1\"");
+    let err = invalid("link-story-words", &text);
+    assert_names(
+        &err,
+        &format!("{line}:5"),
+        "story[0].steps[0]",
+        "`arrive R1` is not a step (tick, fetch b1",
+    );
+}
+
+#[test]
+fn a_stovepipe_option_in_a_link_scenario_exits_2() {
+    let text = link_with(
+        "model = \"link\"",
+        "model = \"link\"\noptions = [\"split-read\"]",
+    );
+    let line = line_of(&text, "options = ");
+    let err = invalid("link-option", &text);
+    assert_names(
+        &err,
+        &format!("{line}:12"),
+        "options",
+        "unknown link option `split-read` (known: stale-ack-ignored)",
+    );
+}
+
+#[test]
+fn the_html_report_has_every_scenario_design_and_property_with_the_diagrams() {
+    let dir = scratch("html");
+    let page = dir.join("report.html");
+    let json = dir.join("report.json");
+    let output = slotcheck(&[
+        "check",
+        "scenarios/link-before-1649-double-run.toml",
+        "scenarios/SP-OCT-003.toml",
+        "--html",
+        page.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let scenarios = report["scenarios"].as_array().unwrap();
+    let results: Vec<&Value> = scenarios
+        .iter()
+        .flat_map(|s| s["results"].as_array().unwrap())
+        .collect();
+    // One cell per scenario x design x property (stories included).
+    assert!(
+        html.contains(&format!("<p class=\"summary\">{} verdicts;", results.len())),
+        "{html}"
+    );
+    assert!(html.contains("0 differ from what is expected"));
+    for s in scenarios {
+        let id = s["id"].as_str().unwrap();
+        assert!(html.contains(&format!("<section class=\"scenario\" id=\"s-{id}\">")));
+    }
+    // The link scenario's designs in the model's order, its double run a
+    // red cell linked to its story and diagram.
+    assert!(html.contains(
+        "<th>before-1649</th><th>after-1649</th><th>check-only</th><th>margin-only</th>"
+    ));
+    let anchor = "r-link-before-1649-double-run---before-1649-no-double-run";
+    assert!(
+        html.contains(&format!(
+            "<td class=\"bad\"><a href=\"#{anchor}\">violated (24 steps)</a></td>"
+        )),
+        "{html}"
+    );
+    assert!(html.contains(&format!("<section class=\"finding\" id=\"{anchor}\">")));
+    assert!(html.contains("<th>story (no-double-run)</th>"));
+    assert!(html.contains("no-double-run violated at t=60s: A2 is built by b1 and b2"));
+    let violations = results
+        .iter()
+        .filter(|r| r["verdict"] == "violated")
+        .count();
+    assert!(
+        html.matches("<div class=\"diagram\"><svg").count() >= violations,
+        "a diagram per violation and story"
+    );
+    assert!(
+        html.contains("<td>link-before-1649-double-run · before-1649</td>"),
+        "the statistics"
+    );
+    assert!(!html.contains("REGRESSION") && !html.contains("<script"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_html_report_outlines_a_regression() {
+    let dir = scratch("html-regression");
+    let text = shipped("SP-OCT-003").replace(
+        "no-wedge = { verdict = \"violated\", steps = 8 }",
+        "no-wedge = { verdict = \"violated\", steps = 7 }",
+    );
+    let file = dir.join("SP-OCT-003.toml");
+    std::fs::write(&file, text).unwrap();
+    let page = dir.join("report.html");
+    let output = slotcheck(&[
+        "check",
+        file.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The verdict word is right, the step count is not: still a regression.
+    assert!(
+        html.contains("<td class=\"bad regression\"><a href=\"#r-SP-OCT-003---claim-first-no-wedge\">violated (8 steps) (expected violated (7 steps))</a> <span class=\"tag\">REGRESSION</span></td>"),
+        "{html}"
+    );
+    assert!(html.contains("1 differ from what is expected"));
+    assert_eq!(html.matches("class=\"bad regression\"").count(), 1);
+    std::fs::remove_dir_all(dir).unwrap();
 }
