@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use slotcheck_models::link::{
     design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
 };
+use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
 
 /// Which model a command runs.

@@ -10,6 +10,7 @@ use slotcheck::scenario;
 use slotcheck::see::{CheckOutputArgs, CompareOutputArgs};
 use slotcheck::stovepipe::{bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
+use slotcheck_models::NamedOptions;
 use slotcheck_models::Narrated;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -21,6 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Value as Json};
 use slotcheck_models::link::{self, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
+use slotcheck_models::NamedOptions;
 use slotcheck_models::{Narrated, PropertyKind};
 use stateright::{Expectation, Model};
 use std::collections::BTreeMap;

@@ -4,6 +4,7 @@
 use crate::simulate::{meta_bounds_and_options, Simulated};
 use serde_json::{json, Map, Value};
 use slotcheck_models::stovepipe::{design_named, Action, Bounds, Options, Stovepipe};
+use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
 
 /// The bounds `compare` uses when given none: the richest on which all three

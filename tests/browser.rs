@@ -5,6 +5,8 @@
 //! `.ci/run` installs Chromium, so in CI (`CI` set) a missing browser is a
 //! failure. Elsewhere a test that needs one says `SKIPPED: ...` and passes.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -14,15 +16,11 @@ use std::time::{Duration, Instant};
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 fn slotcheck() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_slotcheck"))
+    common::command()
 }
 
-/// A fresh directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slotcheck-browser-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("browser", name)
 }
 
 /// The browser, or `None` after saying why the test is skipped; in CI its

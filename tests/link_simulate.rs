@@ -2,6 +2,9 @@
 //! duplicate run found from a fixed seed, the same bytes twice, saved traces
 //! that replay, shards that add up to the single run.
 
+mod common;
+
+use common::slotcheck;
 use slotcheck::link::DEFAULT_BOUNDS;
 use slotcheck::replay::replay_file;
 use slotcheck::simulate::{
@@ -9,20 +12,9 @@ use slotcheck::simulate::{
 };
 use slotcheck_models::link::{design_named, Link, NO_DOUBLE_RUN};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn slotcheck(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slotcheck"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slotcheck-link-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("link", name)
 }
 
 fn link(design: &str) -> Link {

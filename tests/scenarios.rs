@@ -3,21 +3,12 @@
 //! bad input names file:line:column and the field (exit 2) and writes no
 //! report, and the reports are valid JUnit XML, JSON and ITF.
 
+mod common;
+
+use common::{slotcheck, ROOT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_slotcheck");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn slotcheck(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(ROOT)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the slotcheck binary runs")
-}
+use std::process::Output;
 
 fn code(output: &Output) -> i32 {
     output.status.code().expect("exited, not killed")
@@ -31,13 +22,8 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A fresh, empty directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("slotcheck-scenarios-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("scenarios", name)
 }
 
 fn shipped(id: &str) -> String {

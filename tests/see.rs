@@ -1,18 +1,16 @@
 //! `check --format mermaid|svg`, `--html` and the diagrams' lanes for both
 //! models, from the command line and the library.
 
+mod common;
+
 use slotcheck::diagram::Diagram;
 use slotcheck::explore;
 use slotcheck::itf;
 use slotcheck_models::Narrated;
 use stateright::Model;
-use std::process::Command;
 
 fn slotcheck(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_slotcheck"))
-        .args(args)
-        .output()
-        .unwrap();
+    let output = common::command().args(args).output().unwrap();
     (
         output.status.code(),
         String::from_utf8(output.stdout).unwrap(),

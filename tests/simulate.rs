@@ -1,25 +1,17 @@
 //! `simulate`, `replay` and `merge` end to end: determinism, the contract's
 //! claims found from a fixed seed, shards that add up to the single run.
 
+mod common;
+
+use common::slotcheck;
 use slotcheck::check::{check, Limits};
 use slotcheck::replay::{replay_document, replay_file};
 use slotcheck::simulate::{claims, merge, simulate, swarm_ranges, Report, Settings, Shard, Timing};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn slotcheck(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slotcheck"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("slotcheck-sim-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("sim", name)
 }
 
 fn plain(seed: u64, runs: u64, out: Option<PathBuf>) -> Settings {

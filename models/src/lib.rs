@@ -41,6 +41,43 @@ pub enum Value {
     List(Vec<Value>),
 }
 
+/// A model's options: flags, each off by default (the contract's reading),
+/// set by name from the command line or a scenario file.
+pub trait NamedOptions: Copy {
+    /// The model's name, for errors: `stovepipe`.
+    const MODEL: &'static str;
+
+    /// Every option: its name and its flag.
+    fn flags(&mut self) -> Vec<(&'static str, &mut bool)>;
+
+    /// Turns the named option on; the error lists the known ones.
+    fn set(&mut self, name: &str) -> Result<(), String> {
+        let mut flags = self.flags();
+        let known: Vec<&str> = flags.iter().map(|(n, _)| *n).collect();
+        match flags.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, flag)) => {
+                **flag = true;
+                Ok(())
+            }
+            None => Err(format!(
+                "unknown {} option `{name}` (known: {})",
+                Self::MODEL,
+                known.join(", ")
+            )),
+        }
+    }
+
+    /// The names of the options that are on.
+    fn names(&self) -> Vec<&'static str> {
+        let mut copy = *self;
+        copy.flags()
+            .into_iter()
+            .filter(|(_, on)| **on)
+            .map(|(name, _)| name)
+            .collect()
+    }
+}
+
 /// A scripted step that cannot be taken: its index in the script and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptError {

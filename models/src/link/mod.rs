@@ -268,28 +268,11 @@ pub struct Options {
     pub stale_ack_ignored: bool,
 }
 
-impl Options {
-    pub const NAMES: &'static [&'static str] = &["stale-ack-ignored"];
+impl crate::NamedOptions for Options {
+    const MODEL: &'static str = "link";
 
-    pub fn set(&mut self, name: &str) -> Result<(), String> {
-        match name {
-            "stale-ack-ignored" => self.stale_ack_ignored = true,
-            _ => {
-                return Err(format!(
-                    "unknown link option `{name}` (known: {})",
-                    Self::NAMES.join(", ")
-                ))
-            }
-        }
-        Ok(())
-    }
-
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.stale_ack_ignored {
-            names.push("stale-ack-ignored");
-        }
-        names
+    fn flags(&mut self) -> Vec<(&'static str, &mut bool)> {
+        vec![("stale-ack-ignored", &mut self.stale_ack_ignored)]
     }
 }
 

@@ -437,29 +437,11 @@ pub struct Options {
     pub split_read: bool,
 }
 
-impl Options {
-    /// Every option by its name, for the command line and scenario files.
-    pub const NAMES: &'static [&'static str] = &["split-read"];
+impl crate::NamedOptions for Options {
+    const MODEL: &'static str = "stovepipe";
 
-    pub fn set(&mut self, name: &str) -> Result<(), String> {
-        match name {
-            "split-read" => self.split_read = true,
-            _ => {
-                return Err(format!(
-                    "unknown stovepipe option `{name}` (known: {})",
-                    Self::NAMES.join(", ")
-                ))
-            }
-        }
-        Ok(())
-    }
-
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.split_read {
-            names.push("split-read");
-        }
-        names
+    fn flags(&mut self) -> Vec<(&'static str, &mut bool)> {
+        vec![("split-read", &mut self.split_read)]
     }
 }
 

@@ -1,0 +1,33 @@
+//! What the end-to-end tests share: running the built binary, and a fresh
+//! scratch directory per test.
+
+// Each test file uses its own part of this module.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_slotcheck");
+pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The binary, run from the repository root, without colour.
+pub fn command() -> Command {
+    let mut command = Command::new(BIN);
+    command.current_dir(ROOT).env("NO_COLOR", "1");
+    command
+}
+
+pub fn slotcheck(args: &[&str]) -> Output {
+    command()
+        .args(args)
+        .output()
+        .expect("the slotcheck binary runs")
+}
+
+/// A fresh, empty directory for one test of a suite.
+pub fn scratch(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("slotcheck-{suite}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
