@@ -271,3 +271,26 @@ fn finding_owner_keyed_wedges_under_one_stall_and_one_crash() {
     let stalls_only = run(model("owner-keyed", 2, 0, 1, 2));
     assert_eq!(verdict(&stalls_only, "no-wedge"), Verdict::Holds);
 }
+
+/// The contract's finer reading, `split-read` (R, the queue and the head read
+/// in three steps), changes no verdict under crashes; each read just takes
+/// three steps, so SP-OCT-003's two reads make its story 4 steps longer.
+#[test]
+fn split_read_gives_the_same_verdicts_under_crashes() {
+    use slotcheck_models::NamedOptions;
+    for design in ["claim-first", "fail-open", "owner-keyed"] {
+        let snapshot = model(design, 2, 1, 0, 2);
+        let mut split = snapshot;
+        split.options.set("split-read").unwrap();
+        let (a, b) = (run(snapshot), run(split));
+        for (x, y) in a.results.iter().zip(&b.results) {
+            assert_eq!(x.verdict, y.verdict, "{design} {}", x.name);
+        }
+        assert!(b.stats.unique > a.stats.unique, "more interleavings");
+    }
+    let mut m = model("claim-first", 1, 1, 0, 2);
+    m.options.set("split-read").unwrap();
+    let outcome = run(m);
+    let steps = outcome.result("no-wedge").unwrap().trace.as_ref().unwrap().steps();
+    assert_eq!(steps, 8 + 2 * 2);
+}
