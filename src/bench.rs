@@ -127,7 +127,10 @@ pub fn run(threads: usize, large: bool, as_json: bool, progress: bool) -> Result
     }
     println!(
         "\nbounds: N requests, c crashes, s stalls (K 1, max_deliveries 2); default = compare's defaults.\n\
-         verdict s: time until every verdict is known (the whole space); 1st viol. s: until the first violation."
+         verdict s: time until every verdict is known (the whole space); 1st viol. s: until the first violation.\n"
     );
+    // The simulator's side: runs per second and runs to the first violation
+    // of each claim of the contract (also `slotcheck simulate --bench`).
+    print!("{}", crate::simulate::bench(0)?);
     Ok(0)
 }
