@@ -291,6 +291,12 @@ fn split_read_gives_the_same_verdicts_under_crashes() {
     let mut m = model("claim-first", 1, 1, 0, 2);
     m.options.set("split-read").unwrap();
     let outcome = run(m);
-    let steps = outcome.result("no-wedge").unwrap().trace.as_ref().unwrap().steps();
+    let steps = outcome
+        .result("no-wedge")
+        .unwrap()
+        .trace
+        .as_ref()
+        .unwrap()
+        .steps();
     assert_eq!(steps, 8 + 2 * 2);
 }
