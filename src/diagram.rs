@@ -10,6 +10,7 @@
 //! on the actor's own lane is written in the actor's note; a change elsewhere
 //! is an arrow from the actor to that lane.
 
+use crate::report::xml_escape;
 use slotcheck_models::{Narrated, StoryStep};
 
 /// Why a step stands out: a fault (crash, stall, delay...) or a hold.
@@ -277,22 +278,6 @@ fn mermaid_text(text: &str) -> String {
     out
 }
 
-/// Text as XML reads it.
-pub fn xml_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Greedy word wrap at `width` characters (a longer word gets its own line).
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
@@ -335,7 +320,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
     body.push_str(&format!(
         "<text x=\"10\" y=\"{:.0}\" font-family=\"sans-serif\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
         y + 14.0,
-        xml_text(&d.title)
+        xml_escape(&d.title)
     ));
     y += 28.0;
     let top = y;
@@ -350,7 +335,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
             "<text x=\"{:.1}\" y=\"{:.1}\" {FONT} text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n",
             x(i),
             y + HEAD / 2.0 + 4.0,
-            xml_text(&label[0])
+            xml_escape(&label[0])
         ));
     }
     y += HEAD + 10.0;
@@ -374,7 +359,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
                 arrows.push_str(&format!(
                     "<text x=\"{mid:.1}\" y=\"{:.1}\" {FONT} text-anchor=\"middle\">{}</text>\n",
                     ay + 11.0 + k as f64 * LINE,
-                    xml_text(line)
+                    xml_escape(line)
                 ));
             }
             ay += label_lines.len() as f64 * LINE + 4.0;
@@ -417,7 +402,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
                 "<text x=\"{:.1}\" y=\"{:.1}\" {FONT}{weight}>{}</text>\n",
                 note_x + 6.0,
                 y + 15.0 + k as f64 * LINE,
-                xml_text(line)
+                xml_escape(line)
             ));
         }
         items.push_str(&arrows);
@@ -434,7 +419,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
             items.push_str(&format!(
                 "<text x=\"16\" y=\"{:.1}\" {FONT}>{}</text>\n",
                 y + 15.0 + k as f64 * LINE,
-                xml_text(line)
+                xml_escape(line)
             ));
         }
         y += height + 8.0;
@@ -569,7 +554,7 @@ mod tests {
 
     #[test]
     fn text_is_escaped_and_wrapped() {
-        assert_eq!(xml_text("a < b & \"c\""), "a &lt; b &amp; &quot;c&quot;");
+        assert_eq!(xml_escape("a < b & \"c\""), "a &lt; b &amp; &quot;c&quot;");
         assert_eq!(mermaid_text("0 -> 1; #2"), "0 -#gt; 1#59; #35;2");
         assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
         assert_eq!(wrap("", 5), [""]);

@@ -30,8 +30,9 @@
 //! ```
 
 use crate::check::Outcome;
-use crate::diagram::{xml_text, Diagram};
+use crate::diagram::Diagram;
 use crate::report;
+use crate::report::xml_escape;
 use slotcheck_models::{Narrated, PropertyKind};
 use std::path::Path;
 
@@ -246,11 +247,11 @@ fn verdict_table(
         }
     ));
     for column in &columns {
-        out.push_str(&format!("<th>{}</th>", xml_text(column)));
+        out.push_str(&format!("<th>{}</th>", xml_escape(column)));
     }
     out.push_str("</tr></thead><tbody>\n");
     for property in &properties {
-        out.push_str(&format!("<tr><th>{}</th>", xml_text(property)));
+        out.push_str(&format!("<tr><th>{}</th>", xml_escape(property)));
         for column in &columns {
             let found = rows.iter().find(|r| {
                 r.witness == witness && &r.property == property && &column_of(r) == column
@@ -262,7 +263,7 @@ fn verdict_table(
                     if row.is_regression() {
                         class.push_str(" regression");
                     }
-                    let text = xml_text(&verdict_text(row));
+                    let text = xml_escape(&verdict_text(row));
                     let text = if row.story.is_some() {
                         format!("<a href=\"#{}\">{text}</a>", row.anchor())
                     } else {
@@ -292,24 +293,24 @@ fn scenario_section(page: &Page, section: &Section, out: &mut String) {
     let regressions = rows.iter().filter(|r| r.is_regression()).count();
     out.push_str(&format!(
         "<section class=\"scenario\" id=\"s-{}\">\n<h3>{} — {}{}</h3>\n<p class=\"bounds\">{}</p>\n",
-        xml_text(&section.id),
-        xml_text(&section.id),
-        xml_text(&section.title),
+        xml_escape(&section.id),
+        xml_escape(&section.id),
+        xml_escape(&section.title),
         if regressions > 0 {
             format!(" <span class=\"tag\">{regressions} REGRESSION{}</span>", if regressions == 1 { "" } else { "S" })
         } else {
             String::new()
         },
-        xml_text(&section.bounds)
+        xml_escape(&section.bounds)
     ));
     if let Some(notes) = &section.notes {
         out.push_str(&format!(
             "<details><summary>notes</summary><p class=\"notes\">{}</p></details>\n",
-            xml_text(notes)
+            xml_escape(notes)
         ));
     }
     if let Some(why) = &section.skipped {
-        out.push_str(&format!("<p>skipped: {}</p>\n", xml_text(why)));
+        out.push_str(&format!("<p>skipped: {}</p>\n", xml_escape(why)));
     }
     let design = |r: &ResultRow| r.design.clone();
     verdict_table(&rows, false, design, out);
@@ -322,12 +323,12 @@ fn finding(row: &ResultRow, open: bool, out: &mut String) {
     out.push_str(&format!(
         "<section class=\"finding\" id=\"{}\">\n<h3>{}</h3>\n",
         row.anchor(),
-        xml_text(&heading)
+        xml_escape(&heading)
     ));
     if let Some(explanation) = &row.explanation {
         out.push_str(&format!(
             "<p class=\"explanation\">{}</p>\n",
-            xml_text(explanation)
+            xml_escape(explanation)
         ));
     }
     out.push_str(&format!(
@@ -341,7 +342,10 @@ fn finding(row: &ResultRow, open: bool, out: &mut String) {
         out.push_str(&format!("<div class=\"diagram\">{svg}</div>\n"));
     }
     if let Some(story) = &row.story {
-        out.push_str(&format!("<pre class=\"story\">{}</pre>\n", xml_text(story)));
+        out.push_str(&format!(
+            "<pre class=\"story\">{}</pre>\n",
+            xml_escape(story)
+        ));
     }
     out.push_str("</details>\n</section>\n");
 }
@@ -350,12 +354,12 @@ fn finding(row: &ResultRow, open: bool, out: &mut String) {
 pub fn render(page: &Page) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str(&format!("<title>{}</title>\n", xml_text(&page.title)));
+    out.push_str(&format!("<title>{}</title>\n", xml_escape(&page.title)));
     out.push_str(&format!("<style>{STYLE}</style>\n</head>\n<body>\n"));
     out.push_str(&format!(
         "<h1>{}</h1>\n<p class=\"subtitle\">{}</p>\n",
-        xml_text(&page.title),
-        xml_text(&page.subtitle)
+        xml_escape(&page.title),
+        xml_escape(&page.subtitle)
     ));
     let bad = page.rows.iter().filter(|r| !r.good).count();
     let regressions = page.rows.iter().filter(|r| r.is_regression()).count();
@@ -368,7 +372,7 @@ pub fn render(page: &Page) -> String {
     }
     out.push_str(&format!(
         "<h2>Verdicts</h2>\n<p class=\"summary\">{}</p>\n",
-        xml_text(&summary)
+        xml_escape(&summary)
     ));
     out.push_str("<p class=\"legend\"><span class=\"good\" style=\"background:#e3f6e3\">holds / reached</span><span style=\"background:#fbdada\">violated / NOT reached</span><span style=\"background:#fff1c9\">inconclusive (a budget ran out)</span></p>\n");
     if page.sections.is_empty() {
@@ -385,12 +389,12 @@ pub fn render(page: &Page) -> String {
         for s in &page.stats {
             out.push_str(&format!(
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td>{}</td></tr>\n",
-                xml_text(&s.label),
+                xml_escape(&s.label),
                 s.states,
                 s.unique,
                 s.depth.map_or("-".to_string(), |d| d.to_string()),
                 s.seconds,
-                xml_text(s.cut.as_deref().unwrap_or(""))
+                xml_escape(s.cut.as_deref().unwrap_or(""))
             ));
         }
         out.push_str("</tbody></table>\n");

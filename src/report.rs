@@ -199,3 +199,22 @@ pub fn comparison_json<M: Narrated>(bounds: Value, columns: &[(String, Outcome<M
     }
     json!({ "bounds": bounds, "results": results, "stats": stats })
 }
+
+/// Escapes text for XML attributes and content; characters XML 1.0 cannot
+/// hold (most control characters) become U+FFFD.
+pub fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -15,6 +15,7 @@ use crate::diagram::Diagram;
 use crate::html;
 use crate::itf;
 use crate::report;
+use crate::report::xml_escape;
 use crate::stovepipe::bounds_json;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -474,19 +475,25 @@ impl Selection {
     }
 }
 
-/// A loaded, validated scenario.
-pub struct Scenario {
+/// What names a scenario and its bounds, in a file and in every report.
+#[derive(Clone)]
+pub struct Heading {
     pub file: PathBuf,
     pub id: String,
     pub title: String,
     pub source: String,
     pub notes: Option<String>,
     pub model: &'static str,
-    pub slow: bool,
     /// The bounds and options, as reports show them.
     pub bounds: Json,
     /// The same for people: `asks 2, builders 2, skew 0 s, ...`.
     pub bounds_line: String,
+}
+
+/// A loaded, validated scenario.
+pub struct Scenario {
+    pub heading: Heading,
+    pub slow: bool,
     plan: Box<dyn Plan>,
 }
 
@@ -541,11 +548,11 @@ struct ModelPlan<M: Model> {
 /// The ITF `#meta` of a scenario's trace.
 fn trace_meta(scenario: &Scenario, design: &str, property: &str) -> Json {
     json!({
-        "scenario": scenario.id,
-        "model": scenario.model,
+        "scenario": scenario.heading.id,
+        "model": scenario.heading.model,
         "design": design,
         "property": property,
-        "bounds": scenario.bounds,
+        "bounds": scenario.heading.bounds,
     })
 }
 
@@ -1025,15 +1032,17 @@ where
         });
     }
     Ok(Scenario {
-        file: source.file.to_path_buf(),
-        id: id.clone(),
-        title: raw.title,
-        source: raw.source,
-        notes: raw.notes,
-        model: model_name,
+        heading: Heading {
+            file: source.file.to_path_buf(),
+            id: id.clone(),
+            title: raw.title,
+            source: raw.source,
+            notes: raw.notes,
+            model: model_name,
+            bounds,
+            bounds_line,
+        },
         slow: raw.slow,
-        bounds,
-        bounds_line,
         plan: Box::new(ModelPlan { designs, stories }),
     })
 }
@@ -1091,22 +1100,25 @@ pub fn load_all(files: &[PathBuf], selection: &Selection) -> Result<Vec<Scenario
     let mut scenarios: Vec<Scenario> = Vec::new();
     for file in files {
         let scenario = load(file)?;
-        if let Some(other) = scenarios.iter().find(|s| s.id == scenario.id) {
+        if let Some(other) = scenarios
+            .iter()
+            .find(|s| s.heading.id == scenario.heading.id)
+        {
             return Err(InputError {
                 file: file.clone(),
                 at: None,
                 field: Some("id".into()),
                 message: format!(
                     "`{}` is also the ID of {}",
-                    scenario.id,
-                    other.file.display()
+                    scenario.heading.id,
+                    other.heading.file.display()
                 ),
             });
         }
         scenarios.push(scenario);
     }
     for id in &selection.only {
-        if !scenarios.iter().any(|s| &s.id == id) {
+        if !scenarios.iter().any(|s| &s.heading.id == id) {
             return Err(InputError {
                 file: PathBuf::from("--only"),
                 at: None,
@@ -1115,7 +1127,7 @@ pub fn load_all(files: &[PathBuf], selection: &Selection) -> Result<Vec<Scenario
                     "no scenario has the ID `{id}` (known: {})",
                     scenarios
                         .iter()
-                        .map(|s| s.id.as_str())
+                        .map(|s| s.heading.id.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
@@ -1132,14 +1144,7 @@ pub struct RunReport {
 }
 
 pub struct ScenarioSummary {
-    pub file: PathBuf,
-    pub id: String,
-    pub title: String,
-    pub source: String,
-    pub notes: Option<String>,
-    pub model: &'static str,
-    pub bounds: Json,
-    pub bounds_line: String,
+    pub heading: Heading,
     pub skipped: Option<&'static str>,
     pub seconds: f64,
     /// Each design's check run (stories are replays, not runs).
@@ -1210,9 +1215,13 @@ pub fn run_all(
 ) -> RunReport {
     let started = Instant::now();
     let mut out = Vec::new();
-    let id_width = scenarios.iter().map(|s| s.id.len()).max().unwrap_or(0);
+    let id_width = scenarios
+        .iter()
+        .map(|s| s.heading.id.len())
+        .max()
+        .unwrap_or(0);
     for scenario in scenarios {
-        if !selection.only.is_empty() && !selection.only.contains(&scenario.id) {
+        if !selection.only.is_empty() && !selection.only.contains(&scenario.heading.id) {
             continue;
         }
         let skipped = (selection.skip_slow && scenario.slow).then_some("slow (--skip-slow)");
@@ -1220,7 +1229,7 @@ pub fn run_all(
         let (findings, runs) = if skipped.is_some() {
             print(&format!(
                 "{:<id_width$}  skipped: slow (--skip-slow)",
-                scenario.id
+                scenario.heading.id
             ));
             (Vec::new(), Vec::new())
         } else {
@@ -1228,7 +1237,7 @@ pub fn run_all(
             for f in &findings {
                 print(&format!(
                     "{:<id_width$}  {:<12} {:<28} {}",
-                    scenario.id,
+                    scenario.heading.id,
                     f.design,
                     f.subject,
                     f.describe()
@@ -1243,14 +1252,7 @@ pub fn run_all(
         };
         out.push((
             ScenarioSummary {
-                file: scenario.file.clone(),
-                id: scenario.id.clone(),
-                title: scenario.title.clone(),
-                source: scenario.source.clone(),
-                notes: scenario.notes.clone(),
-                model: scenario.model,
-                bounds: scenario.bounds.clone(),
-                bounds_line: scenario.bounds_line.clone(),
+                heading: scenario.heading.clone(),
                 skipped,
                 seconds: scenario_started.elapsed().as_secs_f64(),
                 runs,
@@ -1269,25 +1271,6 @@ fn indent(text: &str, prefix: &str) -> String {
         .map(|l| format!("{prefix}{l}"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Escapes text for XML attributes and content; characters XML 1.0 cannot
-/// hold (most control characters) become U+FFFD.
-pub fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The run as JUnit XML: a testsuite per scenario, a testcase per design ×
@@ -1312,20 +1295,20 @@ pub fn junit(report: &RunReport) -> String {
         let count = |status| findings.iter().filter(|f| f.status == status).count();
         xml.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\" file=\"{}\">\n",
-            xml_escape(&s.id),
+            xml_escape(&s.heading.id),
             findings.len().max(usize::from(s.skipped.is_some())),
             count(Status::Regression),
             count(Status::Inconclusive),
             usize::from(s.skipped.is_some()),
             s.seconds,
-            xml_escape(&s.file.display().to_string()),
+            xml_escape(&s.heading.file.display().to_string()),
         ));
         xml.push_str("    <properties>\n");
         for (name, value) in [
-            ("title", s.title.clone()),
-            ("source", s.source.clone()),
-            ("model", s.model.to_string()),
-            ("bounds", s.bounds.to_string()),
+            ("title", s.heading.title.clone()),
+            ("source", s.heading.source.clone()),
+            ("model", s.heading.model.to_string()),
+            ("bounds", s.heading.bounds.to_string()),
         ] {
             xml.push_str(&format!(
                 "      <property name=\"{name}\" value=\"{}\"/>\n",
@@ -1336,14 +1319,14 @@ pub fn junit(report: &RunReport) -> String {
         if let Some(why) = s.skipped {
             xml.push_str(&format!(
                 "    <testcase classname=\"{}\" name=\"(scenario)\"><skipped message=\"{}\"/></testcase>\n",
-                xml_escape(&s.id),
+                xml_escape(&s.heading.id),
                 xml_escape(why)
             ));
         }
         for f in findings {
             let open = format!(
                 "    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.3}\"",
-                xml_escape(&s.id),
+                xml_escape(&s.heading.id),
                 xml_escape(&f.design),
                 xml_escape(&f.subject),
                 f.seconds
@@ -1374,13 +1357,13 @@ pub fn json_report(report: &RunReport) -> Json {
         .iter()
         .map(|(s, findings)| {
             json!({
-                "id": s.id,
-                "file": s.file.display().to_string(),
-                "title": s.title,
-                "source": s.source,
-                "notes": s.notes,
-                "model": s.model,
-                "bounds": s.bounds,
+                "id": s.heading.id,
+                "file": s.heading.file.display().to_string(),
+                "title": s.heading.title,
+                "source": s.heading.source,
+                "notes": s.heading.notes,
+                "model": s.heading.model,
+                "bounds": s.heading.bounds,
                 "skipped": s.skipped,
                 "seconds": (s.seconds * 1000.0).round() / 1000.0,
                 "results": findings.iter().map(|f| json!({
@@ -1427,15 +1410,15 @@ pub fn counterexample_files(report: &RunReport, dir: &Path) -> Vec<(PathBuf, Vec
                 f.design,
                 f.subject.replace("story (", "story.").replace(')', "")
             );
-            let base = dir.join(&s.id);
+            let base = dir.join(&s.heading.id);
             let heading = format!(
                 "{} ({}): {} on {}, {}\n{}\n\n",
-                s.id,
-                s.title,
+                s.heading.id,
+                s.heading.title,
                 f.subject,
                 f.design,
                 f.describe(),
-                s.bounds
+                s.heading.bounds
             );
             files.push((
                 base.join(format!("{stem}.txt")),
@@ -1470,15 +1453,18 @@ pub fn html_page(report: &RunReport, paths: &[PathBuf]) -> html::Page {
     };
     for (s, findings) in &report.scenarios {
         page.sections.push(html::Section {
-            id: s.id.clone(),
-            title: s.title.clone(),
-            bounds: format!("{}: {}; source: {}", s.model, s.bounds_line, s.source),
-            notes: s.notes.clone(),
+            id: s.heading.id.clone(),
+            title: s.heading.title.clone(),
+            bounds: format!(
+                "{}: {}; source: {}",
+                s.heading.model, s.heading.bounds_line, s.heading.source
+            ),
+            notes: s.heading.notes.clone(),
             skipped: s.skipped.map(String::from),
         });
         for f in findings {
             page.rows.push(html::ResultRow {
-                scenario: Some(s.id.clone()),
+                scenario: Some(s.heading.id.clone()),
                 design: f.design.clone(),
                 property: f.subject.clone(),
                 witness: f.witness,
@@ -1494,7 +1480,7 @@ pub fn html_page(report: &RunReport, paths: &[PathBuf]) -> html::Page {
         }
         for run in &s.runs {
             page.stats.push(html::StatsRow {
-                label: format!("{} · {}", s.id, run.design),
+                label: format!("{} · {}", s.heading.id, run.design),
                 states: run.stats.states,
                 unique: run.stats.unique,
                 depth: run.stats.depth,
