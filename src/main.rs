@@ -70,13 +70,8 @@ enum Command {
 
 #[derive(Args)]
 struct SimulateArgs {
-    /// The model to simulate.
-    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
-    model: ModelName,
     #[command(flatten)]
-    bounds: BoundsArgs,
-    #[command(flatten)]
-    link: LinkArgs,
+    model: ModelArgs,
     #[command(flatten)]
     simulate: slotcheck::simulate::SimulateArgs,
 }
@@ -128,6 +123,18 @@ impl BoundsArgs {
     }
 }
 
+/// Which model a command runs, and its bounds (each model's own flags).
+#[derive(Args, Clone, Debug)]
+struct ModelArgs {
+    /// The model: stovepipe (the admission queue) or link (the builders).
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    model: ModelName,
+    #[command(flatten)]
+    bounds: BoundsArgs,
+    #[command(flatten)]
+    link: LinkArgs,
+}
+
 /// How far a run may go.
 #[derive(Args, Clone, Debug)]
 struct LimitArgs {
@@ -167,13 +174,8 @@ impl LimitArgs {
 
 #[derive(Args)]
 struct CompareArgs {
-    /// The model to run.
-    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
-    model: ModelName,
     #[command(flatten)]
-    bounds: BoundsArgs,
-    #[command(flatten)]
-    link: LinkArgs,
+    model: ModelArgs,
     #[command(flatten)]
     limits: LimitArgs,
     /// Print one JSON object instead of the table.
@@ -190,9 +192,6 @@ struct CheckArgs {
     /// ad hoc on the bounds given.
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// The model of an ad-hoc check.
-    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
-    model: ModelName,
     /// The design to check ad hoc; with scenarios, run only this design.
     #[arg(long, value_name = "DESIGN", value_parser = design_names())]
     design: Option<String>,
@@ -200,9 +199,7 @@ struct CheckArgs {
     #[arg(long, value_name = "NAME")]
     property: Vec<String>,
     #[command(flatten)]
-    bounds: BoundsArgs,
-    #[command(flatten)]
-    link: LinkArgs,
+    model: ModelArgs,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -269,16 +266,11 @@ struct BenchArgs {
 
 #[derive(Args)]
 struct ExploreArgs {
-    /// The model to explore.
-    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
-    model: ModelName,
     /// The design to explore.
     #[arg(long, value_name = "DESIGN", value_parser = design_names())]
     design: String,
     #[command(flatten)]
-    bounds: BoundsArgs,
-    #[command(flatten)]
-    link: LinkArgs,
+    model: ModelArgs,
     /// The port on 127.0.0.1 (0: any free port; the address is printed).
     #[arg(long, value_name = "PORT", default_value_t = 3000)]
     port: u16,
@@ -297,14 +289,14 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let sub = matches.subcommand().map(|(_, m)| m);
     let result = match cli.command {
-        Command::Compare(args) => match one_model(args.model, &args.link, sub) {
+        Command::Compare(args) => match one_model(&args.model, sub) {
             Err(e) => Err(e),
             Ok(false) => compare(args),
             Ok(true) => compare_link(args),
         },
         Command::Check(args) => match args.design.clone() {
             Some(design) if args.paths.is_empty() && !args.scenarios.given() => {
-                match one_model(args.model, &args.link, sub) {
+                match one_model(&args.model, sub) {
                     Err(e) => Err(e),
                     Ok(false) => check_design(args, design),
                     Ok(true) => check_link_design(args, design),
@@ -313,9 +305,9 @@ fn main() -> ExitCode {
             _ => check_scenarios(args, bounds_given(sub.expect("check's arguments"))),
         },
         Command::Scenario(ScenarioCommand::New { id, dir }) => new_scenario(&id, &dir),
-        Command::Explore(args) => match one_model(args.model, &args.link, sub) {
+        Command::Explore(args) => match one_model(&args.model, sub) {
             Err(e) => Err(e),
-            Ok(false) => model_for(&args.bounds, &args.design).and_then(|model| {
+            Ok(false) => model_for(&args.model.bounds, &args.design).and_then(|model| {
                 let heading = format!(
                     "{} on stovepipe, {}",
                     args.design,
@@ -324,10 +316,11 @@ fn main() -> ExitCode {
                 explore_model(model, "stovepipe", &args, &heading)
             }),
             Ok(true) => args
+                .model
                 .link
-                .bounds(Some(args.bounds.crashes))
+                .bounds(Some(args.model.bounds.crashes))
                 .and_then(|bounds| {
-                    let options = link_cli::options(&args.bounds.options)?;
+                    let options = link_cli::options(&args.model.bounds.options)?;
                     let model = link_cli::model_for(&args.design, bounds, options)?;
                     let heading = format!(
                         "{} on link, {}",
@@ -343,14 +336,15 @@ fn main() -> ExitCode {
             args.json,
             slotcheck::progress::wanted(args.quiet),
         ),
-        Command::Simulate(args) => match one_model(args.model, &args.link, sub) {
+        Command::Simulate(args) => match one_model(&args.model, sub) {
             Err(e) => Err(e),
             Ok(false) => simulate(args),
             Ok(true) => args
+                .model
                 .link
-                .bounds(Some(args.bounds.crashes))
+                .bounds(Some(args.model.bounds.crashes))
                 .and_then(|bounds| {
-                    let options = link_cli::options(&args.bounds.options)?;
+                    let options = link_cli::options(&args.model.bounds.options)?;
                     link_cli::simulate(bounds, options, &args.simulate)
                 }),
         },
@@ -368,13 +362,9 @@ fn main() -> ExitCode {
 
 /// Whether the command runs the link model; a flag of the other model is an
 /// error that names it.
-fn one_model(
-    model: ModelName,
-    link: &LinkArgs,
-    matches: Option<&ArgMatches>,
-) -> Result<bool, String> {
-    if model == ModelName::Stovepipe {
-        return match link.given().as_slice() {
+fn one_model(args: &ModelArgs, matches: Option<&ArgMatches>) -> Result<bool, String> {
+    if args.model == ModelName::Stovepipe {
+        return match args.link.given().as_slice() {
             [] => Ok(false),
             given => Err(format!("{} only for --model link", given.join(", "))),
         };
@@ -439,9 +429,9 @@ fn simulate(args: SimulateArgs) -> Result<u8, String> {
     };
     let models = designs
         .iter()
-        .map(|d| model_for(&args.bounds, d))
+        .map(|d| model_for(&args.model.bounds, d))
         .collect::<Result<Vec<_>, _>>()?;
-    let b = &args.bounds;
+    let b = &args.model.bounds;
     // The flags that rebuild this model, for the reproduction commands;
     // swarm runs draw their bounds.
     let mut flags: Vec<String> = Vec::new();
@@ -459,14 +449,14 @@ fn simulate(args: SimulateArgs) -> Result<u8, String> {
 fn compare(args: CompareArgs) -> Result<u8, String> {
     let models = DESIGNS
         .iter()
-        .map(|d| model_for(&args.bounds, d.name()))
+        .map(|d| model_for(&args.model.bounds, d.name()))
         .collect::<Result<Vec<_>, _>>()?;
     adhoc::compare(models, &args.limits.limits()?, args.json, &args.output)
 }
 
 fn compare_link(args: CompareArgs) -> Result<u8, String> {
-    let bounds = args.link.bounds(Some(args.bounds.crashes))?;
-    let options = link_cli::options(&args.bounds.options)?;
+    let bounds = args.model.link.bounds(Some(args.model.bounds.crashes))?;
+    let options = link_cli::options(&args.model.bounds.options)?;
     let models = slotcheck_models::link::DESIGNS
         .iter()
         .map(|d| link_cli::model_for(d.name, bounds, options))
@@ -486,7 +476,7 @@ fn bounds_given(matches: &clap::ArgMatches) -> Vec<String> {
 
 fn check_scenarios(args: CheckArgs, mut bounds_given: Vec<String>) -> Result<u8, String> {
     // Link scenarios bring their own link bounds too.
-    bounds_given.extend(args.link.given().iter().map(|f| f.to_string()));
+    bounds_given.extend(args.model.link.given().iter().map(|f| f.to_string()));
     if !bounds_given.is_empty() {
         return Err(format!(
             "{}: scenario files bring their own bounds; for an ad-hoc check give --design and no PATH",
@@ -522,8 +512,8 @@ fn new_scenario(id: &str, dir: &Path) -> Result<u8, String> {
 
 /// `check --model link --design D`.
 fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
-    let bounds = args.link.bounds(Some(args.bounds.crashes))?;
-    let options = link_cli::options(&args.bounds.options)?;
+    let bounds = args.model.link.bounds(Some(args.model.bounds.crashes))?;
+    let options = link_cli::options(&args.model.bounds.options)?;
     adhoc::check_design(
         link_cli::model_for(&design, bounds, options)?,
         &args.property,
@@ -536,7 +526,7 @@ fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
 
 fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
     adhoc::check_design(
-        model_for(&args.bounds, &design)?,
+        model_for(&args.model.bounds, &design)?,
         &args.property,
         &args.limits.limits()?,
         &args.json,
