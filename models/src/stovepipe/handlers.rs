@@ -43,28 +43,48 @@ impl Turn<'_> {
     /// `ReadHead`). Returns the next read step while the snapshot is not
     /// complete, `None` once the worker has read everything.
     pub fn read(&mut self, pc: Pc) -> Option<Pc> {
-        if !self.model.options.split_read {
-            self.read_all();
-            return None;
-        }
+        let r = self.worker.request;
         match pc {
             Pc::Read => {
-                self.read_all();
-                self.log.clear();
-                let row = self.seen().request;
-                let r = self.worker.request;
-                self.log.say(|| {
+                // One consistent snapshot; with `split-read` the queue row and
+                // the head are read again, each in a step of its own.
+                let seen = Snapshot {
+                    request: self.state.requests[r as usize],
+                    queue: self.state.queue,
+                    arrived: self.state.arrived(),
+                };
+                self.worker.read = Some(seen);
+                // Said only when a story is told: checking logs nothing.
+                let row = move || {
                     format!(
                         "read {} {} v{}",
                         request_name(r),
-                        row.state.name(),
-                        row.version
+                        seen.request.state.name(),
+                        seen.request.version
+                    )
+                };
+                if self.model.options.split_read {
+                    self.log.say(row);
+                    return Some(Pc::ReadQueue);
+                }
+                self.log.say(|| {
+                    format!(
+                        "{}, queue {} v{}, latest head {}",
+                        row(),
+                        seen.queue.slots.render(),
+                        seen.queue.version,
+                        request_name(seen.arrived - 1)
                     )
                 });
-                Some(Pc::ReadQueue)
+                None
             }
             Pc::ReadQueue => {
-                self.reread_queue();
+                let queue = self.state.queue;
+                if let Some(read) = &mut self.worker.read {
+                    read.queue = queue;
+                }
+                self.log
+                    .say(|| format!("read queue {} v{}", queue.slots.render(), queue.version));
                 Some(Pc::ReadHead)
             }
             _ => {
@@ -77,28 +97,6 @@ impl Turn<'_> {
                 None
             }
         }
-    }
-
-    /// One consistent snapshot of R's row, Q and the latest head.
-    fn read_all(&mut self) {
-        let r = self.worker.request;
-        let snapshot = Snapshot {
-            request: self.state.requests[r as usize],
-            queue: self.state.queue,
-            arrived: self.state.arrived(),
-        };
-        self.worker.read = Some(snapshot);
-        self.log.say(|| {
-            format!(
-                "read {} {} v{}, queue {} v{}, latest head {}",
-                request_name(r),
-                snapshot.request.state.name(),
-                snapshot.request.version,
-                snapshot.queue.slots.render(),
-                snapshot.queue.version,
-                request_name(snapshot.arrived - 1)
-            )
-        });
     }
 
     /// Read the queue row alone (a retry after a lost CAS on it).

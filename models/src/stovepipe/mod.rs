@@ -553,13 +553,6 @@ impl Log {
         }
     }
 
-    /// Forget what was said in this step so far.
-    pub fn clear(&mut self) {
-        if let Some(lines) = &mut self.lines {
-            lines.clear();
-        }
-    }
-
     pub fn text(self) -> String {
         self.lines.unwrap_or_default().join("; ")
     }
