@@ -177,3 +177,25 @@ pub fn diff_rows(before: &[(String, String)], after: &[(String, String)]) -> Vec
     }
     changes
 }
+
+/// Runs actions in order from `init`, each of which must be enabled (the
+/// models' unit tests).
+#[cfg(test)]
+pub(crate) fn run_enabled<M>(model: &M, init: &M::State, actions: &[M::Action]) -> M::State
+where
+    M: Model,
+    M::State: Clone + std::fmt::Debug,
+    M::Action: Copy + PartialEq + std::fmt::Debug,
+{
+    let mut state = init.clone();
+    for &action in actions {
+        let mut enabled = Vec::new();
+        model.actions(&state, &mut enabled);
+        assert!(
+            enabled.contains(&action),
+            "{action:?} not enabled in {state:#?}"
+        );
+        state = model.next_state(&state, action).unwrap();
+    }
+    state
+}

@@ -16,19 +16,8 @@ fn model(design: &str, asks: u8, skew: u16) -> Link {
     )
 }
 
-/// Runs actions in order from `init`, each of which must be enabled.
 fn run(m: &Link, init: &State, actions: &[Action]) -> State {
-    let mut state = init.clone();
-    for &action in actions {
-        let mut enabled = Vec::new();
-        m.actions(&state, &mut enabled);
-        assert!(
-            enabled.contains(&action),
-            "{action:?} not enabled in {state:#?}"
-        );
-        state = m.next_state(&state, action).unwrap();
-    }
-    state
+    crate::run_enabled(m, init, actions)
 }
 
 /// The initial state in which the builders' offsets are these (in ticks).

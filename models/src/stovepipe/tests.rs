@@ -17,19 +17,9 @@ fn model(design: &str, requests: u8, k: u8) -> Stovepipe {
     )
 }
 
-/// Runs actions in order, each of which must be enabled.
+/// Runs actions in order from the initial state, each of which must be enabled.
 fn run(m: &Stovepipe, actions: &[Action]) -> State {
-    let mut state = m.initial_state();
-    for &action in actions {
-        let mut enabled = Vec::new();
-        m.actions(&state, &mut enabled);
-        assert!(
-            enabled.contains(&action),
-            "{action:?} not enabled in {state:#?}"
-        );
-        state = m.next_state(&state, action).unwrap();
-    }
-    state
+    crate::run_enabled(m, &m.initial_state(), actions)
 }
 
 fn deliver(r: Req, kind: MessageKind) -> Action {
