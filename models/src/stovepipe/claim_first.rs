@@ -52,7 +52,7 @@ impl Design for ClaimFirst {
             // The unwind's release is retried on conflict, then acks.
             Pc::Unwind => match turn.release() {
                 Released::Lost => Pc::RereadQueueForUnwind,
-                Released::Wrote | Released::Nothing => Pc::Ack,
+                Released::Wrote => Pc::Ack,
             },
             Pc::RereadQueueForUnwind => {
                 turn.reread_queue();

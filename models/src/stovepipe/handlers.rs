@@ -21,8 +21,6 @@ pub struct Turn<'a> {
 pub enum Released {
     /// The slot field was written.
     Wrote,
-    /// Nothing to release (owner-keyed, R absent): nothing written.
-    Nothing,
     /// The CAS lost: the queue row changed since the read.
     Lost,
 }
@@ -195,32 +193,35 @@ impl Turn<'_> {
         true
     }
 
-    /// Release R's slot, as the design releases: a CAS on the queue row, or
-    /// nothing at all when there is nothing to release.
+    /// Whether the queue row as last read holds a slot of R's to release: a
+    /// counter always does (its release is a clamped write), an owner set
+    /// when R is in it. Decided where the row is read, so that no step
+    /// writes nothing (every step of the contract is a read or a write).
+    pub fn has_slot_to_release(&self) -> bool {
+        let slots = self.seen().queue.slots;
+        self.model
+            .design
+            .slots()
+            .release(slots, self.worker.request)
+            .is_some()
+    }
+
+    /// Release R's slot, as the design releases: a CAS on the queue row. Only
+    /// taken where [`Turn::has_slot_to_release`] said there is one.
     pub fn release(&mut self) -> Released {
         let r = self.worker.request;
-        match self
+        let Some(slots) = self
             .model
             .design
             .slots()
             .release(self.seen().queue.slots, r)
-        {
-            None => {
-                self.log.say(|| {
-                    format!(
-                        "release {}: not in the set, nothing written",
-                        request_name(r)
-                    )
-                });
-                Released::Nothing
-            }
-            Some(slots) => {
-                if self.cas_queue(slots) {
-                    Released::Wrote
-                } else {
-                    Released::Lost
-                }
-            }
+        else {
+            unreachable!("a release is decided at the read that saw R's slot")
+        };
+        if self.cas_queue(slots) {
+            Released::Wrote
+        } else {
+            Released::Lost
         }
     }
 
@@ -506,7 +507,7 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
         }
         Pc::ReleaseBeforeSupersede => match turn.release() {
             Released::Lost => Pc::Read,
-            Released::Wrote | Released::Nothing => Pc::Supersede,
+            Released::Wrote => Pc::Supersede,
         },
         Pc::Supersede => {
             if turn.cas_request(RequestState::Superseded) {
@@ -532,13 +533,15 @@ fn signal(turn: &mut Turn, pc: Pc) -> Pc {
             }
             if turn.seen().request.state.is_terminal() {
                 Pc::Ack
-            } else {
+            } else if turn.has_slot_to_release() {
                 Pc::Release
+            } else {
+                Pc::WriteOutcome
             }
         }
         Pc::Release => match turn.release() {
             Released::Lost => Pc::Read,
-            Released::Wrote | Released::Nothing => Pc::WriteOutcome,
+            Released::Wrote => Pc::WriteOutcome,
         },
         Pc::WriteOutcome => {
             if turn.cas_request(RequestState::Succeeded) {
@@ -562,7 +565,7 @@ fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
             let state = turn.seen().request.state;
             if state.is_terminal() {
                 Pc::Ack
-            } else if turn.model.design.slots().dlq_releases(state) {
+            } else if turn.model.design.slots().dlq_releases(state) && turn.has_slot_to_release() {
                 Pc::Release
             } else {
                 Pc::WriteOutcome
@@ -570,7 +573,7 @@ fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
         }
         Pc::Release => match turn.release() {
             Released::Lost => Pc::Read,
-            Released::Wrote | Released::Nothing => Pc::WriteOutcome,
+            Released::Wrote => Pc::WriteOutcome,
         },
         Pc::WriteOutcome => {
             if turn.cas_request(RequestState::DeadLettered) {

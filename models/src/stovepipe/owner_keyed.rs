@@ -70,18 +70,24 @@ impl Design for OwnerKeyed {
             Pc::RereadRequest => {
                 turn.reread_request();
                 match turn.seen().request.state {
-                    state if state.is_terminal() => Pc::Unwind,
+                    state if state.is_terminal() && turn.has_slot_to_release() => Pc::Unwind,
+                    state if state.is_terminal() => Pc::Ack,
                     RequestState::Processing => Pc::Ack,
                     _ => Pc::Read,
                 }
             }
             Pc::Unwind => match turn.release() {
                 Released::Lost => Pc::RereadQueueForUnwind,
-                Released::Wrote | Released::Nothing => Pc::Ack,
+                Released::Wrote => Pc::Ack,
             },
+            // Re-read, then release only if R is still in the set.
             Pc::RereadQueueForUnwind => {
                 turn.reread_queue();
-                Pc::Unwind
+                if turn.has_slot_to_release() {
+                    Pc::Unwind
+                } else {
+                    Pc::Ack
+                }
             }
             other => unreachable!("owner-keyed has no admit step {other:?}"),
         }

@@ -75,16 +75,16 @@ fn an_owner_keyed_release_of_an_absent_request_writes_nothing() {
         design.slots().release(Slots::Owners(0b11), 0),
         Some(Slots::Owners(0b10))
     );
-    // In a handler: a signal for R1 that is not in the set leaves the row and
-    // its version alone and goes on to the outcome write.
+    // In a handler: a signal for R1 that is not in the set decides at its
+    // read that there is nothing to release and goes on to the outcome write:
+    // no step writes nothing.
     let mut s = run(&m, &[Action::Arrive]);
     s.requests[0].state = RequestState::Processing;
     s.builds[0] = Build::Running;
     s = m.next_state(&s, Action::FinishBuild(0)).unwrap();
     s = m.next_state(&s, deliver(0, MessageKind::Signal)).unwrap();
-    s = step(&m, &s, 0, MessageKind::Signal); // read
     let before = s.queue;
-    s = step(&m, &s, 0, MessageKind::Signal); // release: nothing
+    s = step(&m, &s, 0, MessageKind::Signal); // read: R1 not in the set
     assert_eq!(s.queue, before);
     assert_eq!(s.workers[0].pc, Pc::WriteOutcome);
 }
