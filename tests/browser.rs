@@ -287,7 +287,7 @@ fn the_explorer_answers_on_loopback_with_readable_states() {
         states.contains("\"action\":\"client: R1 arrives"),
         "{states}"
     );
-    assert!(states.contains("queue: in_flight_count 0 (v1)\\nR1: accepted (v1)"));
+    assert!(states.contains("queue: in_flight_count 0\\nR1: accepted"));
     assert!(states.contains("\"svg\":\"<svg"));
 }
 

@@ -78,6 +78,87 @@ pub trait NamedOptions: Copy {
     }
 }
 
+/// A model whose states pack into a fixed number of 64-bit words, the same
+/// words for the same state: what the checker keeps of each state it has yet
+/// to explore, and what it fingerprints. The working state may be roomier
+/// (it has space for the largest bounds); the packed form has space for
+/// these bounds only.
+pub trait Packed: Model {
+    /// Words per state on this model's bounds.
+    fn packed_words(&self) -> usize;
+    /// Writes `state` into `words` (`packed_words` long, zeroed).
+    fn pack(&self, state: &Self::State, words: &mut [u64]);
+    /// The state `pack` wrote.
+    fn unpack(&self, words: &[u64]) -> Self::State;
+}
+
+/// Writes fields of given widths one after the other into words.
+pub struct BitWriter<'a> {
+    words: &'a mut [u64],
+    at: usize,
+}
+
+impl<'a> BitWriter<'a> {
+    pub fn new(words: &'a mut [u64]) -> Self {
+        BitWriter { words, at: 0 }
+    }
+
+    /// Appends the low `bits` bits of `value` (which must fit in them).
+    pub fn put(&mut self, value: u64, bits: u32) {
+        debug_assert!(
+            bits == 64 || value < 1 << bits,
+            "{value} is wider than {bits} bits"
+        );
+        let (word, offset) = (self.at / 64, (self.at % 64) as u32);
+        assert!(
+            (self.at + bits as usize).div_ceil(64) <= self.words.len(),
+            "a state larger than its bounds allow"
+        );
+        if bits == 0 {
+            return;
+        }
+        self.words[word] |= value << offset;
+        if offset + bits > 64 {
+            self.words[word + 1] |= value >> (64 - offset);
+        }
+        self.at += bits as usize;
+    }
+
+    /// The bits written.
+    pub fn finish(self) -> usize {
+        self.at
+    }
+}
+
+/// Reads back what a [`BitWriter`] wrote, field by field.
+pub struct BitReader<'a> {
+    words: &'a [u64],
+    at: usize,
+}
+
+impl<'a> BitReader<'a> {
+    pub fn new(words: &'a [u64]) -> Self {
+        BitReader { words, at: 0 }
+    }
+
+    pub fn get(&mut self, bits: u32) -> u64 {
+        if bits == 0 {
+            return 0;
+        }
+        let (word, offset) = (self.at / 64, (self.at % 64) as u32);
+        let mut value = self.words[word] >> offset;
+        if offset + bits > 64 {
+            value |= self.words[word + 1] << (64 - offset);
+        }
+        self.at += bits as usize;
+        if bits == 64 {
+            value
+        } else {
+            value & ((1 << bits) - 1)
+        }
+    }
+}
+
 /// A scripted step that cannot be taken: its index in the script and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptError {

@@ -1,9 +1,9 @@
 //! claim-first, the original: claim the slot (count + 1), then write
 //! `processing`; a lost processing write unwinds the claim.
 
-use super::design::{Design, InFlightCount, SlotField};
-use super::handlers::{Released, Turn};
-use super::{Pc, Req, RequestState, Slots, Snapshot};
+use super::design::{Design, InFlightCount, SlotField, QUEUE, REQUEST_AND_QUEUE};
+use super::handlers::Turn;
+use super::{Fresh, Pc, RequestState, SlotView};
 
 #[derive(Debug)]
 pub struct ClaimFirst;
@@ -22,8 +22,8 @@ impl Design for ClaimFirst {
     }
 
     /// a: count >= K holds.
-    fn gate(&self, seen: &Snapshot, _r: Req, max_concurrent: u8) -> Pc {
-        if InFlightCount::count(seen.queue.slots) >= max_concurrent {
+    fn gate(&self, seen: SlotView) -> Pc {
+        if seen.full {
             Pc::Hold
         } else {
             Pc::Claim
@@ -34,8 +34,7 @@ impl Design for ClaimFirst {
         match pc {
             // b: claim; a conflict restarts.
             Pc::Claim => {
-                let count = InFlightCount::count(turn.seen().queue.slots);
-                if turn.cas_queue(Slots::Count(count + 1)) {
+                if turn.claim_slot() {
                     Pc::WriteProcessing
                 } else {
                     Pc::Read
@@ -50,15 +49,28 @@ impl Design for ClaimFirst {
                 }
             }
             // The unwind's release is retried on conflict, then acks.
-            Pc::Unwind => match turn.release() {
-                Released::Lost => Pc::RereadQueueForUnwind,
-                Released::Wrote => Pc::Ack,
-            },
+            Pc::Unwind => {
+                if turn.release_slot() {
+                    Pc::Ack
+                } else {
+                    Pc::RereadQueueForUnwind
+                }
+            }
             Pc::RereadQueueForUnwind => {
                 turn.reread_queue();
                 Pc::Unwind
             }
             other => unreachable!("claim-first has no admit step {other:?}"),
+        }
+    }
+
+    /// The claim and the processing write use the read; the unwind releases
+    /// on the queue row as the claim wrote it.
+    fn live_reads(&self, pc: Pc) -> Fresh {
+        match pc {
+            Pc::Claim | Pc::WriteProcessing => REQUEST_AND_QUEUE,
+            Pc::Unwind => QUEUE,
+            _ => Fresh::NONE,
         }
     }
 }

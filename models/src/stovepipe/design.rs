@@ -3,7 +3,7 @@
 //! design is a new file implementing [`Design`] and a line in [`DESIGNS`].
 
 use super::handlers::Turn;
-use super::{Pc, Req, RequestState, Slots, Snapshot, State};
+use super::{Fresh, Pc, Req, RequestState, SlotView, Slots, State};
 
 pub trait Design: Sync + std::fmt::Debug {
     /// The name on the command line and in reports: `claim-first`.
@@ -17,24 +17,39 @@ pub trait Design: Sync + std::fmt::Debug {
 
     /// Step a, after a read found R accepted and the latest head: the next
     /// step (`Pc::Hold` when the gate is closed).
-    fn gate(&self, seen: &Snapshot, r: Req, max_concurrent: u8) -> Pc;
+    fn gate(&self, seen: SlotView) -> Pc;
 
     /// Steps b and c and their conflict paths; returns the step after `pc`.
     fn admit(&self, turn: &mut Turn, pc: Pc) -> Pc;
+
+    /// What a worker at admit step `pc` may still use of its last read: the
+    /// rows that step or a later one may CAS before reading them again. The
+    /// model forgets the rest; a wrong answer is caught by the check in
+    /// `handlers::step` as soon as a step needs what was forgotten.
+    fn live_reads(&self, pc: Pc) -> Fresh;
 }
 
-/// The slot field a design keeps on the queue row, and how it is released and
-/// judged: an anonymous count, or the set of owners.
+/// The slot field a design keeps on the queue row, and how it is claimed,
+/// released and judged: an anonymous count, or the set of owners.
 pub trait SlotField: Sync + std::fmt::Debug {
-    /// The field before anything happened.
-    fn initial(&self) -> Slots;
+    /// The field as the queue row holds it now.
+    fn read(&self, s: &State) -> Slots;
 
-    /// R's slot released from `slots`, or `None` when there is nothing to
-    /// write.
-    fn release(&self, slots: Slots, r: Req) -> Option<Slots>;
+    /// Writes the field.
+    fn write(&self, s: &mut State, slots: Slots);
+
+    /// What a read of `slots` tells R's worker (see [`SlotView`]).
+    fn view(&self, slots: Slots, r: Req, max_concurrent: u8) -> SlotView;
+
+    /// The field with R's slot claimed.
+    fn claimed(&self, slots: Slots, r: Req) -> Slots;
+
+    /// The field with R's slot released, or `None` when it holds none of R's
+    /// (never asked then: a release is decided at the read that saw it).
+    fn released(&self, slots: Slots, r: Req) -> Option<Slots>;
 
     /// Whether `process` releases R's slot before superseding R.
-    fn releases_before_supersede(&self, slots: Slots, r: Req) -> bool;
+    fn releases_before_supersede(&self, seen: SlotView) -> bool;
 
     /// Whether the DLQ reconciler releases a nonterminal request in `state`.
     fn dlq_releases(&self, state: RequestState) -> bool;
@@ -60,6 +75,18 @@ pub fn design_named(name: &str) -> Option<&'static dyn Design> {
     DESIGNS.iter().copied().find(|d| d.name() == name)
 }
 
+/// Rows of a read a step may still use, by name.
+pub(crate) const REQUEST_AND_QUEUE: Fresh = Fresh {
+    request: true,
+    queue: true,
+    head: false,
+};
+pub(crate) const QUEUE: Fresh = Fresh {
+    request: false,
+    queue: true,
+    head: false,
+};
+
 /// `in_flight_count`, the anonymous count the two counter designs keep.
 #[derive(Debug)]
 pub struct InFlightCount;
@@ -74,18 +101,36 @@ impl InFlightCount {
 }
 
 impl SlotField for InFlightCount {
-    fn initial(&self) -> Slots {
-        Slots::Count(0)
+    fn read(&self, s: &State) -> Slots {
+        Slots::Count(s.count())
+    }
+
+    fn write(&self, s: &mut State, slots: Slots) {
+        s.set_count(Self::count(slots));
+    }
+
+    /// An anonymous count cannot tell whose slot it holds, so a release by
+    /// any request always writes.
+    fn view(&self, slots: Slots, _r: Req, max_concurrent: u8) -> SlotView {
+        SlotView {
+            has_slot: true,
+            full: Self::count(slots) >= max_concurrent,
+        }
+    }
+
+    fn claimed(&self, slots: Slots, _r: Req) -> Slots {
+        let count = Self::count(slots);
+        Slots::Count(count.checked_add(1).expect("in_flight_count overflows"))
     }
 
     /// A clamped `count - 1`, written even at zero (the CAS still bumps the
     /// version, as the source's update does).
-    fn release(&self, slots: Slots, _r: Req) -> Option<Slots> {
+    fn released(&self, slots: Slots, _r: Req) -> Option<Slots> {
         Some(Slots::Count(Self::count(slots).saturating_sub(1)))
     }
 
     /// An anonymous count cannot tell whose slot it would give back.
-    fn releases_before_supersede(&self, _slots: Slots, _r: Req) -> bool {
+    fn releases_before_supersede(&self, _seen: SlotView) -> bool {
         false
     }
 
@@ -95,10 +140,10 @@ impl SlotField for InFlightCount {
     }
 
     fn count_not_low(&self, s: &State) -> bool {
-        Self::count(s.queue.slots) as usize >= s.processing().count()
+        s.count() as usize >= s.processing().count()
     }
 
     fn count_not_high(&self, s: &State) -> bool {
-        Self::count(s.queue.slots) as usize <= s.processing().count()
+        s.count() as usize <= s.processing().count()
     }
 }

@@ -1,9 +1,9 @@
 //! fail-open, the alternative PR: write `processing` first, then count + 1;
 //! a lost count write re-reads the queue and retries without re-gating.
 
-use super::design::{Design, InFlightCount, SlotField};
+use super::design::{Design, InFlightCount, SlotField, QUEUE, REQUEST_AND_QUEUE};
 use super::handlers::Turn;
-use super::{Pc, Req, RequestState, Slots, Snapshot};
+use super::{Fresh, Pc, RequestState, SlotView};
 
 #[derive(Debug)]
 pub struct FailOpen;
@@ -22,8 +22,8 @@ impl Design for FailOpen {
     }
 
     /// a: count >= K holds.
-    fn gate(&self, seen: &Snapshot, _r: Req, max_concurrent: u8) -> Pc {
-        if InFlightCount::count(seen.queue.slots) >= max_concurrent {
+    fn gate(&self, seen: SlotView) -> Pc {
+        if seen.full {
             Pc::Hold
         } else {
             Pc::WriteProcessing
@@ -43,8 +43,7 @@ impl Design for FailOpen {
             // c: count + 1; a conflict re-reads the queue and retries (no
             // re-gate, no coalescing: the admit is already durable).
             Pc::CountUp => {
-                let count = InFlightCount::count(turn.seen().queue.slots);
-                if turn.cas_queue(Slots::Count(count + 1)) {
+                if turn.claim_slot() {
                     Pc::SubmitBuild
                 } else {
                     Pc::RereadQueueForCountUp
@@ -55,6 +54,15 @@ impl Design for FailOpen {
                 Pc::CountUp
             }
             other => unreachable!("fail-open has no admit step {other:?}"),
+        }
+    }
+
+    /// The count write uses the queue row as first read, until a re-read.
+    fn live_reads(&self, pc: Pc) -> Fresh {
+        match pc {
+            Pc::WriteProcessing => REQUEST_AND_QUEUE,
+            Pc::CountUp => QUEUE,
+            _ => Fresh::NONE,
         }
     }
 }

@@ -3,9 +3,10 @@
 //! read and every write is one step; the design decides only what the
 //! contract's admit table and release rules say it decides.
 
+use super::log::{Log, Seen};
 use super::{
-    request_name, Build, Delivery, Handler, Log, Message, MessageKind, Pc, Req, RequestRow,
-    RequestState, Slots, Snapshot, State, Stovepipe, Worker,
+    request_name, Build, Delivery, Design, Fresh, Handler, MessageKind, Pc, Req, RequestState,
+    SlotView, Slots, State, Stovepipe, Worker,
 };
 
 /// A worker's turn: the world, the worker taken out of it, and what is said.
@@ -14,228 +15,276 @@ pub struct Turn<'a> {
     pub(crate) state: &'a mut State,
     pub(crate) worker: Worker,
     pub(crate) log: &'a mut Log,
+    /// The rows this step read, or wrote and so knows afresh.
+    refreshed: Fresh,
 }
 
-/// What a release did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Released {
-    /// The slot field was written.
-    Wrote,
-    /// The CAS lost: the queue row changed since the read.
-    Lost,
+/// What a read saw: all that the decision after it uses.
+#[derive(Clone, Copy, Debug)]
+pub struct Reading {
+    pub request: RequestState,
+    pub slots: SlotView,
+    /// R is the latest head (no later request has arrived).
+    pub latest_head: bool,
 }
 
 impl Turn<'_> {
-    /// What the worker's last read saw. Every step after the first has read.
-    pub fn seen(&self) -> Snapshot {
-        self.worker
-            .read
-            .expect("a worker step after the read has a snapshot")
-    }
-
     pub fn request(&self) -> Req {
         self.worker.request
     }
 
-    /// The read, at `pc` (`Read`, or with `split-read` also `ReadQueue` and
-    /// `ReadHead`). Returns the next read step while the snapshot is not
-    /// complete, `None` once the worker has read everything.
-    pub fn read(&mut self, pc: Pc) -> Option<Pc> {
+    fn slots_now(&self) -> Slots {
+        self.model.slots(self.state)
+    }
+
+    /// What the slot field, as it is now, tells this worker.
+    fn view_now(&self) -> SlotView {
+        self.model.design.slots().view(
+            self.slots_now(),
+            self.worker.request,
+            self.model.bounds.max_concurrent,
+        )
+    }
+
+    /// The read at `pc`: one consistent snapshot of R's row, the queue row
+    /// and the latest head, or with `split-read` each in a step of its own.
+    /// Returns what was read once all of it is, else the next read step.
+    fn read(&mut self, pc: Pc) -> Result<Reading, Pc> {
         let r = self.worker.request;
-        match pc {
-            Pc::Read => {
-                // One consistent snapshot; with `split-read` the queue row and
-                // the head are read again, each in a step of its own.
-                let seen = Snapshot {
-                    request: self.state.requests[r as usize],
-                    queue: self.state.queue,
-                    arrived: self.state.arrived(),
-                };
-                self.worker.read = Some(seen);
-                // Said only when a story is told: checking logs nothing.
-                let row = move || {
-                    format!(
-                        "read {} {} v{}",
-                        request_name(r),
-                        seen.request.state.name(),
-                        seen.request.version
-                    )
-                };
-                if self.model.options.split_read {
-                    self.log.say(row);
-                    return Some(Pc::ReadQueue);
-                }
-                self.log.say(|| {
-                    format!(
-                        "{}, queue {} v{}, latest head {}",
-                        row(),
-                        seen.queue.slots.render(),
-                        seen.queue.version,
-                        request_name(seen.arrived - 1)
-                    )
+        let split = self.model.options.split_read;
+        let mut reading = match pc {
+            Pc::ReadQueue { request } => Reading {
+                request,
+                slots: self.view_now(),
+                latest_head: false,
+            },
+            Pc::ReadHead { request, slots } => Reading {
+                request,
+                slots,
+                latest_head: false,
+            },
+            _ => Reading {
+                request: self.state.request(r),
+                slots: self.view_now(),
+                latest_head: false,
+            },
+        };
+        let (row, queue, arrived) = (
+            self.state.request(r),
+            self.slots_now(),
+            self.state.arrived(),
+        );
+        let read_request = pc == Pc::Read;
+        let read_queue = matches!(pc, Pc::ReadQueue { .. }) || (pc == Pc::Read && !split);
+        let read_head = !split || matches!(pc, Pc::ReadHead { .. });
+        let fresh = &mut self.worker.fresh;
+        if read_request {
+            fresh.request = true;
+            self.refreshed.request = true;
+        }
+        if read_queue {
+            fresh.queue = true;
+            self.refreshed.queue = true;
+        }
+        if read_head {
+            fresh.head = true;
+            self.refreshed.head = true;
+        }
+        self.log.note(|l| {
+            if read_request {
+                l.seen = Seen::default();
+                l.seen.request = Some((row, l.versions.requests[r as usize]));
+            }
+            if read_queue {
+                l.seen.queue = Some((queue, l.versions.queue));
+            }
+            if read_head {
+                l.seen.head = Some(arrived);
+            }
+        });
+        self.log.say(|l| {
+            let mut parts = Vec::new();
+            if read_request {
+                let version = l.versions.requests[r as usize];
+                parts.push(format!(
+                    "read {} {} v{version}",
+                    request_name(r),
+                    row.name()
+                ));
+            }
+            if read_queue {
+                let words = format!("queue {} v{}", queue.render(), l.versions.queue);
+                parts.push(if read_request {
+                    words
+                } else {
+                    format!("read {words}")
                 });
-                None
             }
-            Pc::ReadQueue => {
-                let queue = self.state.queue;
-                if let Some(read) = &mut self.worker.read {
-                    read.queue = queue;
-                }
-                self.log
-                    .say(|| format!("read queue {} v{}", queue.slots.render(), queue.version));
-                Some(Pc::ReadHead)
+            if read_head {
+                let words = format!("latest head {}", request_name(arrived - 1));
+                parts.push(if read_request {
+                    words
+                } else {
+                    format!("read {words}")
+                });
             }
-            _ => {
-                let arrived = self.state.arrived();
-                if let Some(read) = &mut self.worker.read {
-                    read.arrived = arrived;
-                }
-                self.log
-                    .say(|| format!("read latest head {}", request_name(arrived - 1)));
-                None
-            }
+            parts.join(", ")
+        });
+        if split && pc == Pc::Read {
+            return Err(Pc::ReadQueue { request: row });
         }
+        if let Pc::ReadQueue { request } = pc {
+            return Err(Pc::ReadHead {
+                request,
+                slots: reading.slots,
+            });
+        }
+        reading.latest_head = r + 1 == arrived;
+        Ok(reading)
     }
 
-    /// Read the queue row alone (a retry after a lost CAS on it).
-    pub fn reread_queue(&mut self) {
-        let queue = self.state.queue;
-        if let Some(read) = &mut self.worker.read {
-            read.queue = queue;
-        }
+    /// Re-reads the queue row alone (a retry after a lost CAS on it).
+    pub fn reread_queue(&mut self) -> SlotView {
+        let queue = self.slots_now();
+        self.worker.fresh.queue = true;
+        self.refreshed.queue = true;
         self.log
-            .say(|| format!("re-read queue {} v{}", queue.slots.render(), queue.version));
+            .note(|l| l.seen.queue = Some((queue, l.versions.queue)));
+        self.log
+            .say(|l| format!("re-read queue {} v{}", queue.render(), l.versions.queue));
+        self.view_now()
     }
 
-    /// Re-read R's row alone.
-    pub fn reread_request(&mut self) {
-        let row = self.state.requests[self.worker.request as usize];
-        if let Some(read) = &mut self.worker.read {
-            read.request = row;
-        }
+    /// Re-reads R's row alone.
+    pub fn reread_request(&mut self) -> RequestState {
         let r = self.worker.request;
-        self.log.say(|| {
+        let row = self.state.request(r);
+        self.worker.fresh.request = true;
+        self.refreshed.request = true;
+        self.log
+            .note(|l| l.seen.request = Some((row, l.versions.requests[r as usize])));
+        self.log.say(|l| {
             format!(
                 "re-read {} {} v{}",
                 request_name(r),
-                row.state.name(),
-                row.version
+                row.name(),
+                l.versions.requests[r as usize]
             )
         });
+        row
     }
 
-    /// CAS the queue's slot field: succeeds only if the queue row is still at
-    /// the version last read, and bumps it.
-    pub fn cas_queue(&mut self, slots: Slots) -> bool {
-        let read = self.seen().queue;
-        let current = self.state.queue;
-        if current.version != read.version {
-            self.log.say(|| {
+    /// Step b's claim: CAS the slot field to hold R's slot too.
+    pub fn claim_slot(&mut self) -> bool {
+        let (slots, r) = (self.model.design.slots(), self.worker.request);
+        self.cas_queue(|now| slots.claimed(now, r))
+    }
+
+    /// Release R's slot: a CAS of the slot field without it. Only taken
+    /// where a read saw R's slot ([`SlotView::has_slot`]), so that no step
+    /// writes nothing.
+    pub fn release_slot(&mut self) -> bool {
+        let (slots, r) = (self.model.design.slots(), self.worker.request);
+        self.cas_queue(|now| {
+            slots
+                .released(now, r)
+                .expect("a release is decided at the read that saw R's slot")
+        })
+    }
+
+    /// Checks that the step at hand was declared to use `row` of its read.
+    fn uses(&self, row: fn(Fresh) -> bool, name: &str) {
+        let live = self.model.live_reads(self.worker.handler(), self.worker.pc);
+        assert!(
+            row(live),
+            "{}: {} at {:?} CASes the {name} row, which its liveness says it has forgotten",
+            self.model.design.name(),
+            self.worker.handler().name(),
+            self.worker.pc
+        );
+    }
+
+    /// CAS the queue's slot field to `write` of its value: succeeds only if
+    /// the queue row is still at the version last read (the value written is
+    /// then derived from the row as read), and bumps the version.
+    fn cas_queue(&mut self, write: impl Fn(Slots) -> Slots) -> bool {
+        self.uses(|f| f.queue, "queue");
+        if !self.worker.fresh.queue {
+            self.log.say(|l| {
+                let (read, version) = l.seen.queue.expect("a CAS follows a read");
                 format!(
-                    "CAS queue {} -> {} lost (queue is at v{}, read v{})",
-                    read.slots.render(),
-                    slots.render(),
-                    current.version,
-                    read.version
+                    "CAS queue {} -> {} lost (queue is at v{}, read v{version})",
+                    read.render(),
+                    write(read).value(),
+                    l.versions.queue
                 )
             });
             return false;
         }
-        self.state.queue.slots = slots;
-        self.state.queue.version += 1;
-        let written = self.state.queue;
-        if let Some(snapshot) = &mut self.worker.read {
-            snapshot.queue = written;
-        }
+        let before = self.slots_now();
+        let after = write(before);
+        self.model.design.slots().write(self.state, after);
+        self.state.for_each_worker(|w| w.fresh.queue = false);
+        self.worker.fresh.queue = true;
+        self.refreshed.queue = true;
+        self.log.note(|l| {
+            l.versions.queue += 1;
+            l.seen.queue = Some((after, l.versions.queue));
+        });
         self.log
-            .say(|| format!("CAS queue {} -> {}", read.slots.render(), slots.value()));
+            .say(|_| format!("CAS queue {} -> {}", before.render(), after.value()));
         durable_write(self.state);
         true
     }
 
     /// CAS R's row to `to`: succeeds only if R is still at the version read.
     pub fn cas_request(&mut self, to: RequestState) -> bool {
+        self.uses(|f| f.request, "request");
         let r = self.worker.request;
-        let read = self.seen().request;
-        let current = self.state.requests[r as usize];
-        if current.version != read.version {
-            self.log.say(|| {
+        if !self.worker.fresh.request {
+            let now = self.state.request(r);
+            self.log.say(|l| {
+                let (read, version) = l.seen.request.expect("a CAS follows a read");
                 format!(
-                    "CAS {} {} -> {} lost ({} is {} v{}, read v{})",
+                    "CAS {} {} -> {} lost ({} is {} v{}, read v{version})",
                     request_name(r),
-                    read.state.name(),
+                    read.name(),
                     to.name(),
                     request_name(r),
-                    current.state.name(),
-                    current.version,
-                    read.version
+                    now.name(),
+                    l.versions.requests[r as usize]
                 )
             });
             return false;
         }
-        let written = RequestRow {
-            state: to,
-            version: current.version + 1,
-        };
-        self.state.requests[r as usize] = written;
-        if let Some(snapshot) = &mut self.worker.read {
-            snapshot.request = written;
-        }
-        self.log.say(|| {
-            format!(
-                "CAS {} {} -> {}",
-                request_name(r),
-                read.state.name(),
-                to.name()
-            )
+        let before = self.state.request(r);
+        self.state.set_request(r, to);
+        self.state.for_each_worker(|w| {
+            if w.request == r {
+                w.fresh.request = false;
+            }
         });
+        self.refreshed.request = true;
+        self.log.note(|l| {
+            l.versions.requests[r as usize] += 1;
+            l.seen.request = Some((to, l.versions.requests[r as usize]));
+        });
+        self.log
+            .say(|_| format!("CAS {} {} -> {}", request_name(r), before.name(), to.name()));
         durable_write(self.state);
         true
-    }
-
-    /// Whether the queue row as last read holds a slot of R's to release: a
-    /// counter always does (its release is a clamped write), an owner set
-    /// when R is in it. Decided where the row is read, so that no step
-    /// writes nothing (every step of the contract is a read or a write).
-    pub fn has_slot_to_release(&self) -> bool {
-        let slots = self.seen().queue.slots;
-        self.model
-            .design
-            .slots()
-            .release(slots, self.worker.request)
-            .is_some()
-    }
-
-    /// Release R's slot, as the design releases: a CAS on the queue row. Only
-    /// taken where [`Turn::has_slot_to_release`] said there is one.
-    pub fn release(&mut self) -> Released {
-        let r = self.worker.request;
-        let Some(slots) = self
-            .model
-            .design
-            .slots()
-            .release(self.seen().queue.slots, r)
-        else {
-            unreachable!("a release is decided at the read that saw R's slot")
-        };
-        if self.cas_queue(slots) {
-            Released::Wrote
-        } else {
-            Released::Lost
-        }
     }
 
     /// Submit R's build; idempotent by request ID.
     pub fn submit_build(&mut self) {
         let r = self.worker.request;
-        let build = &mut self.state.builds[r as usize];
-        if *build == Build::NotSubmitted {
-            *build = Build::Running;
+        if self.state.build(r) == Build::NotSubmitted {
+            self.state.set_build(r, Build::Running);
             self.log
-                .say(|| format!("submit build {}: it starts", request_name(r)));
+                .say(|_| format!("submit build {}: it starts", request_name(r)));
             durable_write(self.state);
         } else {
-            self.log.say(|| {
+            self.log.say(|_| {
                 format!(
                     "submit build {}: already submitted, nothing starts",
                     request_name(r)
@@ -248,12 +297,10 @@ impl Turn<'_> {
     fn ack(&mut self) {
         let (r, kind) = (self.worker.request, self.worker.message);
         if self.worker.holds_message {
-            self.state
-                .messages
-                .retain(|m| !(m.request == r && m.kind == kind));
-            self.log.say(|| format!("ack {}", kind.render(r)));
+            self.state.set_message(r, kind, None);
+            self.log.say(|_| format!("ack {}", kind.render(r)));
         } else {
-            self.log.say(|| {
+            self.log.say(|_| {
                 format!(
                     "ack {}: changes nothing, the message was handed out again",
                     kind.render(r)
@@ -267,13 +314,10 @@ impl Turn<'_> {
     /// read, the message is visible at once (see the README's choices).
     fn hold(&mut self) {
         let (r, kind) = (self.worker.request, self.worker.message);
-        let seen = self.seen();
         let k = self.model.bounds.max_concurrent;
-        let outdated = seen.request != self.state.requests[r as usize]
-            || seen.queue != self.state.queue
-            || seen.arrived != self.state.arrived();
+        let outdated = !self.worker.fresh.all();
         if !self.worker.holds_message {
-            self.log.say(|| {
+            self.log.say(|_| {
                 format!(
                     "hold {}: changes nothing, the message was handed out again",
                     kind.render(r)
@@ -286,15 +330,14 @@ impl Turn<'_> {
         } else {
             Delivery::Parked
         };
-        if let Some(m) = message_mut(self.state, r, kind) {
-            m.status = status;
-        }
-        self.log.say(|| {
+        let attempts = self.state.message(r, kind).map_or(0, |m| m.attempts);
+        self.state.set_message(r, kind, Some((status, attempts)));
+        self.log.say(|l| {
+            let seen = l.seen.queue.expect("a hold follows a read").0;
             let why = format!(
-                "hold {}: gate closed ({} >= K {})",
+                "hold {}: gate closed ({} >= K {k})",
                 kind.render(r),
-                seen.queue.slots.render(),
-                k
+                seen.gate_words()
             );
             if outdated {
                 format!("{why}, but a write since the read makes it visible at once")
@@ -305,44 +348,69 @@ impl Turn<'_> {
     }
 }
 
+/// What a worker at `pc` of `handler` may still use of its last read: the
+/// rows it may CAS before it reads them again, and for a hold everything it
+/// read (a hold asks whether anything changed since). The admit steps are the
+/// design's to say.
+pub(crate) fn live_reads(design: &dyn Design, handler: Handler, pc: Pc) -> Fresh {
+    let none = Fresh::NONE;
+    let request = Fresh {
+        request: true,
+        ..none
+    };
+    let request_and_queue = Fresh {
+        queue: true,
+        ..request
+    };
+    match pc {
+        // A read overwrites all it reads; an ack and a submit use nothing.
+        Pc::Read | Pc::Ack | Pc::SubmitBuild => none,
+        Pc::ReadQueue { .. } => request,
+        Pc::ReadHead { .. } => request_and_queue,
+        Pc::Hold => Fresh::ALL,
+        _ => match handler {
+            Handler::Process => match pc {
+                // Release (CAS Q), then supersede (CAS R).
+                Pc::ReleaseBeforeSupersede => request_and_queue,
+                Pc::Supersede => request,
+                admit_step => design.live_reads(admit_step),
+            },
+            // Release (CAS Q), then the outcome write (CAS R).
+            Handler::Signal | Handler::Dlq => match pc {
+                Pc::Release => request_and_queue,
+                Pc::WriteOutcome => request,
+                other => unreachable!("{} has no step {other:?}", handler.name()),
+            },
+        },
+    }
+}
+
 /// A durable write (a row inserted or changed, a build submitted or finished)
 /// wakes every parked message.
 fn durable_write(state: &mut State) {
-    for m in &mut state.messages {
-        if m.status == Delivery::Parked {
-            m.status = Delivery::Visible;
+    for r in 0..state.arrived() {
+        for kind in MessageKind::ALL {
+            if let Some(m) = state.message(r, kind) {
+                if m.status == Delivery::Parked {
+                    state.set_message(r, kind, Some((Delivery::Visible, m.attempts)));
+                }
+            }
         }
     }
 }
 
-fn message_mut(state: &mut State, r: Req, kind: MessageKind) -> Option<&mut Message> {
-    state
-        .messages
-        .iter_mut()
-        .find(|m| m.request == r && m.kind == kind)
-}
-
 fn publish(state: &mut State, r: Req, kind: MessageKind) {
-    state.messages.push(Message {
-        request: r,
-        kind,
-        status: Delivery::Visible,
-        attempts: 0,
-    });
-    state.messages.sort();
+    state.set_message(r, kind, Some((Delivery::Visible, 0)));
 }
 
 /// The next request arrives: its row is inserted and `process` published.
 pub(super) fn arrive(state: &mut State, log: &mut Log) {
-    let r = state.arrived();
-    state.requests.push(RequestRow {
-        state: RequestState::Accepted,
-        version: 1,
-    });
-    state.builds.push(Build::NotSubmitted);
+    let r = state.add_request();
+    state.for_each_worker(|w| w.fresh.head = false);
     publish(state, r, MessageKind::Process);
     durable_write(state);
-    log.say(|| {
+    log.note(|l| l.versions.requests[r as usize] = 1);
+    log.say(|_| {
         format!(
             "{} arrives (accepted, the latest head); publish {}",
             request_name(r),
@@ -353,27 +421,33 @@ pub(super) fn arrive(state: &mut State, log: &mut Log) {
 
 /// The broker hands a visible message to a new worker.
 pub(super) fn deliver(state: &mut State, r: Req, kind: MessageKind, log: &mut Log) {
-    let Some(m) = message_mut(state, r, kind) else {
+    let Some(m) = state.message(r, kind) else {
         unreachable!("deliver is enabled only for a visible message")
     };
-    m.status = Delivery::InFlight;
-    let attempt = m.attempts + 1;
-    state.workers.push(Worker {
+    state.set_message(r, kind, Some((Delivery::InFlight, m.attempts)));
+    state.add_worker(Worker {
         message: kind,
         request: r,
         pc: Pc::Read,
-        read: None,
         holds_message: true,
+        fresh: Fresh::NONE,
     });
-    log.say(|| format!("deliver {} (attempt {attempt})", kind.render(r)));
+    log.say(|l| {
+        format!(
+            "deliver {} to worker {} (attempt {})",
+            kind.render(r),
+            l.next_worker,
+            m.attempts + 1
+        )
+    });
 }
 
 /// A running build finishes and publishes `signal`.
 pub(super) fn finish_build(state: &mut State, r: Req, log: &mut Log) {
-    state.builds[r as usize] = Build::Finished;
+    state.set_build(r, Build::Finished);
     publish(state, r, MessageKind::Signal);
     durable_write(state);
-    log.say(|| {
+    log.say(|_| {
         format!(
             "build {} finishes; publish {}",
             request_name(r),
@@ -386,18 +460,18 @@ pub(super) fn finish_build(state: &mut State, r: Req, log: &mut Log) {
 /// of deliveries, replaced by `dead(R)`. Dead messages are retried forever.
 fn expire(model: &Stovepipe, state: &mut State, r: Req, kind: MessageKind, log: &mut Log) {
     let max = model.bounds.max_deliveries;
-    let Some(m) = message_mut(state, r, kind) else {
+    let Some(m) = state.message(r, kind) else {
         return;
     };
-    m.status = Delivery::Visible;
     if kind.is_dead() {
-        log.say(|| format!("{} is visible again", kind.render(r)));
+        state.set_message(r, kind, Some((Delivery::Visible, 0)));
+        log.say(|_| format!("{} is visible again", kind.render(r)));
         return;
     }
-    m.attempts += 1;
-    let attempts = m.attempts;
+    let attempts = m.attempts + 1;
     if attempts < max {
-        log.say(|| {
+        state.set_message(r, kind, Some((Delivery::Visible, attempts)));
+        log.say(|_| {
             format!(
                 "{} is visible again ({attempts} of {max} attempts used)",
                 kind.render(r)
@@ -405,15 +479,13 @@ fn expire(model: &Stovepipe, state: &mut State, r: Req, kind: MessageKind, log: 
         });
         return;
     }
-    state
-        .messages
-        .retain(|m| !(m.request == r && m.kind == kind));
+    state.set_message(r, kind, None);
     let dead = match kind {
         MessageKind::Process => MessageKind::DeadProcess,
         _ => MessageKind::DeadSignal,
     };
     publish(state, r, dead);
-    log.say(|| {
+    log.say(|_| {
         format!(
             "{} ran out of deliveries ({attempts} of {max}); publish {}",
             kind.render(r),
@@ -424,91 +496,117 @@ fn expire(model: &Stovepipe, state: &mut State, r: Req, kind: MessageKind, log: 
 
 /// Fault: the worker dies between two steps.
 pub(super) fn crash(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log) {
-    let worker = state.workers.remove(i);
-    state.crashes_left -= 1;
-    log.say(|| "crash".to_string());
+    let worker = state.remove_worker(i);
+    state.spend_crash();
+    let (r, kind) = (worker.request, worker.message);
     if worker.holds_message {
-        expire(model, state, worker.request, worker.message, log);
+        log.say(|_| "crash".to_string());
+        expire(model, state, r, kind, log);
+    } else if state.message(r, kind).is_some() {
+        log.say(|_| {
+            format!(
+                "crash; {} was already handed out again, so nothing is redelivered",
+                kind.render(r)
+            )
+        });
+    } else {
+        log.say(|_| {
+            format!(
+                "crash; {} was already handed out again and is gone",
+                kind.render(r)
+            )
+        });
     }
 }
 
 /// Fault: the worker's message expires while it still runs; it goes on later
 /// with what it read, and its ack will change nothing.
 pub(super) fn stall(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log) {
-    let worker = &mut state.workers[i];
+    let mut worker = state.remove_worker(i);
     worker.holds_message = false;
     let (r, kind) = (worker.request, worker.message);
-    state.stalls_left -= 1;
-    log.say(|| "stall past the visibility timeout".to_string());
+    state.add_worker(worker);
+    state.spend_stall();
+    log.say(|_| "stall past the visibility timeout".to_string());
     expire(model, state, r, kind, log);
 }
 
 /// The worker at index `i` takes its next step.
 pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log) {
-    let worker = state.workers.remove(i);
-    let pc = worker.pc;
-    let handler = worker.handler();
+    let worker = state.remove_worker(i);
+    let (pc, handler) = (worker.pc, worker.handler());
     let mut turn = Turn {
         model,
         state,
         worker,
         log,
+        refreshed: Fresh::NONE,
     };
     let next = match pc {
         Pc::Ack => {
             turn.ack();
-            None
+            return;
         }
         Pc::Hold => {
             turn.hold();
-            None
+            return;
         }
-        _ => Some(match handler {
+        _ => match handler {
             Handler::Process => process(&mut turn, pc),
             Handler::Signal => signal(&mut turn, pc),
             Handler::Dlq => dlq(&mut turn, pc),
-        }),
+        },
     };
-    if let Some(pc) = next {
-        let mut worker = turn.worker;
-        worker.pc = pc;
-        turn.state.workers.push(worker);
-    }
+    // The reduction forgets what a step declares it will not use; this
+    // checks, on every step taken, that the next step does not need what
+    // this one had forgotten (unless this step read or wrote it afresh).
+    let (used, needed) = (
+        model.live_reads(handler, pc),
+        model.live_reads(handler, next),
+    );
+    let kept = |f: fn(Fresh) -> bool| !f(needed) || f(used) || f(turn.refreshed);
+    assert!(
+        kept(|f| f.request) && kept(|f| f.queue) && kept(|f| f.head),
+        "{}: {} goes from {pc:?} to {next:?}, which uses a read that {pc:?} forgot",
+        model.design.name(),
+        handler.name()
+    );
+    let mut worker = turn.worker;
+    worker.pc = next;
+    turn.state.add_worker(worker);
 }
 
 /// `process(R)`: read, then by what was read: ack a terminal request, submit a
 /// duplicate admission, supersede a head that is no longer the latest, or
 /// admit the latest head by the design's table.
 fn process(turn: &mut Turn, pc: Pc) -> Pc {
-    let model = turn.model;
+    let design = turn.model.design;
     match pc {
-        Pc::Read | Pc::ReadQueue | Pc::ReadHead => {
-            if let Some(more) = turn.read(pc) {
-                return more;
-            }
-            let seen = turn.seen();
-            let r = turn.request();
-            match seen.request.state {
+        Pc::Read | Pc::ReadQueue { .. } | Pc::ReadHead { .. } => {
+            let seen = match turn.read(pc) {
+                Ok(seen) => seen,
+                Err(next_read) => return next_read,
+            };
+            match seen.request {
                 state if state.is_terminal() => Pc::Ack,
                 RequestState::Processing => Pc::SubmitBuild,
-                _ if r + 1 != seen.arrived => {
-                    if model
-                        .design
-                        .slots()
-                        .releases_before_supersede(seen.queue.slots, r)
-                    {
+                _ if !seen.latest_head => {
+                    if design.slots().releases_before_supersede(seen.slots) {
                         Pc::ReleaseBeforeSupersede
                     } else {
                         Pc::Supersede
                     }
                 }
-                _ => model.design.gate(&seen, r, model.bounds.max_concurrent),
+                _ => design.gate(seen.slots),
             }
         }
-        Pc::ReleaseBeforeSupersede => match turn.release() {
-            Released::Lost => Pc::Read,
-            Released::Wrote => Pc::Supersede,
-        },
+        Pc::ReleaseBeforeSupersede => {
+            if turn.release_slot() {
+                Pc::Supersede
+            } else {
+                Pc::Read
+            }
+        }
         Pc::Supersede => {
             if turn.cas_request(RequestState::Superseded) {
                 Pc::Ack
@@ -520,29 +618,33 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
             turn.submit_build();
             Pc::Ack
         }
-        admit_step => model.design.admit(turn, admit_step),
+        admit_step => design.admit(turn, admit_step),
     }
 }
 
 /// `signal(R)`, the buildsignal handler: release, then write `succeeded`.
 fn signal(turn: &mut Turn, pc: Pc) -> Pc {
     match pc {
-        Pc::Read | Pc::ReadQueue | Pc::ReadHead => {
-            if let Some(more) = turn.read(pc) {
-                return more;
-            }
-            if turn.seen().request.state.is_terminal() {
+        Pc::Read | Pc::ReadQueue { .. } | Pc::ReadHead { .. } => {
+            let seen = match turn.read(pc) {
+                Ok(seen) => seen,
+                Err(next_read) => return next_read,
+            };
+            if seen.request.is_terminal() {
                 Pc::Ack
-            } else if turn.has_slot_to_release() {
+            } else if seen.slots.has_slot {
                 Pc::Release
             } else {
                 Pc::WriteOutcome
             }
         }
-        Pc::Release => match turn.release() {
-            Released::Lost => Pc::Read,
-            Released::Wrote => Pc::WriteOutcome,
-        },
+        Pc::Release => {
+            if turn.release_slot() {
+                Pc::WriteOutcome
+            } else {
+                Pc::Read
+            }
+        }
         Pc::WriteOutcome => {
             if turn.cas_request(RequestState::Succeeded) {
                 Pc::Ack
@@ -558,23 +660,26 @@ fn signal(turn: &mut Turn, pc: Pc) -> Pc {
 /// this state, then write `dead_lettered`. A running build is not cancelled.
 fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
     match pc {
-        Pc::Read | Pc::ReadQueue | Pc::ReadHead => {
-            if let Some(more) = turn.read(pc) {
-                return more;
-            }
-            let state = turn.seen().request.state;
-            if state.is_terminal() {
+        Pc::Read | Pc::ReadQueue { .. } | Pc::ReadHead { .. } => {
+            let seen = match turn.read(pc) {
+                Ok(seen) => seen,
+                Err(next_read) => return next_read,
+            };
+            if seen.request.is_terminal() {
                 Pc::Ack
-            } else if turn.model.design.slots().dlq_releases(state) && turn.has_slot_to_release() {
+            } else if turn.model.design.slots().dlq_releases(seen.request) && seen.slots.has_slot {
                 Pc::Release
             } else {
                 Pc::WriteOutcome
             }
         }
-        Pc::Release => match turn.release() {
-            Released::Lost => Pc::Read,
-            Released::Wrote => Pc::WriteOutcome,
-        },
+        Pc::Release => {
+            if turn.release_slot() {
+                Pc::WriteOutcome
+            } else {
+                Pc::Read
+            }
+        }
         Pc::WriteOutcome => {
             if turn.cas_request(RequestState::DeadLettered) {
                 Pc::Ack

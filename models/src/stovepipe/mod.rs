@@ -1,21 +1,28 @@
-//! The stovepipe admission model, as `shared/docs/stovepipe-model.md` specifies
-//! it: a queue row, request rows, at-least-once messages, workers that read and
-//! CAS-write one row at a time, builds, and crash and stall faults.
+//! The stovepipe admission model (`docs/stovepipe.md`): a queue row, request
+//! rows, at-least-once messages, workers that read and CAS-write one row at a
+//! time, builds, and crash and stall faults.
 //!
 //! The handlers (`process`, `signal`, `dlq`) live in `handlers.rs` and read
 //! like the contract; what differs between designs lives in one file per design
-//! behind the [`Design`] trait.
+//! behind the [`Design`] trait. The state (`state.rs`) holds only what a future
+//! step can use: no version numbers and no read values, just whether each row
+//! a worker read is still as it read it. Stories recompute the versions and
+//! values they show by replaying the path (`log.rs`).
 
 mod claim_first;
 mod design;
 mod fail_open;
 mod handlers;
+mod log;
 mod owner_keyed;
+mod state;
 mod story;
 
 pub use design::{design_named, Design, InFlightCount, SlotField, DESIGNS};
 pub use owner_keyed::InFlightRequestIds;
+pub use state::{State, MAX_WORKERS};
 
+use log::Log;
 use stateright::{Model, Property};
 
 /// A request, by index: `R1` is 0. Requests arrive in ID order.
@@ -26,8 +33,12 @@ pub fn request_name(r: Req) -> String {
     format!("R{}", r + 1)
 }
 
-/// The most requests a run may have (the owner set is a `u32` bit set).
+/// The most requests a run may have.
 pub const MAX_REQUESTS: u8 = 32;
+/// The most crashes or stalls a run may have.
+pub const MAX_FAULTS: u8 = 15;
+/// The most deliveries a message may have before it is dead-lettered.
+pub const MAX_DELIVERIES: u8 = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequestState {
@@ -39,6 +50,14 @@ pub enum RequestState {
 }
 
 impl RequestState {
+    pub const ALL: [RequestState; 5] = [
+        RequestState::Accepted,
+        RequestState::Processing,
+        RequestState::Succeeded,
+        RequestState::Superseded,
+        RequestState::DeadLettered,
+    ];
+
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
@@ -57,14 +76,7 @@ impl RequestState {
     }
 }
 
-/// A request row: its state and the version every CAS checks and bumps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RequestRow {
-    pub state: RequestState,
-    pub version: u16,
-}
-
-/// The queue row's slot field, whose type is the design's choice.
+/// The queue row's slot field as a value, whose type is the design's choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Slots {
     /// `in_flight_count`: anonymous, clamped at zero on release.
@@ -108,13 +120,24 @@ impl Slots {
     pub fn render(self) -> String {
         format!("{} {}", self.field(), self.value())
     }
+
+    /// What the gate compares with K: `in_flight_count 1`, `|{R1}| = 1`.
+    pub fn gate_words(self) -> String {
+        match self {
+            Slots::Count(_) => self.render(),
+            Slots::Owners(_) => format!("|{}| = {}", self.value(), self.taken()),
+        }
+    }
 }
 
-/// The queue row `Q`.
+/// What a read of the slot field tells the worker that read it, all that its
+/// decisions use: whether a release of its request would write (an anonymous
+/// count always can; an owner set when the request is in it) and whether the
+/// gate is closed (the slots taken are K or more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct QueueRow {
-    pub version: u16,
-    pub slots: Slots,
+pub struct SlotView {
+    pub has_slot: bool,
+    pub full: bool,
 }
 
 /// A request's build: submitting is idempotent by request ID.
@@ -144,6 +167,13 @@ pub enum Handler {
 }
 
 impl MessageKind {
+    pub const ALL: [MessageKind; 4] = [
+        MessageKind::Process,
+        MessageKind::Signal,
+        MessageKind::DeadProcess,
+        MessageKind::DeadSignal,
+    ];
+
     pub fn handler(self) -> Handler {
         match self {
             MessageKind::Process => Handler::Process,
@@ -194,24 +224,20 @@ pub struct Message {
     pub attempts: u8,
 }
 
-/// What a worker's last read saw: `R`'s row, `Q`, and the latest head (one
-/// consistent snapshot, the contract's default reading).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Snapshot {
-    pub request: RequestRow,
-    pub queue: QueueRow,
-    /// Requests arrived; the latest head is the last of them.
-    pub arrived: u8,
-}
-
 /// A worker's program counter: the next step of its handler. The admit steps
 /// are named after the contract's table; each design uses its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Pc {
     Read,
-    /// With `split-read`: the queue row, then the latest head, each a step.
-    ReadQueue,
-    ReadHead,
+    /// With `split-read`: R's row was read (in this state); the queue row,
+    /// then the latest head, are each read in a step of their own.
+    ReadQueue {
+        request: RequestState,
+    },
+    ReadHead {
+        request: RequestState,
+        slots: SlotView,
+    },
     Hold,
     Ack,
     SubmitBuild,
@@ -235,15 +261,137 @@ pub enum Pc {
     WriteOutcome,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The steps without a read in progress, in a fixed order (their codes).
+const PLAIN_PCS: [Pc; 15] = [
+    Pc::Read,
+    Pc::Hold,
+    Pc::Ack,
+    Pc::SubmitBuild,
+    Pc::ReleaseBeforeSupersede,
+    Pc::Supersede,
+    Pc::Claim,
+    Pc::WriteProcessing,
+    Pc::CountUp,
+    Pc::RereadQueueForCountUp,
+    Pc::RereadRequest,
+    Pc::Unwind,
+    Pc::RereadQueueForUnwind,
+    Pc::Release,
+    Pc::WriteOutcome,
+];
+
+impl Pc {
+    /// Every step as a small number (6 bits), for the packed state.
+    pub(crate) fn code(self) -> u32 {
+        let plain = PLAIN_PCS.len() as u32;
+        match self {
+            Pc::ReadQueue { request } => plain + request as u32,
+            Pc::ReadHead { request, slots } => {
+                plain + 5 + request as u32 * 4 + slots.has_slot as u32 * 2 + slots.full as u32
+            }
+            _ => PLAIN_PCS.iter().position(|&p| p == self).unwrap() as u32,
+        }
+    }
+
+    pub(crate) fn from_code(code: u32) -> Pc {
+        let plain = PLAIN_PCS.len() as u32;
+        if code < plain {
+            PLAIN_PCS[code as usize]
+        } else if code < plain + 5 {
+            Pc::ReadQueue {
+                request: RequestState::ALL[(code - plain) as usize],
+            }
+        } else {
+            let rest = code - plain - 5;
+            Pc::ReadHead {
+                request: RequestState::ALL[(rest / 4) as usize],
+                slots: SlotView {
+                    has_slot: rest & 2 != 0,
+                    full: rest & 1 != 0,
+                },
+            }
+        }
+    }
+
+    /// The steps that read: what they read is overwritten, so nothing from
+    /// an earlier read is live at them.
+    pub fn is_read(self) -> bool {
+        matches!(self, Pc::Read | Pc::ReadQueue { .. } | Pc::ReadHead { .. })
+    }
+
+    /// The step's name without what a split read carries: `ReadHead`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pc::Read => "Read",
+            Pc::ReadQueue { .. } => "ReadQueue",
+            Pc::ReadHead { .. } => "ReadHead",
+            Pc::Hold => "Hold",
+            Pc::Ack => "Ack",
+            Pc::SubmitBuild => "SubmitBuild",
+            Pc::ReleaseBeforeSupersede => "ReleaseBeforeSupersede",
+            Pc::Supersede => "Supersede",
+            Pc::Claim => "Claim",
+            Pc::WriteProcessing => "WriteProcessing",
+            Pc::CountUp => "CountUp",
+            Pc::RereadQueueForCountUp => "RereadQueueForCountUp",
+            Pc::RereadRequest => "RereadRequest",
+            Pc::Unwind => "Unwind",
+            Pc::RereadQueueForUnwind => "RereadQueueForUnwind",
+            Pc::Release => "Release",
+            Pc::WriteOutcome => "WriteOutcome",
+        }
+    }
+}
+
+/// What is left of a worker's last read: whether each thing it read is still
+/// as it read it (a CAS wins exactly when its row is), and no more. What it
+/// read is not kept: a decision is taken at the read, and a CAS that wins
+/// writes a value derived from the row as it is, which is the row as read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fresh {
+    /// R's row is at the version read.
+    pub request: bool,
+    /// The queue row is at the version read.
+    pub queue: bool,
+    /// No request arrived since the read (a hold asks it).
+    pub head: bool,
+}
+
+impl Fresh {
+    pub const ALL: Fresh = Fresh {
+        request: true,
+        queue: true,
+        head: true,
+    };
+    pub const NONE: Fresh = Fresh {
+        request: false,
+        queue: false,
+        head: false,
+    };
+
+    /// Only what `live` keeps.
+    pub fn within(self, live: Fresh) -> Fresh {
+        Fresh {
+            request: self.request && live.request,
+            queue: self.queue && live.queue,
+            head: self.head && live.head,
+        }
+    }
+
+    pub fn all(self) -> bool {
+        self.request && self.queue && self.head
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Worker {
     pub message: MessageKind,
     pub request: Req,
     pub pc: Pc,
-    pub read: Option<Snapshot>,
     /// False once its message's visibility expired (a stall): its ack and its
     /// hold then change nothing.
     pub holds_message: bool,
+    pub fresh: Fresh,
 }
 
 impl Worker {
@@ -251,135 +399,6 @@ impl Worker {
         self.message.handler()
     }
 }
-
-/// The whole world. Workers are kept sorted (they are interchangeable, and
-/// stateright's BFS ignores symmetry), messages sorted by request and kind.
-///
-/// Two states are the same state when they differ only in version numbers
-/// that no worker's read can tell apart: a version matters only as "is this
-/// worker's read still current?" (every CAS asks just that, and versions only
-/// grow), so `Hash` and `Eq` see that relation, not the numbers. The stories
-/// still show real versions: a path is replayed from the initial state.
-#[derive(Clone, Debug)]
-pub struct State {
-    pub queue: QueueRow,
-    /// One row per arrived request, in ID order.
-    pub requests: Vec<RequestRow>,
-    pub builds: Vec<Build>,
-    pub messages: Vec<Message>,
-    pub workers: Vec<Worker>,
-    pub crashes_left: u8,
-    pub stalls_left: u8,
-}
-
-/// What a worker is, up to version numbers: its read's values and whether
-/// each row it read is still at the version it read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct WorkerKey {
-    message: MessageKind,
-    request: Req,
-    pc: Pc,
-    read: Option<(RequestState, bool, Slots, bool, u8)>,
-    holds_message: bool,
-}
-
-impl State {
-    pub fn worker_key(&self, w: &Worker) -> WorkerKey {
-        WorkerKey {
-            message: w.message,
-            request: w.request,
-            pc: w.pc,
-            read: w.read.map(|seen| {
-                let row = self.requests[w.request as usize];
-                (
-                    seen.request.state,
-                    seen.request.version == row.version,
-                    seen.queue.slots,
-                    seen.queue.version == self.queue.version,
-                    seen.arrived,
-                )
-            }),
-            holds_message: w.holds_message,
-        }
-    }
-
-    /// Keeps workers in their canonical order.
-    pub(crate) fn sort_workers(&mut self) {
-        let mut workers = std::mem::take(&mut self.workers);
-        workers.sort_by_cached_key(|w| self.worker_key(w));
-        self.workers = workers;
-    }
-
-    pub fn arrived(&self) -> u8 {
-        self.requests.len() as u8
-    }
-
-    pub fn message(&self, r: Req, kind: MessageKind) -> Option<&Message> {
-        self.messages
-            .iter()
-            .find(|m| m.request == r && m.kind == kind)
-    }
-
-    /// Requests in `processing`.
-    pub fn processing(&self) -> impl Iterator<Item = Req> + '_ {
-        self.requests_in(RequestState::Processing)
-    }
-
-    pub fn requests_in(&self, state: RequestState) -> impl Iterator<Item = Req> + '_ {
-        (0..self.arrived()).filter(move |&r| self.requests[r as usize].state == state)
-    }
-
-    pub fn running_builds(&self) -> impl Iterator<Item = Req> + '_ {
-        (0..self.arrived()).filter(move |&r| self.builds[r as usize] == Build::Running)
-    }
-
-    /// No workers and no visible or in-flight messages (parked ones may wait).
-    pub fn is_quiescent(&self) -> bool {
-        self.workers.is_empty() && self.messages.iter().all(|m| m.status == Delivery::Parked)
-    }
-}
-
-impl std::hash::Hash for State {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.queue.slots.hash(h);
-        h.write_usize(self.requests.len());
-        for row in &self.requests {
-            row.state.hash(h);
-        }
-        self.builds.hash(h);
-        self.messages.hash(h);
-        h.write_usize(self.workers.len());
-        for w in &self.workers {
-            self.worker_key(w).hash(h);
-        }
-        self.crashes_left.hash(h);
-        self.stalls_left.hash(h);
-    }
-}
-
-impl PartialEq for State {
-    fn eq(&self, other: &Self) -> bool {
-        self.queue.slots == other.queue.slots
-            && self.requests.len() == other.requests.len()
-            && self
-                .requests
-                .iter()
-                .zip(&other.requests)
-                .all(|(a, b)| a.state == b.state)
-            && self.builds == other.builds
-            && self.messages == other.messages
-            && self.workers.len() == other.workers.len()
-            && self
-                .workers
-                .iter()
-                .zip(&other.workers)
-                .all(|(a, b)| self.worker_key(a) == other.worker_key(b))
-            && self.crashes_left == other.crashes_left
-            && self.stalls_left == other.stalls_left
-    }
-}
-
-impl Eq for State {}
 
 /// The bounds of one check: part of every scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -420,10 +439,33 @@ impl Bounds {
         if self.max_concurrent == 0 {
             return Err("max_concurrent must be at least 1".into());
         }
-        if self.max_deliveries == 0 {
-            return Err("max_deliveries must be at least 1".into());
+        if self.crashes > MAX_FAULTS {
+            return Err(format!(
+                "crashes must be at most {MAX_FAULTS}, not {}",
+                self.crashes
+            ));
+        }
+        if self.stalls > MAX_FAULTS {
+            return Err(format!(
+                "stalls must be at most {MAX_FAULTS}, not {}",
+                self.stalls
+            ));
+        }
+        if self.max_deliveries == 0 || self.max_deliveries > MAX_DELIVERIES {
+            return Err(format!(
+                "max_deliveries must be from 1 to {MAX_DELIVERIES}, not {}",
+                self.max_deliveries
+            ));
         }
         Ok(())
+    }
+
+    /// The most workers that can run at once: one holding each message
+    /// (a request has at most a process or dead-process message and a signal
+    /// or dead-signal message), and one per stall that left its worker
+    /// running without its message.
+    pub fn max_workers(&self) -> usize {
+        2 * self.requests as usize + self.stalls as usize
     }
 }
 
@@ -451,6 +493,11 @@ pub struct Stovepipe {
     pub bounds: Bounds,
     pub design: &'static dyn Design,
     pub options: Options,
+    /// Forget what no later step can use (the default). Off, a worker keeps
+    /// whether each row it read is still current until it ends, which merges
+    /// fewer states and gives the same verdicts: the exactness test compares
+    /// the two.
+    pub forget_dead_reads: bool,
 }
 
 impl Stovepipe {
@@ -459,41 +506,59 @@ impl Stovepipe {
             bounds,
             design,
             options: Options::default(),
+            forget_dead_reads: true,
         }
     }
 
     pub fn initial_state(&self) -> State {
-        State {
-            queue: QueueRow {
-                version: 1,
-                slots: self.design.slots().initial(),
-            },
-            requests: Vec::new(),
-            builds: Vec::new(),
-            messages: Vec::new(),
-            workers: Vec::new(),
-            crashes_left: self.bounds.crashes,
-            stalls_left: self.bounds.stalls,
-        }
+        State::initial(self.bounds.crashes, self.bounds.stalls)
+    }
+
+    /// The slot field as it is now.
+    pub fn slots(&self, s: &State) -> Slots {
+        self.design.slots().read(s)
     }
 
     /// Whether anything at all can happen without a fault: an arrival, a
     /// delivery, a worker step or a build finishing.
     pub fn can_progress(&self, s: &State) -> bool {
         s.arrived() < self.bounds.requests
-            || !s.workers.is_empty()
-            || s.messages.iter().any(|m| m.status == Delivery::Visible)
+            || s.workers_len() > 0
+            || s.messages().any(|m| m.status == Delivery::Visible)
             || s.running_builds().next().is_some()
     }
 
     /// Nothing can happen while some request is not terminal.
     pub fn is_wedged(&self, s: &State) -> bool {
-        !self.can_progress(s) && s.requests.iter().any(|row| !row.state.is_terminal())
+        !self.can_progress(s) && s.requests().any(|(_, state)| !state.is_terminal())
+    }
+
+    /// What a worker at `pc` may still use of its last read (see [`Fresh`]):
+    /// a row it may CAS before it reads the row again, or, for a hold,
+    /// everything it read. The rest is forgotten, so that states that differ
+    /// only in it are one state. `handlers::step` checks, on every step it
+    /// takes, that no step uses what was forgotten.
+    pub fn live_reads(&self, handler: Handler, pc: Pc) -> Fresh {
+        if !self.forget_dead_reads {
+            return Fresh::ALL;
+        }
+        handlers::live_reads(self.design, handler, pc)
+    }
+
+    /// What a worker keeps of its last read once its step is done: what its
+    /// next steps may use ([`Stovepipe::live_reads`]), and of a hold only
+    /// whether anything it read has changed.
+    pub fn remembered(&self, w: &Worker) -> Fresh {
+        let kept = w.fresh.within(self.live_reads(w.handler(), w.pc));
+        match w.pc {
+            Pc::Hold if self.forget_dead_reads && !kept.all() => Fresh::NONE,
+            _ => kept,
+        }
     }
 
     /// Applies an action, saying what happened into `log`.
     pub(crate) fn apply(&self, state: &State, action: Action, log: &mut Log) -> State {
-        let mut next = state.clone();
+        let mut next = *state;
         match action {
             Action::Arrive => handlers::arrive(&mut next, log),
             Action::Deliver { request, kind } => handlers::deliver(&mut next, request, kind, log),
@@ -502,7 +567,7 @@ impl Stovepipe {
             Action::Crash(i) => handlers::crash(self, &mut next, i, log),
             Action::Stall(i) => handlers::stall(self, &mut next, i, log),
         }
-        next.sort_workers();
+        next.forget(|w| self.remembered(w));
         next
     }
 }
@@ -530,34 +595,6 @@ impl Action {
     }
 }
 
-/// What a step says happened; collects lines only when a story is being told.
-#[derive(Default)]
-pub(crate) struct Log {
-    lines: Option<Vec<String>>,
-}
-
-impl Log {
-    pub fn quiet() -> Self {
-        Log { lines: None }
-    }
-
-    pub fn recording() -> Self {
-        Log {
-            lines: Some(Vec::new()),
-        }
-    }
-
-    pub fn say(&mut self, line: impl FnOnce() -> String) {
-        if let Some(lines) = &mut self.lines {
-            lines.push(line());
-        }
-    }
-
-    pub fn text(self) -> String {
-        self.lines.unwrap_or_default().join("; ")
-    }
-}
-
 /// The property names, as the contract names them.
 pub const NO_WEDGE: &str = "no-wedge";
 pub const BUILDS_WITHIN_LIMIT: &str = "builds-within-limit";
@@ -580,7 +617,7 @@ impl Model for Stovepipe {
         if s.arrived() < self.bounds.requests {
             actions.push(Action::Arrive);
         }
-        for m in &s.messages {
+        for m in s.messages() {
             if m.status == Delivery::Visible {
                 actions.push(Action::Deliver {
                     request: m.request,
@@ -590,21 +627,21 @@ impl Model for Stovepipe {
         }
         // Equal workers are interchangeable: acting on the first of a run of
         // equals stands for all of them.
-        let distinct =
-            |i: usize| i == 0 || s.worker_key(&s.workers[i]) != s.worker_key(&s.workers[i - 1]);
-        for i in (0..s.workers.len()).filter(|&i| distinct(i)) {
+        let n = s.workers_len();
+        let distinct = |i: usize| i == 0 || s.worker(i) != s.worker(i - 1);
+        for i in (0..n).filter(|&i| distinct(i)) {
             actions.push(Action::Step(i));
         }
         for r in s.running_builds() {
             actions.push(Action::FinishBuild(r));
         }
-        if s.crashes_left > 0 {
-            for i in (0..s.workers.len()).filter(|&i| distinct(i)) {
+        if s.crashes_left() > 0 {
+            for i in (0..n).filter(|&i| distinct(i)) {
                 actions.push(Action::Crash(i));
             }
         }
-        if s.stalls_left > 0 {
-            for i in (0..s.workers.len()).filter(|&i| distinct(i) && s.workers[i].holds_message) {
+        if s.stalls_left() > 0 {
+            for i in (0..n).filter(|&i| distinct(i) && s.worker(i).holds_message) {
                 actions.push(Action::Stall(i));
             }
         }
@@ -628,9 +665,8 @@ impl Model for Stovepipe {
             }),
             Property::sometimes(ALL_SUCCEED, |m: &Self, s: &State| {
                 s.arrived() == m.bounds.requests
-                    && s.requests
-                        .iter()
-                        .all(|row| row.state == RequestState::Succeeded)
+                    && s.requests()
+                        .all(|(_, state)| state == RequestState::Succeeded)
             }),
             Property::sometimes(SOME_SUPERSEDED, |_, s: &State| {
                 s.requests_in(RequestState::Superseded).next().is_some()
@@ -639,7 +675,7 @@ impl Model for Stovepipe {
                 s.requests_in(RequestState::DeadLettered).next().is_some()
             }),
             Property::sometimes(SOME_HELD, |_, s: &State| {
-                s.messages.iter().any(|m| m.status == Delivery::Parked)
+                s.messages().any(|m| m.status == Delivery::Parked)
             }),
         ]
     }

@@ -1,10 +1,11 @@
 //! owner-keyed, PR #966: slots are the set of requests holding one. A claim
 //! is idempotent per request, a redelivery that finds its own claim resumes,
-//! and release removes by ID (nothing written when absent).
+//! and release removes by ID (nothing written when absent: decided at the
+//! read that saw the set).
 
-use super::design::{Design, SlotField};
-use super::handlers::{Released, Turn};
-use super::{Pc, Req, RequestState, Slots, Snapshot, State};
+use super::design::{Design, SlotField, QUEUE, REQUEST_AND_QUEUE};
+use super::handlers::Turn;
+use super::{Fresh, Pc, Req, RequestState, SlotView, Slots, State};
 
 #[derive(Debug)]
 pub struct OwnerKeyed;
@@ -34,10 +35,10 @@ impl Design for OwnerKeyed {
     }
 
     /// a: R already in the set resumes at c; else size >= K holds.
-    fn gate(&self, seen: &Snapshot, r: Req, max_concurrent: u8) -> Pc {
-        if holds(seen.queue.slots, r) {
+    fn gate(&self, seen: SlotView) -> Pc {
+        if seen.has_slot {
             Pc::WriteProcessing
-        } else if seen.queue.slots.taken() >= max_concurrent {
+        } else if seen.full {
             Pc::Hold
         } else {
             Pc::Claim
@@ -45,12 +46,10 @@ impl Design for OwnerKeyed {
     }
 
     fn admit(&self, turn: &mut Turn, pc: Pc) -> Pc {
-        let r = turn.request();
         match pc {
             // b: claim, set ∪ {R}; a conflict restarts.
             Pc::Claim => {
-                let set = owners(turn.seen().queue.slots);
-                if turn.cas_queue(Slots::Owners(set | 1 << r)) {
+                if turn.claim_slot() {
                     Pc::WriteProcessing
                 } else {
                     Pc::Read
@@ -64,32 +63,41 @@ impl Design for OwnerKeyed {
                     Pc::RereadRequest
                 }
             }
-            // Terminal: give the slot back; processing: a duplicate admission
-            // keeps it. (Accepted cannot follow a lost write: every write
-            // moves R out of accepted.)
-            Pc::RereadRequest => {
-                turn.reread_request();
-                match turn.seen().request.state {
-                    state if state.is_terminal() && turn.has_slot_to_release() => Pc::Unwind,
-                    state if state.is_terminal() => Pc::Ack,
-                    RequestState::Processing => Pc::Ack,
-                    _ => Pc::Read,
+            // Terminal: give the slot back (R is in the set as this worker
+            // last saw it: it claimed it or resumed on it); processing: a
+            // duplicate admission keeps it. (Accepted cannot follow a lost
+            // write: every write moves R out of accepted.)
+            Pc::RereadRequest => match turn.reread_request() {
+                state if state.is_terminal() => Pc::Unwind,
+                RequestState::Processing => Pc::Ack,
+                _ => Pc::Read,
+            },
+            Pc::Unwind => {
+                if turn.release_slot() {
+                    Pc::Ack
+                } else {
+                    Pc::RereadQueueForUnwind
                 }
             }
-            Pc::Unwind => match turn.release() {
-                Released::Lost => Pc::RereadQueueForUnwind,
-                Released::Wrote => Pc::Ack,
-            },
             // Re-read, then release only if R is still in the set.
             Pc::RereadQueueForUnwind => {
-                turn.reread_queue();
-                if turn.has_slot_to_release() {
+                if turn.reread_queue().has_slot {
                     Pc::Unwind
                 } else {
                     Pc::Ack
                 }
             }
             other => unreachable!("owner-keyed has no admit step {other:?}"),
+        }
+    }
+
+    /// The claim and the processing write use the read; after a lost
+    /// processing write the unwind releases on the queue row as last seen.
+    fn live_reads(&self, pc: Pc) -> Fresh {
+        match pc {
+            Pc::Claim | Pc::WriteProcessing => REQUEST_AND_QUEUE,
+            Pc::RereadRequest | Pc::Unwind => QUEUE,
+            _ => Fresh::NONE,
         }
     }
 }
@@ -99,16 +107,37 @@ impl Design for OwnerKeyed {
 pub struct InFlightRequestIds;
 
 impl SlotField for InFlightRequestIds {
-    fn initial(&self) -> Slots {
-        Slots::Owners(0)
+    fn read(&self, s: &State) -> Slots {
+        Slots::Owners(
+            s.requests()
+                .filter(|&(r, _)| s.owns_slot(r))
+                .fold(0, |set, (r, _)| set | 1 << r),
+        )
     }
 
-    fn release(&self, slots: Slots, r: Req) -> Option<Slots> {
+    fn write(&self, s: &mut State, slots: Slots) {
+        for r in 0..s.arrived() {
+            s.set_owns_slot(r, holds(slots, r));
+        }
+    }
+
+    fn view(&self, slots: Slots, r: Req, max_concurrent: u8) -> SlotView {
+        SlotView {
+            has_slot: holds(slots, r),
+            full: slots.taken() >= max_concurrent,
+        }
+    }
+
+    fn claimed(&self, slots: Slots, r: Req) -> Slots {
+        Slots::Owners(owners(slots) | 1 << r)
+    }
+
+    fn released(&self, slots: Slots, r: Req) -> Option<Slots> {
         holds(slots, r).then(|| Slots::Owners(owners(slots) & !(1 << r)))
     }
 
-    fn releases_before_supersede(&self, slots: Slots, r: Req) -> bool {
-        holds(slots, r)
+    fn releases_before_supersede(&self, seen: SlotView) -> bool {
+        seen.has_slot
     }
 
     /// Any nonterminal request.
@@ -117,12 +146,11 @@ impl SlotField for InFlightRequestIds {
     }
 
     fn count_not_low(&self, s: &State) -> bool {
-        s.processing().all(|r| holds(s.queue.slots, r))
+        s.processing().all(|r| s.owns_slot(r))
     }
 
     fn count_not_high(&self, s: &State) -> bool {
-        (0..s.arrived()).all(|r| {
-            !holds(s.queue.slots, r) || s.requests[r as usize].state == RequestState::Processing
-        })
+        s.requests()
+            .all(|(r, state)| !s.owns_slot(r) || state == RequestState::Processing)
     }
 }

@@ -1,21 +1,24 @@
 //! Telling a path of the stovepipe model as the source tells SP-OCT-003:
 //! numbered steps, each naming its actor and what it did, with the rows that
-//! changed.
+//! changed. The checked state keeps no versions and no read values; the
+//! teller replays the path with a [`Ledger`] that counts them.
 
+use super::log::{Ledger, Log, Seen, Versions};
 use super::{
-    request_name, Action, Build, Delivery, Log, MessageKind, Req, RequestState, Slots, State,
+    request_name, Action, Build, Delivery, MessageKind, Pc, Req, RequestState, Slots, State,
     Stovepipe, Worker, ALL_SUCCEED, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
     MAX_REQUESTS, NO_WEDGE, SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
 };
 use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
 use stateright::Model;
 
-/// Workers are numbered in the order they were delivered; the state keeps
-/// them sorted, so the story follows each one across steps by its contents.
+/// A worker as the story names it: numbered in the order of deliveries, with
+/// what it last read.
 #[derive(Clone)]
 struct Label {
     number: usize,
     delivery: u8,
+    seen: Seen,
 }
 
 impl Label {
@@ -30,13 +33,38 @@ impl Label {
     }
 }
 
-/// Follows workers across a path: the state keeps them sorted, so a worker
-/// is known by its contents from one step to the next, and named by the
-/// order in which it was delivered.
-#[derive(Clone, Default)]
+/// Follows a path: the workers (the state keeps them sorted, so each is
+/// known by its contents from one step to the next), the row versions, and
+/// where each request's slot was last released.
+#[derive(Clone)]
 struct Tracker {
     labels: Vec<Label>,
     delivered: usize,
+    versions: Versions,
+    /// The step at which a release by R's own worker last won, since R's
+    /// own claim: a second one gives back a slot that is not R's.
+    released_at: [Option<usize>; MAX_REQUESTS as usize],
+    steps: usize,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Tracker {
+            labels: Vec::new(),
+            delivered: 0,
+            versions: Versions::default(),
+            released_at: [None; MAX_REQUESTS as usize],
+            steps: 0,
+        }
+    }
+}
+
+/// The step names a scripted story uses for a worker's actions.
+fn acting_index(action: Action) -> Option<usize> {
+    match action {
+        Action::Step(i) | Action::Crash(i) | Action::Stall(i) => Some(i),
+        _ => None,
+    }
 }
 
 impl Tracker {
@@ -45,9 +73,9 @@ impl Tracker {
             Action::Arrive => "client".to_string(),
             Action::Deliver { .. } => "broker".to_string(),
             Action::FinishBuild(_) => "build system".to_string(),
-            Action::Step(i) => self.labels[i].name(&state.workers[i]),
+            Action::Step(i) => self.labels[i].name(&state.worker(i)),
             Action::Crash(i) | Action::Stall(i) => {
-                format!("fault on {}", self.labels[i].name(&state.workers[i]))
+                format!("fault on {}", self.labels[i].name(&state.worker(i)))
             }
         }
     }
@@ -70,21 +98,86 @@ impl Tracker {
     /// (equal workers are one and the same step).
     fn index_of(&self, state: &State, number: usize) -> Option<usize> {
         let at = self.labels.iter().position(|l| l.number == number)?;
-        let key = state.worker_key(&state.workers[at]);
-        state
-            .workers
-            .iter()
-            .position(|w| state.worker_key(w) == key)
+        let worker = state.worker(at);
+        (0..state.workers_len()).find(|&i| state.worker(i) == worker)
     }
 
-    /// The labels after `action` took `before` to `after`: every worker the
-    /// step did not touch keeps its label; the one it changed or created gets
-    /// the acting worker's label, or a new one for a delivery.
-    fn advance(&mut self, before: &State, action: Action, after: &State) {
-        let acted = match action {
-            Action::Step(i) | Action::Crash(i) | Action::Stall(i) => Some(i),
-            _ => None,
+    /// The ledger the acting worker sees.
+    fn ledger(&self, action: Action) -> Ledger {
+        Ledger {
+            versions: self.versions,
+            seen: acting_index(action).map_or(Seen::default(), |i| self.labels[i].seen),
+            next_worker: self.delivered + 1,
+        }
+    }
+
+    /// Applies `action` and tells it: the step, with the ledger kept up to
+    /// date and every worker's label carried over.
+    fn take(&mut self, model: &Stovepipe, state: &State, action: Action) -> (State, StoryStep) {
+        let mut log = Log::telling(self.ledger(action));
+        let next = model.apply(state, action, &mut log);
+        let (mut text, ledger) = log.finish();
+        let actor = self.actor(state, action);
+        let before_rows = rows(model, state, Some(&self.versions));
+        let after_rows = rows(model, &next, Some(&ledger.versions));
+        if let Some(note) = self.second_release(state, action, &ledger) {
+            text.push_str(&note);
+        }
+        self.advance(model, state, action, &next, &ledger);
+        self.steps += 1;
+        let step = StoryStep {
+            actor,
+            action: text,
+            changes: diff_rows(&before_rows, &after_rows),
         };
+        (next, step)
+    }
+
+    /// A release by R's own worker that wins while R's slot was already
+    /// released since R's claim gives back another request's slot: said so.
+    fn second_release(&mut self, state: &State, action: Action, after: &Ledger) -> Option<String> {
+        let i = match action {
+            Action::Step(i) => i,
+            _ => return None,
+        };
+        let worker = state.worker(i);
+        let r = worker.request as usize;
+        if after.versions.queue == self.versions.queue {
+            return None;
+        }
+        let step = self.steps + 1;
+        match worker.pc {
+            Pc::Claim | Pc::CountUp => self.released_at[r] = None,
+            Pc::Release | Pc::Unwind | Pc::ReleaseBeforeSupersede => {
+                if let Some(first) = self.released_at[r].replace(step) {
+                    return Some(format!(
+                        " (the second release for {} since its claim: the first was step {first}, so this one gives back another request's slot)",
+                        request_name(worker.request)
+                    ));
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// The labels after `action` took `before` to `after`: a worker the step
+    /// did not take keeps its label (its contents change only by what the
+    /// step wrote: a row it read is no longer current); the one the step took
+    /// or created gets the acting worker's label, or a new one.
+    fn advance(
+        &mut self,
+        model: &Stovepipe,
+        before: &State,
+        action: Action,
+        after: &State,
+        ledger: &Ledger,
+    ) {
+        let acted = acting_index(action);
+        let request_written =
+            |r: Req| ledger.versions.requests[r as usize] != self.versions.requests[r as usize];
+        let queue_written = ledger.versions.queue != self.versions.queue;
+        let arrival = action == Action::Arrive;
         let mut moved = match action {
             Action::Deliver { request, kind } => {
                 self.delivered += 1;
@@ -92,19 +185,27 @@ impl Tracker {
                 Some(Label {
                     number: self.delivered,
                     delivery: attempts + 1,
+                    seen: Seen::default(),
                 })
             }
-            _ => acted.map(|i| self.labels[i].clone()),
+            _ => acted.map(|i| Label {
+                seen: ledger.seen,
+                ..self.labels[i].clone()
+            }),
         };
-        let mut unused: Vec<(usize, &Worker)> = before
-            .workers
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != acted)
+        let mut unused: Vec<(usize, Worker)> = (0..before.workers_len())
+            .filter(|&i| Some(i) != acted)
+            .map(|i| {
+                let mut w = before.worker(i);
+                w.fresh.request &= !request_written(w.request);
+                w.fresh.queue &= !queue_written;
+                w.fresh.head &= !arrival;
+                w.fresh = model.remembered(&w);
+                (i, w)
+            })
             .collect();
         self.labels = after
-            .workers
-            .iter()
+            .workers()
             .map(|worker| {
                 if let Some(at) = unused.iter().position(|(_, w)| *w == worker) {
                     let (i, _) = unused.remove(at);
@@ -114,6 +215,7 @@ impl Tracker {
                 }
             })
             .collect();
+        self.versions = ledger.versions;
     }
 }
 
@@ -179,42 +281,49 @@ fn parse_words(tracker: &Tracker, state: &State, text: &str) -> Result<Action, S
     }
 }
 
+/// The state as named rows, in a fixed order; with versions when a story
+/// counts them.
+fn rows(model: &Stovepipe, s: &State, versions: Option<&Versions>) -> Vec<(String, String)> {
+    let version = |v: u16| versions.map_or(String::new(), |_| format!(" (v{v})"));
+    let mut rows = vec![(
+        "queue".to_string(),
+        format!(
+            "{}{}",
+            model.slots(s).render(),
+            version(versions.map_or(0, |v| v.queue))
+        ),
+    )];
+    for (r, state) in s.requests() {
+        let v = versions.map_or(0, |v| v.requests[r as usize]);
+        rows.push((request_name(r), format!("{}{}", state.name(), version(v))));
+    }
+    for (r, _) in s.requests() {
+        let build = match s.build(r) {
+            Build::NotSubmitted => continue,
+            Build::Running => "running",
+            Build::Finished => "finished",
+        };
+        rows.push((format!("build {}", request_name(r)), build.into()));
+    }
+    for m in s.messages() {
+        let status = match m.status {
+            Delivery::Visible => "visible",
+            Delivery::InFlight => "in flight",
+            Delivery::Parked => "parked",
+        };
+        let attempts = if m.kind.is_dead() {
+            String::new()
+        } else {
+            format!(", {}/{} attempts", m.attempts, model.bounds.max_deliveries)
+        };
+        rows.push((m.kind.render(m.request), format!("{status}{attempts}")));
+    }
+    rows
+}
+
 impl Narrated for Stovepipe {
     fn rows(&self, s: &State) -> Vec<(String, String)> {
-        let mut rows = vec![(
-            "queue".to_string(),
-            format!("{} (v{})", s.queue.slots.render(), s.queue.version),
-        )];
-        for (r, row) in s.requests.iter().enumerate() {
-            rows.push((
-                request_name(r as u8),
-                format!("{} (v{})", row.state.name(), row.version),
-            ));
-        }
-        for (r, build) in s.builds.iter().enumerate() {
-            if *build != Build::NotSubmitted {
-                let state = if *build == Build::Running {
-                    "running"
-                } else {
-                    "finished"
-                };
-                rows.push((format!("build {}", request_name(r as u8)), state.into()));
-            }
-        }
-        for m in &s.messages {
-            let status = match m.status {
-                Delivery::Visible => "visible",
-                Delivery::InFlight => "in flight",
-                Delivery::Parked => "parked",
-            };
-            let attempts = if m.kind.is_dead() {
-                String::new()
-            } else {
-                format!(", {}/{} attempts", m.attempts, self.bounds.max_deliveries)
-            };
-            rows.push((m.kind.render(m.request), format!("{status}{attempts}")));
-        }
-        rows
+        rows(self, s, None)
     }
 
     /// Messages live in the broker, builds in the build system; the queue
@@ -232,7 +341,7 @@ impl Narrated for Stovepipe {
     fn values(&self, s: &State) -> Vec<(String, Value)> {
         let int = |n: u64| Value::Int(n as i64);
         let text = |t: &str| Value::Str(t.to_string());
-        let slots = match s.queue.slots {
+        let slots = match self.slots(s) {
             Slots::Count(n) => ("in_flight_count", int(n as u64)),
             Slots::Owners(set) => (
                 "in_flight_request_ids",
@@ -244,25 +353,19 @@ impl Narrated for Stovepipe {
                 ),
             ),
         };
-        let queue = Value::Record(vec![
-            ("version".into(), int(s.queue.version as u64)),
-            (slots.0.into(), slots.1),
-        ]);
+        let queue = Value::Record(vec![(slots.0.into(), slots.1)]);
         let requests = Value::Map(
-            s.requests
-                .iter()
-                .enumerate()
-                .map(|(r, row)| {
-                    let build = match s.builds[r] {
+            s.requests()
+                .map(|(r, state)| {
+                    let build = match s.build(r) {
                         Build::NotSubmitted => "none",
                         Build::Running => "running",
                         Build::Finished => "finished",
                     };
                     (
-                        Value::Str(request_name(r as u8)),
+                        Value::Str(request_name(r)),
                         Value::Record(vec![
-                            ("state".into(), text(row.state.name())),
-                            ("version".into(), int(row.version as u64)),
+                            ("state".into(), text(state.name())),
                             ("build".into(), text(build)),
                         ]),
                     )
@@ -270,8 +373,7 @@ impl Narrated for Stovepipe {
                 .collect(),
         );
         let messages = Value::Map(
-            s.messages
-                .iter()
+            s.messages()
                 .map(|m| {
                     let status = match m.status {
                         Delivery::Visible => "visible",
@@ -289,14 +391,15 @@ impl Narrated for Stovepipe {
                 .collect(),
         );
         let workers = Value::List(
-            s.workers
-                .iter()
+            s.workers()
                 .map(|w| {
                     Value::Record(vec![
                         ("handler".into(), text(w.handler().name())),
                         ("request".into(), Value::Str(request_name(w.request))),
-                        ("pc".into(), Value::Str(format!("{:?}", w.pc))),
+                        ("pc".into(), Value::Str(w.pc.name().into())),
                         ("holds_message".into(), Value::Bool(w.holds_message)),
+                        ("request_current".into(), Value::Bool(w.fresh.request)),
+                        ("queue_current".into(), Value::Bool(w.fresh.queue)),
                     ])
                 })
                 .collect(),
@@ -306,44 +409,36 @@ impl Narrated for Stovepipe {
             ("requests".into(), requests),
             ("messages".into(), messages),
             ("workers".into(), workers),
-            ("crashes_left".into(), int(s.crashes_left as u64)),
-            ("stalls_left".into(), int(s.stalls_left as u64)),
+            ("crashes_left".into(), int(s.crashes_left() as u64)),
+            ("stalls_left".into(), int(s.stalls_left() as u64)),
         ]
     }
 
     fn tell(&self, init: &State, actions: &[Action]) -> Vec<StoryStep> {
-        let mut state = init.clone();
+        let mut state = *init;
         let mut tracker = Tracker::default();
         let mut steps = Vec::new();
         for &action in actions {
-            let mut log = Log::recording();
-            let next = self.apply(&state, action, &mut log);
-            steps.push(StoryStep {
-                actor: tracker.actor(&state, action),
-                action: log.text(),
-                changes: diff_rows(&self.rows(&state), &self.rows(&next)),
-            });
-            tracker.advance(&state, action, &next);
+            let (next, step) = tracker.take(self, &state, action);
+            steps.push(step);
             state = next;
         }
         steps
     }
 
     fn words(&self, init: &State, actions: &[Action]) -> Vec<String> {
-        let mut state = init.clone();
+        let mut state = *init;
         let mut tracker = Tracker::default();
         let mut words = Vec::new();
         for &action in actions {
             words.push(tracker.words(&state, action));
-            let next = self.apply(&state, action, &mut Log::quiet());
-            tracker.advance(&state, action, &next);
-            state = next;
+            state = tracker.take(self, &state, action).0;
         }
         words
     }
 
     fn parse(&self, init: &State, script: &[String]) -> Result<Vec<Action>, ScriptError> {
-        let mut state = init.clone();
+        let mut state = *init;
         let mut tracker = Tracker::default();
         let mut actions = Vec::new();
         for (index, text) in script.iter().enumerate() {
@@ -354,9 +449,7 @@ impl Narrated for Stovepipe {
             if !enabled.contains(&action) {
                 return Err(fail(format!("`{text}` is not enabled here")));
             }
-            let next = self.apply(&state, action, &mut Log::quiet());
-            tracker.advance(&state, action, &next);
-            state = next;
+            state = tracker.take(self, &state, action).0;
             actions.push(action);
         }
         Ok(actions)
@@ -365,23 +458,23 @@ impl Narrated for Stovepipe {
     fn explain(&self, property: &str, s: &State) -> String {
         let k = self.bounds.max_concurrent;
         let processing: Vec<String> = s.processing().map(request_name).collect();
-        let slots = s.queue.slots.render();
+        let slots = self.slots(s).render();
+        let requests = |n: usize| if n == 1 { "request is" } else { "requests are" };
         match property {
             NO_WEDGE => {
-                let stuck: Vec<String> = (0..s.arrived())
-                    .filter(|&r| !s.requests[r as usize].state.is_terminal())
-                    .map(|r| {
+                let stuck: Vec<String> = s
+                    .requests()
+                    .filter(|(_, state)| !state.is_terminal())
+                    .map(|(r, state)| {
                         let held: Vec<String> = s
-                            .messages
-                            .iter()
+                            .messages()
                             .filter(|m| m.request == r && m.status == Delivery::Parked)
                             .map(|m| format!("{} parked", m.kind.render(r)))
                             .collect();
-                        let row = s.requests[r as usize].state.name();
                         if held.is_empty() {
-                            format!("{} is {row} with no message left", request_name(r))
+                            format!("{} is {} with no message left", request_name(r), state.name())
                         } else {
-                            format!("{} is {row}, {}", request_name(r), held.join(", "))
+                            format!("{} is {}, {}", request_name(r), state.name(), held.join(", "))
                         }
                     })
                     .collect();
@@ -399,13 +492,15 @@ impl Narrated for Stovepipe {
                 )
             }
             COUNT_NOT_LOW => format!(
-                "count-not-low violated: the queue is quiescent and holds {slots}, but {} request(s) are processing ({}): a slot in use is not accounted for, so the gate will admit more than K",
+                "count-not-low violated: the queue is quiescent and holds {slots}, but {} {} processing ({}): a slot in use is not accounted for, so the gate will admit more than K",
                 processing.len(),
+                requests(processing.len()),
                 processing.join(", ")
             ),
             COUNT_NOT_HIGH => format!(
-                "count-not-high violated: the queue is quiescent and holds {slots}, but {} request(s) are processing ({}): a slot is held that nothing will release",
+                "count-not-high violated: the queue is quiescent and holds {slots}, but {} {} processing ({}): a slot is held that nothing will release",
                 processing.len(),
+                requests(processing.len()),
                 if processing.is_empty() { "none".to_string() } else { processing.join(", ") }
             ),
             ALL_SUCCEED => "all-succeed reached: every request succeeded".into(),

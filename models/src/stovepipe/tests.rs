@@ -1,7 +1,10 @@
-//! Single handler steps, checked against the contract's rules one at a time.
+//! Single handler steps, checked against the contract's rules one at a time,
+//! and the state's representation: what it keeps, forgets and packs.
 
+use super::design::{InFlightCount, REQUEST_AND_QUEUE};
+use super::handlers::Turn;
 use super::*;
-use crate::Narrated;
+use crate::{Narrated, Packed};
 use stateright::Model;
 
 fn model(design: &str, requests: u8, k: u8) -> Stovepipe {
@@ -28,8 +31,7 @@ fn deliver(r: Req, kind: MessageKind) -> Action {
 
 /// The index of the (only) worker for `r` and `kind`.
 fn worker(s: &State, r: Req, kind: MessageKind) -> usize {
-    s.workers
-        .iter()
+    s.workers()
         .position(|w| w.request == r && w.message == kind)
         .unwrap()
 }
@@ -38,65 +40,62 @@ fn step(m: &Stovepipe, s: &State, r: Req, kind: MessageKind) -> State {
     m.next_state(s, Action::Step(worker(s, r, kind))).unwrap()
 }
 
+/// Another worker's write to the queue row, as the worker at hand sees it.
+fn queue_written_by_another(s: &mut State) {
+    s.for_each_worker(|w| w.fresh.queue = false);
+}
+
 #[test]
 fn a_claim_whose_queue_row_changed_since_the_read_loses_and_restarts() {
     let m = model("claim-first", 2, 2);
-    // R1 and R2 both read the queue at v1; R2 is the latest head.
+    // R2 reads the queue; R2 is the latest head.
     let mut s = run(&m, &[Action::Arrive, Action::Arrive]);
     s = m.next_state(&s, deliver(1, MessageKind::Process)).unwrap();
     s = step(&m, &s, 1, MessageKind::Process); // read
-    assert_eq!(s.workers[0].pc, Pc::Claim);
-    // Someone else writes the queue row: the worker's CAS must lose.
-    s.queue.version += 1;
+    assert_eq!(s.worker(0).pc, Pc::Claim);
+    queue_written_by_another(&mut s);
     let after = step(&m, &s, 1, MessageKind::Process);
-    assert_eq!(after.queue, s.queue, "a lost CAS writes nothing");
-    assert_eq!(after.workers[0].pc, Pc::Read, "a lost claim restarts");
+    assert_eq!(after.count(), s.count(), "a lost CAS writes nothing");
+    assert_eq!(after.worker(0).pc, Pc::Read, "a lost claim restarts");
 }
 
 #[test]
 fn a_counter_release_at_zero_is_clamped_and_still_written() {
-    let design = design_named("claim-first").unwrap();
-    assert_eq!(
-        design.slots().release(Slots::Count(0), 0),
-        Some(Slots::Count(0))
-    );
-    assert_eq!(
-        design.slots().release(Slots::Count(2), 0),
-        Some(Slots::Count(1))
-    );
+    let slots = design_named("claim-first").unwrap().slots();
+    assert_eq!(slots.released(Slots::Count(0), 0), Some(Slots::Count(0)));
+    assert_eq!(slots.released(Slots::Count(2), 0), Some(Slots::Count(1)));
 }
 
 #[test]
-fn an_owner_keyed_release_of_an_absent_request_writes_nothing() {
+fn an_owner_keyed_release_of_an_absent_request_is_decided_at_the_read() {
     let m = model("owner-keyed", 1, 1);
-    let design = m.design;
-    assert_eq!(design.slots().release(Slots::Owners(0b10), 0), None);
+    let slots = m.design.slots();
+    assert_eq!(slots.released(Slots::Owners(0b10), 0), None);
     assert_eq!(
-        design.slots().release(Slots::Owners(0b11), 0),
+        slots.released(Slots::Owners(0b11), 0),
         Some(Slots::Owners(0b10))
     );
-    // In a handler: a signal for R1 that is not in the set decides at its
-    // read that there is nothing to release and goes on to the outcome write:
-    // no step writes nothing.
+    // A signal for R1, which is not in the set, decides at its read that
+    // there is nothing to release and goes on to the outcome write: no step
+    // writes nothing.
     let mut s = run(&m, &[Action::Arrive]);
-    s.requests[0].state = RequestState::Processing;
-    s.builds[0] = Build::Running;
+    s.set_request(0, RequestState::Processing);
+    s.set_build(0, Build::Running);
     s = m.next_state(&s, Action::FinishBuild(0)).unwrap();
     s = m.next_state(&s, deliver(0, MessageKind::Signal)).unwrap();
-    let before = s.queue;
     s = step(&m, &s, 0, MessageKind::Signal); // read: R1 not in the set
-    assert_eq!(s.queue, before);
-    assert_eq!(s.workers[0].pc, Pc::WriteOutcome);
+    assert_eq!(m.slots(&s), Slots::Owners(0));
+    assert_eq!(s.worker(0).pc, Pc::WriteOutcome);
 }
 
 #[test]
 fn a_hold_parks_the_message_without_an_attempt_and_a_write_wakes_it() {
     let m = model("claim-first", 2, 1);
     let mut s = run(&m, &[Action::Arrive]);
-    s.queue.slots = Slots::Count(1); // the gate is closed
+    s.set_count(1); // the gate is closed
     s = m.next_state(&s, deliver(0, MessageKind::Process)).unwrap();
     s = step(&m, &s, 0, MessageKind::Process); // read: gate closed
-    assert_eq!(s.workers[0].pc, Pc::Hold);
+    assert_eq!(s.worker(0).pc, Pc::Hold);
     s = step(&m, &s, 0, MessageKind::Process);
     let held = s.message(0, MessageKind::Process).unwrap();
     assert_eq!((held.status, held.attempts), (Delivery::Parked, 0));
@@ -111,7 +110,7 @@ fn a_hold_parks_the_message_without_an_attempt_and_a_write_wakes_it() {
 fn a_hold_after_a_write_since_the_read_leaves_the_message_visible() {
     let m = model("claim-first", 2, 1);
     let mut s = run(&m, &[Action::Arrive]);
-    s.queue.slots = Slots::Count(1);
+    s.set_count(1);
     s = m.next_state(&s, deliver(0, MessageKind::Process)).unwrap();
     s = step(&m, &s, 0, MessageKind::Process); // read: gate closed
     s = m.next_state(&s, Action::Arrive).unwrap(); // the head moves on
@@ -137,7 +136,7 @@ fn a_crash_at_max_deliveries_replaces_the_message_by_a_dead_one() {
     assert!(s.message(0, MessageKind::Process).is_none());
     let dead = s.message(0, MessageKind::DeadProcess).unwrap();
     assert_eq!(dead.status, Delivery::Visible);
-    assert_eq!(s.crashes_left, 0);
+    assert_eq!(s.crashes_left(), 0);
 }
 
 #[test]
@@ -152,31 +151,31 @@ fn a_stalled_workers_ack_changes_nothing() {
             deliver(0, MessageKind::Process),
         ],
     );
-    assert_eq!(s.workers.len(), 2);
+    assert_eq!(s.workers_len(), 2);
     // Run the stale worker (the one that no longer holds its message) to its ack.
-    let stale = |s: &State| s.workers.iter().position(|w| !w.holds_message).unwrap();
-    while s.workers[stale(&s)].pc != Pc::Ack {
+    let stale = |s: &State| s.workers().position(|w| !w.holds_message).unwrap();
+    while s.worker(stale(&s)).pc != Pc::Ack {
         s = m.next_state(&s, Action::Step(stale(&s))).unwrap();
     }
-    let before = s.message(0, MessageKind::Process).copied();
+    let before = s.message(0, MessageKind::Process);
     s = m.next_state(&s, Action::Step(stale(&s))).unwrap();
-    assert_eq!(s.message(0, MessageKind::Process).copied(), before);
+    assert_eq!(s.message(0, MessageKind::Process), before);
 }
 
 #[test]
 fn duplicate_admission_submits_once_and_leaves_the_slots_alone() {
     let m = model("owner-keyed", 1, 1);
     let mut s = run(&m, &[Action::Arrive]);
-    s.requests[0].state = RequestState::Processing;
-    s.builds[0] = Build::Running;
-    s.queue.slots = Slots::Owners(1);
+    s.set_request(0, RequestState::Processing);
+    s.set_build(0, Build::Running);
+    s.set_owns_slot(0, true);
     s = m.next_state(&s, deliver(0, MessageKind::Process)).unwrap();
     s = step(&m, &s, 0, MessageKind::Process);
-    assert_eq!(s.workers[0].pc, Pc::SubmitBuild);
-    let queue = s.queue;
+    assert_eq!(s.worker(0).pc, Pc::SubmitBuild);
+    let slots = m.slots(&s);
     s = step(&m, &s, 0, MessageKind::Process);
-    assert_eq!(s.queue, queue);
-    assert_eq!(s.builds[0], Build::Running);
+    assert_eq!(m.slots(&s), slots);
+    assert_eq!(s.build(0), Build::Running);
 }
 
 #[test]
@@ -204,7 +203,7 @@ fn workers_are_kept_sorted_so_their_order_is_not_state() {
 }
 
 #[test]
-fn the_story_names_each_worker_by_its_delivery() {
+fn the_story_names_each_worker_by_its_delivery_and_counts_versions() {
     let m = model("claim-first", 1, 1);
     let actions = [
         Action::Arrive,
@@ -213,14 +212,59 @@ fn the_story_names_each_worker_by_its_delivery() {
         Action::Step(0),
         Action::Crash(0),
         deliver(0, MessageKind::Process),
+        Action::Step(0),
     ];
     let story = m.tell(&m.initial_state(), &actions);
+    assert_eq!(
+        story[1].action,
+        "deliver process(R1) to worker 1 (attempt 1)"
+    );
     assert_eq!(story[2].actor, "worker 1 (process R1, delivery 1)");
     assert_eq!(story[3].action, "CAS queue in_flight_count 0 -> 1");
     assert_eq!(story[4].actor, "fault on worker 1 (process R1, delivery 1)");
-    assert_eq!(story[5].action, "deliver process(R1) (attempt 2)");
+    assert_eq!(
+        story[5].action,
+        "deliver process(R1) to worker 2 (attempt 2)"
+    );
+    // The checked state keeps no versions; the story counts them.
+    assert_eq!(
+        story[6].action,
+        "read R1 accepted v1, queue in_flight_count 1 v2, latest head R1"
+    );
     let changed: Vec<&str> = story[3].changes.iter().map(|c| c.row.as_str()).collect();
     assert_eq!(changed, ["queue"], "only the rows that changed are shown");
+    assert_eq!(
+        story[3].changes[0].after.as_deref(),
+        Some("in_flight_count 1 (v2)")
+    );
+}
+
+#[test]
+fn a_lost_cas_tells_the_versions_it_read_and_found() {
+    // Two deliveries of process(R2) (the first stalled) both read the queue
+    // at v1; the first claims, so the second's claim loses.
+    let m = model("claim-first", 2, 2);
+    let script: Vec<String> = [
+        "arrive R1",
+        "arrive R2",
+        "deliver process R2",
+        "stall worker 1",
+        "deliver process R2",
+        "step worker 1",
+        "step worker 2",
+        "step worker 1",
+        "step worker 2",
+    ]
+    .map(String::from)
+    .into();
+    let init = m.initial_state();
+    let actions = m.parse(&init, &script).unwrap();
+    let story = m.tell(&init, &actions);
+    assert_eq!(story[7].action, "CAS queue in_flight_count 0 -> 1");
+    assert_eq!(
+        story[8].action,
+        "CAS queue in_flight_count 0 -> 1 lost (queue is at v2, read v1)"
+    );
 }
 
 #[test]
@@ -256,23 +300,144 @@ fn a_scripted_step_that_is_not_enabled_is_refused_with_its_index() {
 }
 
 #[test]
-fn states_differing_only_in_versions_no_read_can_tell_apart_are_one_state() {
-    use std::hash::{BuildHasher, RandomState};
-    let m = model("claim-first", 1, 1);
-    let a = run(&m, &[Action::Arrive]);
-    let mut b = a.clone();
-    b.queue.version += 2; // e.g. a claim and a release happened
-    assert_eq!(a, b);
-    let hasher = RandomState::new();
-    assert_eq!(hasher.hash_one(&a), hasher.hash_one(&b));
+fn a_split_read_takes_three_steps_each_saying_what_it_read() {
+    let mut m = model("claim-first", 1, 1);
+    m.options.split_read = true;
+    let actions = [
+        Action::Arrive,
+        deliver(0, MessageKind::Process),
+        Action::Step(0),
+        Action::Step(0),
+        Action::Step(0),
+    ];
+    let s = run(&m, &actions);
+    assert_eq!(s.worker(0).pc, Pc::Claim);
+    let story = m.tell(&m.initial_state(), &actions);
+    assert_eq!(story[2].action, "read R1 accepted v1");
+    assert_eq!(story[3].action, "read queue in_flight_count 0 v1");
+    assert_eq!(story[4].action, "read latest head R1");
+}
 
-    // A worker's read tells them apart: current in one, stale in the other.
-    let with_reader = |s: &State| {
-        let s = m.next_state(s, deliver(0, MessageKind::Process)).unwrap();
-        m.next_state(&s, Action::Step(0)).unwrap()
+#[test]
+fn what_no_later_step_can_use_is_forgotten_so_such_states_are_one() {
+    // A worker about to supersede R1 only asks whether R1's row is as it
+    // read it: whether the queue row changed since is forgotten.
+    let m = model("claim-first", 2, 1);
+    let s = run(
+        &m,
+        &[
+            Action::Arrive,
+            deliver(0, MessageKind::Process),
+            Action::Arrive,
+            Action::Step(0), // read: R1 is no longer the latest head
+        ],
+    );
+    assert_eq!(s.worker(0).pc, Pc::Supersede);
+    let mut stale = s;
+    stale.for_each_worker(|w| w.fresh.queue = false);
+    stale.forget(|w| m.remembered(w));
+    assert_eq!(s, stale);
+    // Kept, the two are two states (the exactness test compares both ways).
+    let mut keeping = m;
+    keeping.forget_dead_reads = false;
+    let kept = run(
+        &keeping,
+        &[
+            Action::Arrive,
+            deliver(0, MessageKind::Process),
+            Action::Arrive,
+            Action::Step(0),
+        ],
+    );
+    let mut changed = kept;
+    changed.for_each_worker(|w| w.fresh.queue = false);
+    assert_ne!(kept, changed);
+}
+
+/// claim-first, except that it claims to forget its read at the claim.
+#[derive(Debug)]
+struct ForgetsTooSoon;
+
+impl Design for ForgetsTooSoon {
+    fn name(&self) -> &'static str {
+        "forgets-too-soon"
+    }
+    fn summary(&self) -> &'static str {
+        "a design whose liveness is wrong"
+    }
+    fn slots(&self) -> &'static dyn SlotField {
+        &InFlightCount
+    }
+    fn gate(&self, seen: SlotView) -> Pc {
+        DESIGNS[0].gate(seen)
+    }
+    fn admit(&self, turn: &mut Turn, pc: Pc) -> Pc {
+        DESIGNS[0].admit(turn, pc)
+    }
+    fn live_reads(&self, pc: Pc) -> Fresh {
+        match pc {
+            Pc::Claim => Fresh::NONE,
+            _ => REQUEST_AND_QUEUE,
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "liveness says it has forgotten")]
+fn a_step_that_uses_what_its_design_said_was_forgotten_is_caught() {
+    let m = Stovepipe::new(&ForgetsTooSoon, Bounds::default());
+    run(
+        &m,
+        &[
+            Action::Arrive,
+            deliver(0, MessageKind::Process),
+            Action::Step(0), // read
+            Action::Step(0), // claim: uses the queue row it forgot
+        ],
+    );
+}
+
+#[test]
+fn three_requests_pack_into_32_bytes() {
+    let bounds = |requests, crashes, stalls, max_concurrent| Bounds {
+        requests,
+        max_concurrent,
+        crashes,
+        stalls,
+        max_deliveries: 2,
     };
-    let read_a = with_reader(&a);
-    let mut stale = read_a.clone();
-    stale.queue.version += 1;
-    assert_ne!(read_a, stale);
+    for b in [bounds(3, 1, 1, 1), bounds(3, 2, 1, 2), bounds(3, 1, 2, 1)] {
+        let m = Stovepipe::new(DESIGNS[2], b);
+        assert_eq!(m.packed_words() * 8, 32, "{b:?}");
+    }
+}
+
+#[test]
+fn every_reachable_state_unpacks_to_itself() {
+    for design in DESIGNS {
+        let m = Stovepipe::new(
+            design,
+            Bounds {
+                requests: 2,
+                max_concurrent: 1,
+                crashes: 1,
+                stalls: 1,
+                max_deliveries: 2,
+            },
+        );
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![m.initial_state()];
+        let mut words = vec![0; m.packed_words()];
+        while let Some(s) = todo.pop() {
+            if !seen.insert(s) || seen.len() > 20_000 {
+                continue;
+            }
+            words.fill(0);
+            m.pack(&s, &mut words);
+            assert_eq!(m.unpack(&words), s, "{}", design.name());
+            let mut actions = Vec::new();
+            m.actions(&s, &mut actions);
+            todo.extend(actions.into_iter().filter_map(|a| m.next_state(&s, a)));
+        }
+    }
 }
