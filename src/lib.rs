@@ -1,5 +1,5 @@
-//! slotcheck: the tool around the models. `check` runs stateright's BFS with
-//! the remedies its 0.31 release needs, `report` turns outcomes into tables,
+//! slotcheck: the tool around the models. `check` is its own breadth-first
+//! search over the models' packed states, `report` turns outcomes into tables,
 //! stories and JSON, `bench` measures; `simulate`, `shrink` and `replay`
 //! walk the same models at random, shorten what they find and re-run it.
 
@@ -11,6 +11,7 @@ pub mod explore;
 pub mod html;
 pub mod itf;
 pub mod link;
+pub mod memory;
 pub mod progress;
 pub mod replay;
 pub mod report;

@@ -148,6 +148,11 @@ struct LimitArgs {
     /// Stop after this many seconds; what is not yet decided is inconclusive.
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// Stop before the process holds more memory than this (512M, 8G...);
+    /// what is not yet decided is inconclusive. Default: four fifths of what
+    /// the machine has available when the run starts.
+    #[arg(long, value_name = "SIZE", value_parser = slotcheck::memory::parse_size)]
+    max_memory: Option<u64>,
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
     quiet: bool,
@@ -167,6 +172,8 @@ impl LimitArgs {
             threads: self.threads as usize,
             max_states: self.max_states,
             timeout,
+            max_memory: self.max_memory.or_else(slotcheck::memory::default_budget),
+            stop_once_found: false,
             progress: slotcheck::progress::wanted(self.quiet),
         })
     }

@@ -558,7 +558,7 @@ fn trace_meta(scenario: &Scenario, design: &str, property: &str) -> Json {
 
 impl<M> Plan for ModelPlan<M>
 where
-    M: Narrated + Clone + Send + Sync + 'static,
+    M: Narrated + slotcheck_models::Packed + Clone + Send + Sync + 'static,
     M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
     M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
 {
@@ -873,7 +873,7 @@ fn finish<B, M>(
     model_for: impl Fn(&str) -> Option<M>,
 ) -> Result<Scenario, InputError>
 where
-    M: Narrated + Clone + Send + Sync + 'static,
+    M: Narrated + slotcheck_models::Packed + Clone + Send + Sync + 'static,
     M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
     M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
 {

@@ -26,7 +26,7 @@ use slotcheck_models::stovepipe::{
     design_named, Action, Bounds, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
     DESIGNS, NO_WEDGE,
 };
-use slotcheck_models::Narrated;
+use slotcheck_models::{Narrated, Packed};
 use stateright::{Expectation, Model, Property};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -41,7 +41,8 @@ use std::time::Instant;
 /// how to rebuild it from a trace's `#meta`. A second model implements this
 /// and a line in `crate::replay::replay_document`.
 pub trait Simulated:
-    Narrated<
+    Packed
+    + Narrated<
         State: Clone + Eq + Hash + Debug + Send + Sync + 'static,
         Action: Clone + PartialEq + Debug + Send + Sync + 'static,
     > + Clone

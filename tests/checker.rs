@@ -1,11 +1,12 @@
-//! The remedies for stateright 0.31's pitfalls (`shared/docs/stateright-notes.md`),
-//! each pinned: shortest counterexamples with several properties, a timeout
-//! that stops a one-thread run, a cut run that says inconclusive, and counts
+//! What slotcheck's search promises, each pinned where stateright 0.31's own
+//! BFS falls short: shortest counterexamples with several properties, a
+//! timeout and a memory budget that stop a run, a cut run that says
+//! inconclusive, and counts
 //! and traces that do not depend on the thread count.
 
 use slotcheck::check::{check, Cut, Limits, Verdict};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe, DESIGNS};
-use slotcheck_models::{Narrated, ScriptError, StoryStep, Value};
+use slotcheck_models::{Narrated, Packed, ScriptError, StoryStep, Value};
 use stateright::{Checker, Model, Property};
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,18 @@ impl Model for Line {
             Property::always("below-3", |_, x| *x < 3),
             Property::sometimes("never", |_, _| false),
         ]
+    }
+}
+
+impl Packed for Line {
+    fn packed_words(&self) -> usize {
+        1
+    }
+    fn pack(&self, x: &u32, words: &mut [u64]) {
+        words[0] = *x as u64;
+    }
+    fn unpack(&self, words: &[u64]) -> u32 {
+        words[0] as u32
     }
 }
 
@@ -112,10 +125,8 @@ fn the_harness_keeps_the_shortest_counterexample_with_several_properties() {
 fn a_timeout_stops_a_one_thread_run_and_makes_it_inconclusive() {
     let started = Instant::now();
     let limits = Limits {
-        threads: 1,
-        max_states: None,
         timeout: Some(Duration::from_millis(200)),
-        progress: false,
+        ..Limits::default()
     };
     let outcome = check(Line { end: u32::MAX }, &["never"], &limits);
     assert!(
@@ -130,12 +141,25 @@ fn a_timeout_stops_a_one_thread_run_and_makes_it_inconclusive() {
 }
 
 #[test]
+fn a_memory_budget_cuts_the_run_before_the_machine_would() {
+    let limits = Limits {
+        max_memory: Some(1),
+        ..Limits::default()
+    };
+    let outcome = check(Line { end: u32::MAX }, &["never"], &limits);
+    assert_eq!(outcome.stats.cut, Some(Cut::MaxMemory));
+    assert_eq!(
+        outcome.result("never").unwrap().verdict,
+        Verdict::Inconclusive
+    );
+    assert_eq!(outcome.exit_code(), 3);
+}
+
+#[test]
 fn a_state_budget_cuts_the_run_and_only_undecided_verdicts_become_inconclusive() {
     let limits = Limits {
-        threads: 1,
         max_states: Some(1000),
-        timeout: None,
-        progress: false,
+        ..Limits::default()
     };
     let outcome = check(Line { end: 1_000_000 }, &[], &limits);
     assert_eq!(outcome.stats.cut, Some(Cut::MaxStates));
@@ -184,10 +208,9 @@ fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
         let (one, two) = (run(1), run(2));
         assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name());
         assert_eq!(one.stats.states, two.stats.states, "{}", design.name());
-        // Depth is exact with one thread only, so a run on two gives none
-        // rather than one that depends on the thread count.
+        // Levels are whole whatever the thread count: the same depth.
         assert!(one.stats.depth.is_some());
-        assert_eq!(two.stats.depth, None);
+        assert_eq!(one.stats.depth, two.stats.depth);
         for (a, b) in one.results.iter().zip(&two.results) {
             assert_eq!(a.verdict, b.verdict, "{} {}", design.name(), a.name);
             let actions = |r: &slotcheck::check::PropertyResult<Stovepipe>| {

@@ -159,6 +159,88 @@ impl<'a> BitReader<'a> {
     }
 }
 
+/// A short list kept inline: `Copy`, fixed room, nothing on the heap, so a
+/// state made of them is copied and hashed as bytes. Room left over holds
+/// default values, so that equal lists are equal bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Inline<T: Copy + Default, const N: usize> {
+    len: u8,
+    items: [T; N],
+}
+
+impl<T: Copy + Default, const N: usize> Default for Inline<T, N> {
+    fn default() -> Self {
+        Inline {
+            len: 0,
+            items: [T::default(); N],
+        }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Inline<T, N> {
+    /// `n` copies of `item`.
+    pub fn filled(n: usize, item: T) -> Self {
+        assert!(n <= N, "{n} items in room for {N}");
+        let mut list = Self::default();
+        list.items[..n].fill(item);
+        list.len = n as u8;
+        list
+    }
+
+    pub fn push(&mut self, item: T) {
+        assert!((self.len as usize) < N, "more than {N} items");
+        self.items[self.len as usize] = item;
+        self.len += 1;
+    }
+
+    pub fn remove(&mut self, i: usize) -> T {
+        let n = self.len as usize;
+        let item = self.items[i];
+        self.items.copy_within(i + 1..n, i);
+        self.items[n - 1] = T::default();
+        self.len -= 1;
+        item
+    }
+
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+}
+
+impl<T: Copy + Default, const N: usize> std::ops::Deref for Inline<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.items[..self.len as usize]
+    }
+}
+
+impl<T: Copy + Default, const N: usize> std::ops::DerefMut for Inline<T, N> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.items[..self.len as usize]
+    }
+}
+
+impl<T: Copy + Default + std::fmt::Debug, const N: usize> std::fmt::Debug for Inline<T, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Copy + Default, const N: usize> FromIterator<T> for Inline<T, N> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        let mut list = Self::default();
+        for item in items {
+            list.push(item);
+        }
+        list
+    }
+}
+
+/// The bits a value up to `max` takes.
+pub fn bits_for(max: u64) -> u32 {
+    u64::BITS - max.leading_zeros()
+}
+
 /// A scripted step that cannot be taken: its index in the script and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScriptError {

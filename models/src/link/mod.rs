@@ -7,14 +7,18 @@
 //! Timers are kept relative (ticks left, ticks since), so two states that
 //! differ only in when they happen differ only in `now`, which exists for the
 //! horizon and the stories. The builder steps live in `steps.rs`; the four
-//! designs are two switches in `design.rs`.
+//! designs are two switches in `design.rs`. The state is fixed-size and
+//! `Copy` (inline lists), and packs into a few words for the checker
+//! (`pack.rs`).
 
 mod design;
+mod pack;
 mod steps;
 mod story;
 
 pub use design::{design_named, Design, DESIGNS};
 
+use crate::Inline;
 use stateright::{Model, Property};
 
 /// An ask, by index: `A1` is 0.
@@ -41,6 +45,9 @@ pub const KEY_LIFETIME: u8 = 24;
 
 pub const MAX_ASKS: u8 = 8;
 pub const MAX_BUILDERS: u8 = 4;
+/// Room in a builder's buffer: an idle builder reads its buffer before it
+/// fetches, so it holds at most a fetched message and a late answer.
+pub const BUFFER_ROOM: usize = 4;
 
 /// Where the consumer's copy of an ask is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,6 +70,15 @@ pub struct Message {
     pub deliveries: u8,
 }
 
+impl Default for Message {
+    fn default() -> Self {
+        Message {
+            status: Status::Available,
+            deliveries: 0,
+        }
+    }
+}
+
 impl Message {
     /// Whether the consumer can still hand it out.
     pub fn is_left(&self) -> bool {
@@ -80,7 +96,7 @@ pub struct Key {
     pub age: u8,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Run {
     pub ask: Ask,
     /// Ticks the build has run.
@@ -94,13 +110,13 @@ pub struct Run {
     pub delayed: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Builder {
     /// Its clock minus the server's, in ticks (fixed for a run).
     pub offset: i8,
     pub run: Option<Run>,
     /// Messages that reached it and that it has not read, oldest first.
-    pub buffer: Vec<Ask>,
+    pub buffer: Inline<Ask, BUFFER_ROOM>,
     /// A fetch gave up and its answer can still land (within this tick).
     pub late_answer: bool,
 }
@@ -111,17 +127,17 @@ impl Builder {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct State {
     /// Ticks since the asks were published.
     pub now: u8,
     /// One per ask.
-    pub messages: Vec<Message>,
+    pub messages: Inline<Message, { MAX_ASKS as usize }>,
     /// The running key of each ask.
-    pub keys: Vec<Option<Key>>,
+    pub keys: Inline<Option<Key>, { MAX_ASKS as usize }>,
     /// Whether each ask's result was announced.
-    pub results: Vec<bool>,
-    pub builders: Vec<Builder>,
+    pub results: Inline<bool, { MAX_ASKS as usize }>,
+    pub builders: Inline<Builder, { MAX_BUILDERS as usize }>,
     pub crashes_left: u8,
     pub lates_left: u8,
     /// A builder dropped an ask as a duplicate (for the witness).
@@ -384,22 +400,14 @@ impl Link {
             .into_iter()
             .map(|offsets| State {
                 now: 0,
-                messages: vec![
-                    Message {
-                        status: Status::Available,
-                        deliveries: 0,
-                    };
-                    n
-                ],
-                keys: vec![None; n],
-                results: vec![false; n],
+                messages: Inline::filled(n, Message::default()),
+                keys: Inline::filled(n, None),
+                results: Inline::filled(n, false),
                 builders: offsets
                     .into_iter()
                     .map(|offset| Builder {
                         offset,
-                        run: None,
-                        buffer: Vec::new(),
-                        late_answer: false,
+                        ..Builder::default()
                     })
                     .collect(),
                 crashes_left: self.bounds.crashes,
@@ -429,7 +437,7 @@ impl Link {
     }
 
     pub(crate) fn apply(&self, state: &State, action: Action, log: &mut Log) -> State {
-        let mut next = state.clone();
+        let mut next = *state;
         match action {
             Action::Fetch(b) => steps::fetch(&mut next, b, log),
             Action::FetchLate(b) => steps::fetch_late(&mut next, b, log),

@@ -181,7 +181,7 @@ pub fn finish(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
 pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
     s.now += 1;
     log.say(|| format!("{TICK_SECONDS} s pass"));
-    for b in &mut s.builders {
+    for b in s.builders.iter_mut() {
         b.late_answer = false;
         if let Some(run) = &mut b.run {
             run.built = run.built.saturating_add(1);

@@ -277,7 +277,7 @@ impl Narrated for Link {
     }
 
     fn tell(&self, init: &State, actions: &[Action]) -> Vec<StoryStep> {
-        let mut state = init.clone();
+        let mut state = *init;
         let mut steps = Vec::new();
         for &action in actions {
             let mut log = Log::recording();
@@ -297,7 +297,7 @@ impl Narrated for Link {
     }
 
     fn parse(&self, init: &State, script: &[String]) -> Result<Vec<Action>, ScriptError> {
-        let mut state = init.clone();
+        let mut state = *init;
         let mut actions = Vec::new();
         for (index, text) in script.iter().enumerate() {
             let fail = |message: String| ScriptError { index, message };

@@ -101,7 +101,7 @@ fn only_designs_without_the_margin_have_late_answers() {
 /// b1 runs A1 while a late answer lands A2 in its buffer; A2 comes back
 /// after the ack wait and b2 runs it.
 fn late_answer_redelivered(m: &Link) -> State {
-    let init = m.initial_states()[0].clone();
+    let init = m.initial_states()[0];
     let mut s = run(
         m,
         &init,
@@ -112,7 +112,7 @@ fn late_answer_redelivered(m: &Link) -> State {
             Action::Land(0),
         ],
     );
-    assert_eq!(s.builders[0].buffer, vec![1]);
+    assert_eq!(*s.builders[0].buffer, [1]);
     for _ in 0..ACK_WAIT {
         if s.builders[0].run.unwrap().heartbeat_in == 0 {
             s = run(m, &s, &[Action::Heartbeat(0)]);
@@ -141,7 +141,7 @@ fn a_stale_ack_counts_by_default_and_not_with_the_option() {
 #[test]
 fn time_waits_for_what_must_happen_at_once() {
     let m = model("after-1649", 1, 0);
-    let init = m.initial_states()[0].clone();
+    let init = m.initial_states()[0];
     let mut enabled = Vec::new();
     m.actions(&init, &mut enabled);
     assert!(
@@ -169,7 +169,7 @@ fn time_waits_for_what_must_happen_at_once() {
 #[test]
 fn a_path_written_as_words_parses_back_to_the_same_actions() {
     let m = model("before-1649", 2, 0);
-    let init = m.initial_states()[0].clone();
+    let init = m.initial_states()[0];
     let actions = [
         Action::FetchLate(0),
         Action::Fetch(0),

@@ -1,0 +1,274 @@
+//! Exhaustive checking: slotcheck's own breadth-first search ([`search`])
+//! over a model's packed states, and what its results mean.
+//!
+//! - **Shortest counterexamples.** The search goes level by level and
+//!   reports, per property, the first state of the least level that breaks
+//!   it (or, for a witness, reaches it): a shortest path, and the same one
+//!   whatever the thread count, since a level's states are numbered in the
+//!   order one thread would find them.
+//! - **Every state, every time.** A run explores every reachable state (or
+//!   stops at a budget), so states, unique states, depth and verdicts are
+//!   the same for any thread count.
+//! - **Budgets that stop on time.** `--max-states`, `--timeout` and
+//!   `--max-memory` are looked at between chunks of a few hundred states, by
+//!   every thread; a run they cut says *inconclusive* for everything it had
+//!   not decided, never *holds*.
+//!
+//! Stateright still provides the models' trait, the Explorer and the
+//! simulator's walks; its own BFS keeps each queued state's whole path and a
+//! full state per entry (about 150 bytes per state here) and neither stops
+//! on time nor keeps the shortest discovery (see the README), hence this one.
+
+mod search;
+mod table;
+
+pub use table::fingerprint;
+
+use slotcheck_models::{Narrated, Packed, PropertyKind, StoryStep};
+use stateright::{Expectation, Model};
+use std::time::{Duration, Instant};
+
+/// How far a run may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub threads: usize,
+    /// States generated (the `states` figure) before the run is cut short.
+    pub max_states: Option<usize>,
+    /// Wall-clock time from the start of the run.
+    pub timeout: Option<Duration>,
+    /// Resident memory of the process, in bytes.
+    pub max_memory: Option<u64>,
+    /// Stop after the level in which every property asked for was decided
+    /// (the shrinker wants a shortest path, not the counts).
+    pub stop_once_found: bool,
+    /// Draw a progress line on stderr while exploring (the caller decides:
+    /// see `progress::wanted`). It only reads the search's counters, so the
+    /// results are the same either way.
+    pub progress: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            threads: 1,
+            max_states: None,
+            timeout: None,
+            max_memory: None,
+            stop_once_found: false,
+            progress: false,
+        }
+    }
+}
+
+/// Why a run stopped before it explored everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    MaxStates,
+    Timeout,
+    MaxMemory,
+}
+
+impl Cut {
+    pub const ALL: [Cut; 3] = [Cut::MaxStates, Cut::Timeout, Cut::MaxMemory];
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Cut::MaxStates => "the state budget (--max-states) ran out",
+            Cut::Timeout => "the time budget (--timeout) ran out",
+            Cut::MaxMemory => "the memory budget (--max-memory) ran out",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Holds,
+    Violated,
+    Reached,
+    NotReached,
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The word used in JSON and scenario files.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Violated => "violated",
+            Verdict::Reached => "reached",
+            Verdict::NotReached => "not-reached",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// Whether this verdict is what a sound design wants.
+    pub fn is_good(self) -> bool {
+        matches!(self, Verdict::Holds | Verdict::Reached)
+    }
+}
+
+/// A path from an initial state: what replays a discovery.
+pub struct Trace<M: Model> {
+    pub init: M::State,
+    pub actions: Vec<M::Action>,
+    pub last: M::State,
+}
+
+impl<M: Model> Trace<M> {
+    pub fn steps(&self) -> usize {
+        self.actions.len()
+    }
+}
+
+pub struct PropertyResult<M: Model> {
+    pub name: &'static str,
+    pub kind: PropertyKind,
+    pub verdict: Verdict,
+    /// The shortest path to the violation or witness, when there is one.
+    pub trace: Option<Trace<M>>,
+    /// Seconds from the start of the run to the first discovery (a timing,
+    /// for benchmarks: it varies from run to run).
+    pub found_after: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// States generated, duplicates included.
+    pub states: usize,
+    pub unique: usize,
+    /// The deepest BFS level (the initial state is depth 1), the same for
+    /// any thread count. `None` only where a figure comes from elsewhere.
+    pub depth: Option<usize>,
+    pub seconds: f64,
+    pub cut: Option<Cut>,
+}
+
+impl Stats {
+    pub fn states_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.states as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+pub struct Outcome<M: Model> {
+    pub results: Vec<PropertyResult<M>>,
+    pub stats: Stats,
+}
+
+impl<M: Narrated> Outcome<M> {
+    pub fn result(&self, name: &str) -> Option<&PropertyResult<M>> {
+        self.results.iter().find(|r| r.name == name)
+    }
+
+    /// 1 when an `always` property is violated or a witness not reached; 3
+    /// when the run was cut short without such a finding; else 0.
+    pub fn exit_code(&self) -> i32 {
+        let bad = self
+            .results
+            .iter()
+            .any(|r| matches!(r.verdict, Verdict::Violated | Verdict::NotReached));
+        if bad {
+            1
+        } else if self
+            .results
+            .iter()
+            .any(|r| r.verdict == Verdict::Inconclusive)
+        {
+            3
+        } else {
+            0
+        }
+    }
+
+    /// The story of a property's trace.
+    pub fn story(&self, model: &M, name: &str) -> Option<Vec<StoryStep>> {
+        let trace = self.result(name)?.trace.as_ref()?;
+        Some(model.tell(&trace.init, &trace.actions))
+    }
+}
+
+/// Replays a path of action indices from the `root`-th initial state.
+fn replay<M: Model>(model: &M, root: usize, steps: &[usize]) -> Trace<M>
+where
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let init = model.init_states().swap_remove(root);
+    let mut state = init.clone();
+    let mut actions = Vec::with_capacity(steps.len());
+    let mut enabled = Vec::new();
+    for &index in steps {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        let action = enabled.swap_remove(index);
+        state = model
+            .next_state(&state, action.clone())
+            .expect("a path the search took replays");
+        actions.push(action);
+    }
+    Trace {
+        init,
+        actions,
+        last: state,
+    }
+}
+
+/// Checks `names` (all the model's properties when empty) exhaustively.
+pub fn check<M>(model: M, names: &[&'static str], limits: &Limits) -> Outcome<M>
+where
+    M: Narrated + Packed + Sync,
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let started = Instant::now();
+    let properties: Vec<_> = model
+        .properties()
+        .into_iter()
+        .filter(|p| names.is_empty() || names.contains(&p.name))
+        .collect();
+    assert!(
+        properties
+            .iter()
+            .all(|p| p.expectation != Expectation::Eventually),
+        "`eventually` misses violations on cycles: judge them as an `always` over final states"
+    );
+    let searched = search::search(&model, &properties, limits, started);
+    let results = properties
+        .iter()
+        .zip(&searched.found)
+        .map(|(p, found)| {
+            let kind = model.kind_of(p.name).unwrap_or(PropertyKind::Always);
+            let trace = found.map(|d| {
+                let (root, steps) = searched.path(d.key);
+                replay(&model, root, &steps)
+            });
+            let verdict = match (kind, &trace, searched.cut) {
+                (PropertyKind::Always, Some(_), _) => Verdict::Violated,
+                (PropertyKind::Sometimes, Some(_), _) => Verdict::Reached,
+                (_, None, Some(_)) => Verdict::Inconclusive,
+                (PropertyKind::Always, None, None) => Verdict::Holds,
+                (PropertyKind::Sometimes, None, None) => Verdict::NotReached,
+            };
+            PropertyResult {
+                name: p.name,
+                kind,
+                verdict,
+                trace,
+                found_after: found.map(|d| d.after.as_secs_f64()),
+            }
+        })
+        .collect();
+    Outcome {
+        results,
+        stats: Stats {
+            states: searched.states,
+            unique: searched.unique,
+            depth: Some(searched.depth),
+            seconds: started.elapsed().as_secs_f64(),
+            cut: searched.cut,
+        },
+    }
+}

@@ -1,0 +1,401 @@
+//! slotcheck's breadth-first search, over any stateright [`Model`] whose
+//! states pack into words ([`Packed`]). Level by level, so that the first
+//! state found to break a property is at the least depth (a shortest
+//! counterexample), and in one canonical order, so that what is found does
+//! not depend on how many threads searched:
+//!
+//! 1. **Expand** (every thread): the level's states are taken in chunks; each
+//!    successor not seen before this level is kept as a candidate, under its
+//!    key (its parent's number and the index of its action) and its
+//!    fingerprint. A thread keeps only the first of its own duplicates.
+//! 2. **Insert** (every thread, each on its own shards of the table): the
+//!    candidates are merged in key order and inserted; the first insertion
+//!    of a state is the one with the least key, whichever thread found it.
+//! 3. **Number** the new states in key order: that is the order one thread
+//!    would have found them in, and the next level's order.
+//!
+//! The search keeps, per state, its fingerprint (in [`Table`]), its parent's
+//! number and its action's index (5 bytes), and the packed words of the
+//! level being expanded and of the next: a counterexample's path is rebuilt
+//! from the parents and replayed. Budgets (states, time, memory) are looked
+//! at between chunks, so a run stops within a few milliseconds of one.
+
+use super::table::{fingerprint, Shard, Table, SHARDS};
+use super::{Cut, Limits};
+use crate::memory::resident_bytes;
+use crate::progress::{checker_line, Meter};
+use slotcheck_models::Packed;
+use stateright::{Expectation, Model, Property};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// States a thread takes at a time.
+const CHUNK: usize = 256;
+/// How often a thread looks at the process's memory.
+const MEMORY_EVERY: Duration = Duration::from_millis(20);
+/// A discovery's key when it is an initial state: this bit and its index.
+const INIT: u64 = 1 << 63;
+
+/// A property's first discovery: the key of the state that made it (its
+/// parent's number and its action's index), and when.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Discovery {
+    pub key: u64,
+    pub after: Duration,
+}
+
+/// What a search found and what it cost.
+pub(crate) struct Searched {
+    /// Per property (in the order given), its first discovery.
+    pub found: Vec<Option<Discovery>>,
+    /// States generated, the initial ones included.
+    pub states: usize,
+    pub unique: usize,
+    /// Levels explored (the initial states are depth 1).
+    pub depth: usize,
+    pub cut: Option<Cut>,
+    /// Parents and actions of every state found, to rebuild paths; the
+    /// first states are the initial ones, each with its index among them.
+    parents: Vec<u32>,
+    via: Vec<u8>,
+    roots: Vec<u32>,
+}
+
+/// Whether `state` is a discovery for `property`: it breaks an `always`, or
+/// it is a witness of a `sometimes`.
+fn discovers<M: Model>(property: &Property<M>, model: &M, state: &M::State) -> bool {
+    let holds = (property.condition)(model, state);
+    match property.expectation {
+        Expectation::Always => !holds,
+        Expectation::Sometimes => holds,
+        Expectation::Eventually => unreachable!("eventually properties are not searched"),
+    }
+}
+
+/// The budgets, shared by the threads: whichever runs out first cuts the run.
+struct Budget {
+    max_states: Option<usize>,
+    deadline: Option<Instant>,
+    max_memory: Option<u64>,
+    generated: AtomicUsize,
+    stop: AtomicBool,
+    cut: AtomicU8,
+}
+
+impl Budget {
+    fn cut_by(&self, cut: Cut) {
+        let _ = self
+            .cut
+            .compare_exchange(0, cut as u8 + 1, Ordering::Relaxed, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    fn cut(&self) -> Option<Cut> {
+        match self.cut.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(Cut::ALL[n as usize - 1]),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` more generated states from the budget; false (and the run
+    /// cut) if that would go over it.
+    fn take_states(&self, n: usize) -> bool {
+        let before = self.generated.fetch_add(n, Ordering::Relaxed);
+        if self.max_states.is_some_and(|max| before + n > max) {
+            self.generated.fetch_sub(n, Ordering::Relaxed);
+            self.cut_by(Cut::MaxStates);
+            return false;
+        }
+        true
+    }
+
+    fn look_at_time(&self) {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.cut_by(Cut::Timeout);
+        }
+    }
+
+    fn look_at_memory(&self) {
+        if let (Some(max), Some(now)) = (self.max_memory, resident_bytes()) {
+            if now > max {
+                self.cut_by(Cut::MaxMemory);
+            }
+        }
+    }
+}
+
+/// What one thread gathers while it expands a level.
+struct Expansion {
+    /// Candidates per group of shards: key, fingerprint, then the words.
+    buckets: Vec<Vec<u64>>,
+    /// Fingerprints this thread has already made a candidate this level.
+    mine: Shard,
+    /// Per property, the first candidate (least key) that discovers it.
+    first: Vec<Option<Discovery>>,
+}
+
+pub(crate) fn search<M>(
+    model: &M,
+    properties: &[Property<M>],
+    limits: &Limits,
+    started: Instant,
+) -> Searched
+where
+    M: Packed + Sync,
+{
+    let k = model.packed_words();
+    let threads = limits.threads.max(1);
+    let groups = threads;
+    let per_group = SHARDS.div_ceil(groups);
+    let group_of = |fp: u64| Table::shard_of(fp) / per_group;
+    let budget = Budget {
+        max_states: limits.max_states,
+        deadline: limits.timeout.map(|t| started + t),
+        max_memory: limits.max_memory,
+        generated: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        cut: AtomicU8::new(0),
+    };
+    let mut meter = Meter::new(limits.progress);
+    let mut table = Table::default();
+    let mut parents: Vec<u32> = Vec::new();
+    let mut via: Vec<u8> = Vec::new();
+    let mut roots: Vec<u32> = Vec::new();
+    let mut found: Vec<Option<Discovery>> = vec![None; properties.len()];
+
+    // Level 1: the initial states, in their order.
+    let mut frontier: Vec<u64> = Vec::new();
+    let mut words = vec![0u64; k];
+    let inits = model.init_states();
+    budget.take_states(inits.len());
+    for (i, state) in inits.iter().enumerate() {
+        words.fill(0);
+        model.pack(state, &mut words);
+        if !table.insert(fingerprint(&words)) {
+            continue;
+        }
+        for (p, property) in properties.iter().enumerate() {
+            if found[p].is_none() && discovers(property, model, state) {
+                found[p] = Some(Discovery {
+                    key: INIT | i as u64,
+                    after: started.elapsed(),
+                });
+            }
+        }
+        parents.push(0);
+        via.push(0);
+        roots.push(u32::try_from(i).expect("at most 2^32 initial states"));
+        frontier.extend_from_slice(&words);
+    }
+    let mut depth = usize::from(!frontier.is_empty());
+    let mut level_start = 0usize;
+
+    while !frontier.is_empty() && !budget.stopped() {
+        if limits.stop_once_found && found.iter().all(Option::is_some) {
+            break;
+        }
+        let level_len = frontier.len() / k;
+        let done: Vec<bool> = found.iter().map(Option::is_some).collect();
+        let next_chunk = AtomicUsize::new(0);
+        let unique_so_far = table.len();
+
+        // 1. Expand, every thread reading the table.
+        let expansions: Vec<Expansion> = std::thread::scope(|scope| {
+            let expand = |meter: Option<&mut Meter>| {
+                let mut meter = meter;
+                let mut mine = Expansion {
+                    buckets: vec![Vec::new(); groups],
+                    mine: Shard::default(),
+                    first: vec![None; properties.len()],
+                };
+                let mut actions = Vec::new();
+                let mut words = vec![0u64; k];
+                let mut memory_at = Instant::now();
+                loop {
+                    let chunk = next_chunk.fetch_add(1, Ordering::Relaxed);
+                    let from = chunk * CHUNK;
+                    if from >= level_len || budget.stopped() {
+                        break;
+                    }
+                    budget.look_at_time();
+                    if memory_at.elapsed() >= MEMORY_EVERY {
+                        budget.look_at_memory();
+                        memory_at = Instant::now();
+                    }
+                    for i in from..(from + CHUNK).min(level_len) {
+                        let state = model.unpack(&frontier[i * k..(i + 1) * k]);
+                        model.actions(&state, &mut actions);
+                        if !budget.take_states(actions.len()) {
+                            break;
+                        }
+                        let parent = (level_start + i) as u64;
+                        for (j, action) in actions.drain(..).enumerate() {
+                            let Some(next) = model.next_state(&state, action) else {
+                                continue;
+                            };
+                            words.fill(0);
+                            model.pack(&next, &mut words);
+                            let fp = fingerprint(&words);
+                            if table.contains(fp) || !mine.mine.insert(fp) {
+                                continue;
+                            }
+                            let key = parent << 8
+                                | u8::try_from(j).expect("at most 256 actions from a state") as u64;
+                            for (p, property) in properties.iter().enumerate() {
+                                if !done[p]
+                                    && mine.first[p].is_none()
+                                    && discovers(property, model, &next)
+                                {
+                                    mine.first[p] = Some(Discovery {
+                                        key,
+                                        after: started.elapsed(),
+                                    });
+                                }
+                            }
+                            let bucket = &mut mine.buckets[group_of(fp)];
+                            bucket.push(key);
+                            bucket.push(fp);
+                            bucket.extend_from_slice(&words);
+                        }
+                    }
+                    if let Some(meter) = meter.as_deref_mut() {
+                        meter.tick(|elapsed| {
+                            checker_line(
+                                budget.generated.load(Ordering::Relaxed),
+                                unique_so_far,
+                                Some(depth + 1),
+                                elapsed,
+                            )
+                        });
+                    }
+                }
+                mine
+            };
+            // A level too small to share is expanded by one thread.
+            let helpers: Vec<_> = (1..threads.min(level_len.div_ceil(CHUNK)))
+                .map(|_| scope.spawn(move || expand(None)))
+                .collect();
+            let mut all = vec![expand(Some(&mut meter))];
+            all.extend(
+                helpers
+                    .into_iter()
+                    .map(|h| h.join().expect("a search thread")),
+            );
+            all
+        });
+        for (p, slot) in found.iter_mut().enumerate() {
+            if slot.is_none() {
+                *slot = expansions
+                    .iter()
+                    .filter_map(|e| e.first[p])
+                    .min_by_key(|d| d.key);
+            }
+        }
+        if budget.stopped() {
+            break;
+        }
+        drop(frontier);
+
+        // 2. Insert, each group of shards by one thread, in key order.
+        let stride = k + 2;
+        let mut buckets: Vec<Vec<Vec<u64>>> = (0..groups).map(|_| Vec::new()).collect();
+        for expansion in expansions {
+            for (g, bucket) in expansion.buckets.into_iter().enumerate() {
+                buckets[g].push(bucket);
+            }
+        }
+        let insert = |shards: &mut [Shard], lists: Vec<Vec<u64>>| {
+            let mut new = Vec::new();
+            let mut at = vec![0usize; lists.len()];
+            loop {
+                // The least key among the lists' heads.
+                let next = (0..lists.len())
+                    .filter(|&l| at[l] < lists[l].len())
+                    .min_by_key(|&l| lists[l][at[l]]);
+                let Some(l) = next else { break };
+                let record = &lists[l][at[l]..at[l] + stride];
+                at[l] += stride;
+                let fp = record[1];
+                if shards[Table::shard_of(fp) % per_group].insert(fp) {
+                    new.push(record[0]);
+                    new.extend_from_slice(&record[2..]);
+                }
+            }
+            new
+        };
+        let new_states: Vec<Vec<u64>> = if groups == 1 {
+            let lists = buckets.pop().expect("one group");
+            vec![insert(&mut table.shards, lists)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = table
+                    .shards
+                    .chunks_mut(per_group)
+                    .zip(buckets)
+                    .map(|(shards, lists)| scope.spawn(move || insert(shards, lists)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("an insert thread"))
+                    .collect()
+            })
+        };
+
+        // 3. Number the new states in key order: the next level.
+        let record = k + 1;
+        let total: usize = new_states.iter().map(|n| n.len() / record).sum();
+        let mut next_frontier = Vec::with_capacity(total * k);
+        let mut at = vec![0usize; new_states.len()];
+        level_start += level_len;
+        loop {
+            let next = (0..new_states.len())
+                .filter(|&g| at[g] < new_states[g].len())
+                .min_by_key(|&g| new_states[g][at[g]]);
+            let Some(g) = next else { break };
+            let key = new_states[g][at[g]];
+            parents.push(u32::try_from(key >> 8).expect("at most 2^32 states"));
+            via.push(key as u8);
+            next_frontier.extend_from_slice(&new_states[g][at[g] + 1..at[g] + record]);
+            at[g] += record;
+        }
+        drop(new_states);
+        frontier = next_frontier;
+        if !frontier.is_empty() {
+            depth += 1;
+        }
+        budget.look_at_memory();
+    }
+    meter.finish();
+    Searched {
+        found,
+        states: budget.generated.load(Ordering::Relaxed),
+        unique: table.len(),
+        depth,
+        cut: budget.cut(),
+        parents,
+        via,
+        roots,
+    }
+}
+
+impl Searched {
+    /// The actions (as indices into each state's `actions`) from an initial
+    /// state to the state of `key`, and that initial state's index.
+    pub fn path(&self, key: u64) -> (usize, Vec<usize>) {
+        if key & INIT != 0 {
+            return ((key & !INIT) as usize, Vec::new());
+        }
+        let mut steps = vec![key as u8 as usize];
+        let mut at = (key >> 8) as usize;
+        while at >= self.roots.len() {
+            steps.push(self.via[at] as usize);
+            at = self.parents[at] as usize;
+        }
+        steps.reverse();
+        (self.roots[at] as usize, steps)
+    }
+}
