@@ -288,7 +288,22 @@ fn verdict_cell(output: &[String]) -> Result<String, String> {
         let Some((property, verdict)) = rest.split_once("  ") else {
             break;
         };
-        verdicts.push(format!("`{property}` {}", verdict.trim()));
+        let (property, verdict) = (property.trim(), verdict.trim());
+        let named = !property.is_empty()
+            && property
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        const VERDICTS: [&str; 5] = [
+            "holds",
+            "violated",
+            "reached",
+            "NOT reached",
+            "inconclusive",
+        ];
+        if !named || !VERDICTS.iter().any(|v| verdict.starts_with(v)) {
+            break;
+        }
+        verdicts.push(format!("`{property}` {verdict}"));
     }
     if verdicts.is_empty() {
         return Err(format!("no verdict lines in:\n{}", output.join("\n")));
@@ -630,6 +645,7 @@ fn markers_tables_masks_and_diffs_work_as_documented() {
         "",
         "  no-wedge              violated (8 steps)",
         "  some-held             reached",
+        "  (why a witness matters: not a verdict line)",
         "",
         "design                states      unique",
         "  1. not a verdict",
