@@ -396,7 +396,7 @@ pub fn render(page: &Page) -> String {
         xml_escape(&summary)
     ));
     if page.rows.iter().any(|r| r.expected.is_some()) {
-        out.push_str("<p class=\"legend\"><span class=\"expected\">as the scenario expects (a pinned violation included)</span><span class=\"bad\">REGRESSION: not as expected</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
+        out.push_str("<p class=\"legend\"><span class=\"expected\">as the scenario expects (a pinned violation included)</span><span class=\"bad\">not as expected: a regression, outlined</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
     } else {
         out.push_str("<p class=\"legend\"><span class=\"good\">holds / reached</span><span class=\"bad\">violated / NOT reached</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
     }
