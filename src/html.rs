@@ -30,7 +30,7 @@
 //! ```
 
 use crate::check::Outcome;
-use crate::diagram::Diagram;
+use crate::diagram::{split_heads, Diagram};
 use crate::report;
 use crate::report::xml_escape;
 use slotcheck_models::{Narrated, PropertyKind};
@@ -170,23 +170,28 @@ pub fn outcome_rows<M: Narrated>(
     (rows, stats)
 }
 
+// No max-width on the page: a diagram wider than the window scrolls inside
+// its own box (whose lane headers stay in view), never the page sideways.
 const STYLE: &str = "
-body { font-family: sans-serif; margin: 1.5em; color: #1d1d1f; max-width: 110em; }
+body { font-family: sans-serif; margin: 1.5em; color: #1d1d1f; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
 .subtitle { color: #555; margin-top: 0; }
 table { border-collapse: collapse; margin: 0.8em 0 1.5em; }
 th, td { border: 1px solid #c8ccd4; padding: 0.3em 0.7em; text-align: left; }
 th { background: #eef1f6; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.good { background: #e3f6e3; color: #16621a; }
-td.bad { background: #fbdada; color: #8f1111; font-weight: bold; }
-td.unsure { background: #fff1c9; color: #7a5600; }
+.good { background: #e3f6e3; color: #16621a; }
+.bad { background: #fbdada; color: #8f1111; font-weight: bold; }
+.expected { background: #e3f6e3; color: #16621a; }
+.unsure { background: #fff1c9; color: #7a5600; }
 td.regression { outline: 3px solid #d00000; outline-offset: -3px; }
 td a { color: inherit; }
 .tag { font-size: 0.8em; font-weight: bold; color: #d00000; }
 section.finding { border-top: 2px solid #c8ccd4; padding-top: 0.5em; margin-top: 1.5em; }
 pre { background: #f6f7f9; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
-.diagram { overflow-x: auto; border: 1px solid #e0e2e8; }
+.diagram { overflow: auto; max-height: 85vh; border: 1px solid #e0e2e8; }
+.diagram .lane-heads { position: sticky; top: 0; z-index: 1; width: max-content; line-height: 0; box-shadow: 0 2px 3px rgba(0, 0, 0, 0.15); }
+.diagram svg { display: block; }
 .explanation { font-weight: bold; }
 .legend span { padding: 0.1em 0.5em; margin-right: 0.5em; }
 section.scenario h3 { margin-bottom: 0.1em; }
@@ -194,9 +199,15 @@ section.scenario h3 { margin-bottom: 0.1em; }
 .notes { white-space: pre-wrap; font-size: 0.9em; max-width: 60em; }
 ";
 
+/// A cell's colour. A scenario's verdict is judged against what it expects:
+/// a violation the scenario pins is the finding reproduced, not a failure,
+/// so only a regression is red there. Without an expectation (`check`,
+/// `compare`) red is what a sound design would not give.
 fn cell_class(row: &ResultRow) -> &'static str {
     match row.got.as_str() {
         "inconclusive" => "unsure",
+        _ if row.expected.is_some() && !row.is_regression() => "expected",
+        _ if row.expected.is_some() => "bad",
         _ if row.good => "good",
         _ => "bad",
     }
@@ -336,10 +347,7 @@ fn finding(row: &ResultRow, open: bool, out: &mut String) {
         if open { " open" } else { "" }
     ));
     if let Some(svg) = &row.svg {
-        // The SVG is ours (diagram.rs escapes its text); the XML prolog, if
-        // any, is not allowed inside HTML.
-        let svg = svg.trim_start_matches(|c| c != '<');
-        out.push_str(&format!("<div class=\"diagram\">{svg}</div>\n"));
+        out.push_str(&diagram_box(svg));
     }
     if let Some(story) = &row.story {
         out.push_str(&format!(
@@ -348,6 +356,19 @@ fn finding(row: &ResultRow, open: bool, out: &mut String) {
         ));
     }
     out.push_str("</details>\n</section>\n");
+}
+
+/// A diagram in its own scrolling box, its lane headers kept in view while
+/// the events scroll under them. The SVG is ours (diagram.rs escapes its
+/// text); the XML prolog, if any, is not allowed inside HTML.
+fn diagram_box(svg: &str) -> String {
+    let svg = svg.trim_start_matches(|c| c != '<');
+    match split_heads(svg) {
+        Some((heads, events)) => format!(
+            "<div class=\"diagram\"><div class=\"lane-heads\">{heads}</div>{events}</div>\n"
+        ),
+        None => format!("<div class=\"diagram\">{svg}</div>\n"),
+    }
 }
 
 /// The page as one HTML document.
@@ -374,7 +395,11 @@ pub fn render(page: &Page) -> String {
         "<h2>Verdicts</h2>\n<p class=\"summary\">{}</p>\n",
         xml_escape(&summary)
     ));
-    out.push_str("<p class=\"legend\"><span class=\"good\" style=\"background:#e3f6e3\">holds / reached</span><span style=\"background:#fbdada\">violated / NOT reached</span><span style=\"background:#fff1c9\">inconclusive (a budget ran out)</span></p>\n");
+    if page.rows.iter().any(|r| r.expected.is_some()) {
+        out.push_str("<p class=\"legend\"><span class=\"expected\">as the scenario expects (a pinned violation included)</span><span class=\"bad\">not as expected: a regression, outlined</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
+    } else {
+        out.push_str("<p class=\"legend\"><span class=\"good\">holds / reached</span><span class=\"bad\">violated / NOT reached</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
+    }
     if page.sections.is_empty() {
         let rows: Vec<&ResultRow> = page.rows.iter().collect();
         verdict_table(&rows, false, ResultRow::column, &mut out);
@@ -509,5 +534,73 @@ mod tests {
         assert!(html.contains("class=\"bad regression\""));
         assert!(html.contains("violated (expected holds)"));
         assert!(html.contains("1 differ from what is expected"));
+    }
+
+    #[test]
+    fn a_verdict_the_scenario_expects_is_not_painted_as_a_failure() {
+        let mut pinned = row("claim-first", "no-wedge", "violated", false);
+        pinned.scenario = Some("SP-OCT-003".into());
+        pinned.expected = Some("violated".into());
+        pinned.steps = Some(8);
+        let mut unreached = row("claim-first", "some-superseded", "not-reached", false);
+        unreached.scenario = Some("SP-OCT-003".into());
+        unreached.expected = Some("not-reached".into());
+        unreached.witness = true;
+        let mut broken = row("owner-keyed", "no-wedge", "violated", false);
+        broken.scenario = Some("SP-OCT-003".into());
+        broken.expected = Some("holds".into());
+        let html = render(&Page {
+            rows: vec![pinned, unreached, broken],
+            sections: vec![Section {
+                id: "SP-OCT-003".into(),
+                ..Section::default()
+            }],
+            ..Page::default()
+        });
+        assert!(
+            html.contains("<td class=\"expected\">violated (8 steps)</td>"),
+            "the finding reproduced: {html}"
+        );
+        assert!(html.contains("<td class=\"expected\">NOT reached</td>"));
+        assert!(html.contains(
+            "<td class=\"bad regression\">violated (expected holds) <span class=\"tag\">REGRESSION</span></td>"
+        ));
+        assert!(html.contains("<span class=\"expected\">as the scenario expects"));
+        // Outside a scenario the same verdict is what a sound design would not give.
+        let plain = render(&Page {
+            rows: vec![row("claim-first", "no-wedge", "violated", false)],
+            ..Page::default()
+        });
+        assert!(plain.contains("<td class=\"bad\">violated</td>"));
+    }
+
+    #[test]
+    fn a_diagram_scrolls_in_its_own_box_under_its_lane_headers() {
+        use slotcheck_models::{RowChange, StoryStep};
+        let steps = [StoryStep {
+            actor: "client".into(),
+            action: "R1 arrives".into(),
+            changes: vec![RowChange {
+                row: "R1".into(),
+                before: None,
+                after: Some("accepted (v1)".into()),
+            }],
+        }];
+        let svg = Diagram::from_story("no-wedge", &steps, None, str::to_string).svg();
+        let mut r = row("claim-first", "no-wedge", "violated", false);
+        r.story = Some("1. client: R1 arrives".into());
+        r.svg = Some(svg);
+        let html = render(&Page {
+            rows: vec![r],
+            ..Page::default()
+        });
+        assert!(html.contains("<div class=\"diagram\"><div class=\"lane-heads\"><svg"));
+        assert!(html.contains(".diagram .lane-heads { position: sticky; top: 0;"));
+        assert!(html.contains(".diagram { overflow: auto; max-height: 85vh;"));
+        let body_rule = html.lines().find(|l| l.starts_with("body {")).unwrap();
+        assert!(
+            !body_rule.contains("max-width"),
+            "the page is as wide as the window: {body_rule}"
+        );
     }
 }

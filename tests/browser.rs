@@ -64,6 +64,11 @@ fn wait_output(mut child: Child, limit: Duration) -> String {
 /// The DOM of `url` after the page's scripts ran (virtual time lets the
 /// Explorer's requests finish before the dump).
 fn dump_dom(browser: &Path, url: &str, profile: &Path) -> String {
+    dump_dom_at(browser, url, profile, (1280, 800))
+}
+
+/// The same in a window of this size (width, height in CSS pixels).
+fn dump_dom_at(browser: &Path, url: &str, profile: &Path, window: (u32, u32)) -> String {
     let child = Command::new(browser)
         .args([
             "--headless",
@@ -75,7 +80,9 @@ fn dump_dom(browser: &Path, url: &str, profile: &Path) -> String {
             "--disable-component-update",
             "--disable-sync",
             "--virtual-time-budget=5000",
+            "--hide-scrollbars",
         ])
+        .arg(format!("--window-size={},{}", window.0, window.1))
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
         .arg(url)
@@ -127,7 +134,7 @@ fn the_html_report_shows_the_verdict_table_and_the_diagrams_in_chromium() {
     assert!(dom.contains("<table class=\"verdicts\">"), "{dom}");
     assert!(dom.contains("<th>claim-first</th><th>fail-open</th><th>owner-keyed</th>"));
     assert!(dom.contains("violated (8 steps)"));
-    assert!(dom.contains("<div class=\"diagram\"><svg"));
+    assert!(dom.contains("<div class=\"diagram\"><div class=\"lane-heads\"><svg"));
     assert!(
         dom.contains(">worker 1</text>"),
         "a diagram's lane is drawn"
@@ -168,7 +175,7 @@ fn the_scenario_report_shows_a_verdict_cell_and_a_diagram_in_chromium() {
         dom.contains(">violated (24 steps)</a></td>"),
         "the double run's verdict cell"
     );
-    assert!(dom.contains("<div class=\"diagram\"><svg"));
+    assert!(dom.contains("<div class=\"diagram\"><div class=\"lane-heads\"><svg"));
     assert!(
         dom.contains(">b2</text>"),
         "a diagram's builder lane is drawn"
@@ -211,6 +218,139 @@ fn the_svg_diagram_is_a_document_chromium_renders_without_errors() {
     );
     assert!(dom.contains("<svg"));
     assert!(dom.contains("no-wedge: claim-first, 8 steps"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// What `script` measures in the page `html` laid out in a window 1400 px
+/// wide: the page stays script-free, so the test loads a copy with the
+/// script appended, which writes its findings into `<pre id="measured">`.
+fn measure_at_1400(browser: &Path, dir: &Path, html: &str, script: &str) -> String {
+    let copy = dir.join("measured.html");
+    let page = html.replace(
+        "</body>",
+        &format!("<pre id=\"measured\"></pre><script>{script}</script></body>"),
+    );
+    std::fs::write(&copy, page).unwrap();
+    let dom = dump_dom_at(
+        browser,
+        &format!("file://{}", copy.display()),
+        &dir.join("profile"),
+        (1400, 900),
+    );
+    let start = dom.find("<pre id=\"measured\">").expect("the script ran") + 19;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    dom[start..end].to_string()
+}
+
+/// A number the script wrote as `name=value`.
+fn measured(text: &str, name: &str) -> f64 {
+    let at = text
+        .find(&format!("{name}="))
+        .unwrap_or_else(|| panic!("{name} in {text}"));
+    text[at + name.len() + 1..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_wide_diagram_reads_at_1400_px_with_its_lane_headers_in_view() {
+    let dir = scratch("wide");
+    let report = dir.join("report.html");
+    // Two requests: a counterexample with a lane per worker, wider than
+    // the window.
+    let status = slotcheck()
+        .args(["check", "--design", "claim-first", "--requests", "2"])
+        .args([
+            "--stalls",
+            "0",
+            "--property",
+            "count-not-low",
+            "--quiet",
+            "--html",
+        ])
+        .arg(&report)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "claim-first violates count-not-low");
+    let Some(browser) = chromium("a_wide_diagram_reads_at_1400_px_with_its_lane_headers_in_view")
+    else {
+        return;
+    };
+    let html = std::fs::read_to_string(&report).unwrap();
+    let text = measure_at_1400(
+        browser,
+        &dir,
+        &html,
+        "const box = document.querySelector('.diagram');
+         const heads = box.querySelector('.lane-heads');
+         const before = heads.getBoundingClientRect().top - box.getBoundingClientRect().top;
+         box.scrollTop = 600;
+         box.scrollLeft = 300;
+         const after = heads.getBoundingClientRect().top - box.getBoundingClientRect().top;
+         document.getElementById('measured').textContent =
+           'page=' + document.documentElement.scrollWidth + ' window=' + window.innerWidth +
+           ' diagram=' + box.scrollWidth + ' box=' + box.clientWidth +
+           ' scrolled=' + box.scrollTop + ' before=' + before + ' after=' + after;",
+    );
+    assert!(
+        measured(&text, "page") <= measured(&text, "window"),
+        "the page does not scroll sideways: {text}"
+    );
+    assert!(
+        measured(&text, "diagram") > measured(&text, "box"),
+        "this diagram is wider than the window and scrolls in its box: {text}"
+    );
+    assert!(measured(&text, "scrolled") > 0.0, "{text}");
+    assert!(
+        measured(&text, "after").abs() <= 2.0 && measured(&text, "before").abs() <= 2.0,
+        "the lane headers stay at the top of the box while it scrolls: {text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_scenarios_expected_violation_is_not_painted_as_a_failure_in_chromium() {
+    let dir = scratch("expected");
+    let report = dir.join("report.html");
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/SP-OCT-003.toml");
+    let status = slotcheck()
+        .arg("check")
+        .arg(&scenario)
+        .arg("--html")
+        .arg(&report)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "the scenario runs as expected");
+    let Some(browser) =
+        chromium("a_scenarios_expected_violation_is_not_painted_as_a_failure_in_chromium")
+    else {
+        return;
+    };
+    let html = std::fs::read_to_string(&report).unwrap();
+    // SP-OCT-003 pins claim-first's wedge: its cell is the finding
+    // reproduced, coloured as the cells that hold.
+    let text = measure_at_1400(
+        browser,
+        &dir,
+        &html,
+        "const cells = [...document.querySelectorAll('table.verdicts td')];
+         const colour = (word) => getComputedStyle(cells.find(c => c.textContent.startsWith(word))).backgroundColor.replace(/ /g, '');
+         document.getElementById('measured').textContent =
+           'violated=' + colour('violated') + ' holds=' + colour('holds') +
+           ' regressions=' + document.querySelectorAll('td.regression').length;",
+    );
+    let colour = |name: &str| {
+        let at = text.find(&format!("{name}=")).unwrap() + name.len() + 1;
+        text[at..].split_whitespace().next().unwrap().to_string()
+    };
+    assert_eq!(colour("violated"), colour("holds"), "{text}");
+    assert_eq!(colour("holds"), "rgb(227,246,227)", "{text}");
+    assert_eq!(measured(&text, "regressions"), 0.0, "{text}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

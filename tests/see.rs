@@ -37,13 +37,32 @@ fn mermaid_has_a_lane_per_component_and_marks_the_crash_and_the_hold() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.is_empty(), "no progress line off a terminal: {err}");
     assert!(out.starts_with("sequenceDiagram\n    %% no-wedge: claim-first, 8 steps\n"));
-    for lane in ["client", "R1", "broker", "worker 1", "queue", "worker 2"] {
-        assert!(
-            out.contains(&format!(" as {lane}\n")),
-            "lane {lane}:\n{out}"
-        );
-    }
-    assert!(out.contains("rect rgb(255, 221, 221)\n        Note over L3: 5. CRASH: crash#59;"));
+    // The lanes in their fixed order: client, broker, queue row, request
+    // rows, workers by number (builds would come last).
+    let lanes: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("participant L"))
+        .map(|l| l.split_once(" as ").unwrap().1)
+        .collect();
+    assert_eq!(
+        lanes,
+        ["client", "broker", "queue", "R1", "worker 1", "worker 2"]
+    );
+    // Each delivery is an arrow from the broker to the worker it starts.
+    assert!(
+        out.contains("    L1->>L4: process(R1), attempt 1\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    L1->>L5: process(R1), attempt 2\n"),
+        "{out}"
+    );
+    // The claim's CAS shows the queue row before and after.
+    assert!(
+        out.contains("    L4->>L2: in_flight_count 0 (v1) → in_flight_count 1 (v2)\n"),
+        "{out}"
+    );
+    assert!(out.contains("rect rgb(255, 221, 221)\n        Note over L4: 5. CRASH: crash#59;"));
     assert!(out.contains("Note over L5: 8. HOLD: hold process(R1)"));
     assert_eq!(out.matches("sequenceDiagram").count(), 1);
 }
@@ -80,21 +99,30 @@ fn svg_and_json_do_not_mix_and_html_is_written_whole() {
 #[test]
 fn the_link_models_lanes_are_builders_the_consumer_and_the_bucket() {
     use slotcheck_models::link::{design_named, Bounds, Link};
-    let model = Link::new(design_named("check-only").unwrap(), Bounds::default());
+    // One ask, so that once its builder crashed nothing is left to fetch
+    // and time may pass.
+    let bounds = Bounds {
+        asks: 1,
+        ..Bounds::default()
+    };
+    let model = Link::new(design_named("check-only").unwrap(), bounds);
     let init = model.init_states().remove(0);
-    let script: Vec<String> = ["fetch b1", "take b1", "crash b1"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut script = vec!["fetch b1", "take b1", "crash b1"];
+    script.extend(["tick"; 6]);
+    let script: Vec<String> = script.iter().map(|s| s.to_string()).collect();
     let actions = model.parse(&init, &script).unwrap();
     let steps = model.tell(&init, &actions);
     let d = Diagram::of(&model, "link", &steps, None);
-    assert_eq!(d.lanes, ["b1", "consumer", "bucket"]);
+    assert_eq!(d.lanes, ["time", "consumer", "b1", "bucket"]);
     assert!(
         d.events[2].note[0].starts_with("3. CRASH t=0s"),
         "{:?}",
         d.events[2]
     );
+    // Six ticks with nothing else happening are one note.
+    assert_eq!(d.events.len(), 4, "{:?}", d.events);
+    assert_eq!(d.events[3].note[0], "4.–9. t=0s: 30 s pass");
+    assert_eq!(d.events[3].note[1], "t=0s → t=30s");
 }
 
 #[test]

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Regenerates the generated parts of README.md from the release binary: each
+# block between a `<!-- generated: COMMAND -->` or `<!-- timing: COMMAND -->`
+# marker and `<!-- end -->` becomes what COMMAND prints now, and each
+# `<!-- generated verdicts -->` table gets its verdicts column refilled.
+# `cargo test` checks the fast parts (times masked) and fails with a diff when
+# they differ; the slow parts and the times are refreshed only here.
+#
+#   scripts/readme.sh            rewrite every part that changed, slow ones too
+#   scripts/readme.sh --fast     the same, leaving the slow parts
+#   scripts/readme.sh --timings  also refresh the times of timing blocks whose
+#                                other figures did not change
+#   scripts/readme.sh --check    rewrite nothing; fail with a diff if any part,
+#                                slow ones included, differs (the nightly run)
+#
+# The work is done by tests/readme.rs (one parser and one runner for the test
+# and for this script); this script only chooses its mode. Times come from the
+# machine that runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=write
+timings=keep
+for arg in "$@"; do
+  case "$arg" in
+    --fast) mode=write-fast ;;
+    --timings) timings=refresh ;;
+    --check) mode=check-all ;;
+    *) echo "usage: scripts/readme.sh [--fast] [--timings] | --check" >&2; exit 2 ;;
+  esac
+done
+
+SLOTCHECK_README=$mode SLOTCHECK_README_TIMINGS=$timings \
+  cargo test --release --test readme \
+  every_generated_part_of_the_readme_is_what_its_command_prints -- --exact --nocapture
