@@ -310,7 +310,15 @@ impl<'de> Deserialize<'de> for Expected {
                             let word: String = map.next_value()?;
                             verdict = Some(verdict_word::<A::Error>(&word)?);
                         }
-                        "steps" => steps = Some(map.next_value::<usize>()?),
+                        "steps" => {
+                            let Whole(n) = map.next_value()?;
+                            let n = usize::try_from(n).map_err(|_| {
+                                de::Error::custom(format!(
+                                    "`steps` is a number of steps, 0 or more, not {n}"
+                                ))
+                            })?;
+                            steps = Some(n);
+                        }
                         other => {
                             return Err(de::Error::unknown_field(other, &["verdict", "steps"]))
                         }
@@ -365,33 +373,91 @@ struct StoryFile {
     steps: Spanned<Vec<Spanned<String>>>,
 }
 
+/// A whole number as a scenario writes it, of any size: a bound out of its
+/// type's range is then told with its field, the range and the value
+/// (`from 0 to 255, not 1000`) rather than as `expected u8`.
+#[derive(Clone, Copy, Debug)]
+struct Whole(i64);
+
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct WholeVisitor;
+        impl Visitor<'_> for WholeVisitor {
+            type Value = Whole;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "a whole number")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Whole, E> {
+                Ok(Whole(n))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Whole, E> {
+                Ok(Whole(i64::try_from(n).unwrap_or(i64::MAX)))
+            }
+        }
+        deserializer.deserialize_any(WholeVisitor)
+    }
+}
+
+/// A bound's value as its type holds it, or an error at the value that
+/// names the field, the range and the value.
+fn whole<T>(source: &Source, value: &Spanned<Whole>, field: &str) -> Result<T, InputError>
+where
+    T: TryFrom<i64> + Into<i64> + Bounded,
+{
+    let Whole(n) = *value.get_ref();
+    T::try_from(n).map_err(|_| {
+        source.at(
+            value,
+            format!("bounds.{field}"),
+            format!(
+                "must be a whole number from 0 to {}, not {n}",
+                T::MAX.into()
+            ),
+        )
+    })
+}
+
+/// The largest value of a bound's type.
+trait Bounded {
+    const MAX: Self;
+}
+
+impl Bounded for u8 {
+    const MAX: u8 = u8::MAX;
+}
+
+impl Bounded for u16 {
+    const MAX: u16 = u16::MAX;
+}
+
 /// The stovepipe model's bounds as a scenario writes them: all required, so
 /// that a scenario does not change when a default does.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StovepipeBounds {
-    requests: Spanned<u8>,
-    max_concurrent: Spanned<u8>,
-    crashes: u8,
-    stalls: u8,
-    max_deliveries: Spanned<u8>,
+    requests: Spanned<Whole>,
+    max_concurrent: Spanned<Whole>,
+    crashes: Spanned<Whole>,
+    stalls: Spanned<Whole>,
+    max_deliveries: Spanned<Whole>,
 }
 
 /// The link model's bounds as a scenario writes them, in seconds where the
-/// command line takes seconds; all required, as for stovepipe. Spanned where
-/// `link::Bounds::validate` can reject the value, so the error points at it.
+/// command line takes seconds; all required, as for stovepipe. Spanned so
+/// that an error (out of its type, or one `link::Bounds::validate` gives)
+/// points at the value.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LinkBounds {
-    asks: Spanned<u8>,
-    builders: Spanned<u8>,
-    skew: Spanned<u16>,
-    horizon: Spanned<u16>,
-    longest_build: Spanned<u16>,
-    crashes: u8,
-    late_heartbeats: u8,
-    late_by: Spanned<u16>,
-    max_deliver: Spanned<u8>,
+    asks: Spanned<Whole>,
+    builders: Spanned<Whole>,
+    skew: Spanned<Whole>,
+    horizon: Spanned<Whole>,
+    longest_build: Spanned<Whole>,
+    crashes: Spanned<Whole>,
+    late_heartbeats: Spanned<Whole>,
+    late_by: Spanned<Whole>,
+    max_deliver: Spanned<Whole>,
 }
 
 /// One line of a run: a design's property (or story) against its expectation.
@@ -480,6 +546,8 @@ impl Selection {
 pub struct Heading {
     pub file: PathBuf,
     pub id: String,
+    /// Where the ID is written in the file (1-based line and column).
+    pub id_at: (usize, usize),
     pub title: String,
     pub source: String,
     pub notes: Option<String>,
@@ -754,11 +822,11 @@ fn stovepipe_scenario(source: &Source) -> Result<Scenario, InputError> {
         toml::from_str(source.text).map_err(|e| source.toml(e))?;
     let b = raw.bounds.get_ref();
     let bounds = Bounds {
-        requests: *b.requests.get_ref(),
-        max_concurrent: *b.max_concurrent.get_ref(),
-        crashes: b.crashes,
-        stalls: b.stalls,
-        max_deliveries: *b.max_deliveries.get_ref(),
+        requests: whole(source, &b.requests, "requests")?,
+        max_concurrent: whole(source, &b.max_concurrent, "max_concurrent")?,
+        crashes: whole(source, &b.crashes, "crashes")?,
+        stalls: whole(source, &b.stalls, "stalls")?,
+        max_deliveries: whole(source, &b.max_deliveries, "max_deliveries")?,
     };
     if let Err(message) = bounds.validate() {
         // The message names the bound; point at it.
@@ -804,15 +872,15 @@ fn link_scenario(source: &Source) -> Result<Scenario, InputError> {
     let raw: ScenarioFile<LinkBounds> = toml::from_str(source.text).map_err(|e| source.toml(e))?;
     let b = raw.bounds.get_ref();
     let bounds = link::Bounds {
-        asks: *b.asks.get_ref(),
-        builders: *b.builders.get_ref(),
-        skew: *b.skew.get_ref(),
-        horizon: *b.horizon.get_ref(),
-        longest_build: *b.longest_build.get_ref(),
-        crashes: b.crashes,
-        late_heartbeats: b.late_heartbeats,
-        late_by: *b.late_by.get_ref(),
-        max_deliver: *b.max_deliver.get_ref(),
+        asks: whole(source, &b.asks, "asks")?,
+        builders: whole(source, &b.builders, "builders")?,
+        skew: whole(source, &b.skew, "skew")?,
+        horizon: whole(source, &b.horizon, "horizon")?,
+        longest_build: whole(source, &b.longest_build, "longest_build")?,
+        crashes: whole(source, &b.crashes, "crashes")?,
+        late_heartbeats: whole(source, &b.late_heartbeats, "late_heartbeats")?,
+        late_by: whole(source, &b.late_by, "late_by")?,
+        max_deliver: whole(source, &b.max_deliver, "max_deliver")?,
     };
     if let Err(message) = bounds.validate() {
         // The model's messages name the bound in words (`longest build must
@@ -1035,6 +1103,7 @@ where
         heading: Heading {
             file: source.file.to_path_buf(),
             id: id.clone(),
+            id_at: line_column(source.text, raw.id.span().start),
             title: raw.title,
             source: raw.source,
             notes: raw.notes,
@@ -1104,12 +1173,13 @@ pub fn load_all(files: &[PathBuf], selection: &Selection) -> Result<Vec<Scenario
             .iter()
             .find(|s| s.heading.id == scenario.heading.id)
         {
+            let (line, column) = other.heading.id_at;
             return Err(InputError {
                 file: file.clone(),
-                at: None,
+                at: Some(scenario.heading.id_at),
                 field: Some("id".into()),
                 message: format!(
-                    "`{}` is also the ID of {}",
+                    "`{}` is also the ID of {}:{line}:{column}; each scenario needs its own",
                     scenario.heading.id,
                     other.heading.file.display()
                 ),

@@ -460,7 +460,7 @@ fn a_story_step_that_is_not_a_step_exits_2() {
 fn duplicate_ids_exit_2() {
     let err = invalid("duplicate", &shipped("SP-OCT-003"));
     assert!(
-        err.contains("broken.toml: `id`: `SP-OCT-003` is also the ID of"),
+        err.contains("broken.toml:4:6: `id`: `SP-OCT-003` is also the ID of"),
         "{err}"
     );
 }
