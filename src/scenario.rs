@@ -16,6 +16,7 @@ use crate::html;
 use crate::itf;
 use crate::report;
 use crate::report::xml_escape;
+use crate::simulate::{model_meta, Simulated};
 use crate::stovepipe::bounds_json;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -27,7 +28,6 @@ use slotcheck_models::{Narrated, PropertyKind};
 use stateright::{Expectation, Model};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::hash::Hash;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use toml::Spanned;
@@ -613,23 +613,18 @@ struct ModelPlan<M: Model> {
     stories: Vec<StoryPlan<M>>,
 }
 
-/// The ITF `#meta` of a scenario's trace.
-fn trace_meta(scenario: &Scenario, design: &str, property: &str) -> Json {
-    json!({
-        "scenario": scenario.heading.id,
-        "model": scenario.heading.model,
-        "design": design,
-        "property": property,
-        "bounds": scenario.heading.bounds,
-    })
+/// The ITF `#meta` of a scenario's trace: the model, design and bounds as
+/// every trace writer records them (`simulate::model_meta`, which
+/// `slotcheck replay` reads back), plus the scenario and the property.
+fn trace_meta<M: Simulated>(scenario: &Scenario, model: &M, property: &str) -> Json {
+    let mut meta = model_meta(model);
+    meta["scenario"] = json!(scenario.heading.id);
+    meta["property"] = json!(property);
+    meta["command"] = json!("check");
+    meta
 }
 
-impl<M> Plan for ModelPlan<M>
-where
-    M: Narrated + Clone + Send + Sync + 'static,
-    M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
-    M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
-{
+impl<M: Simulated> Plan for ModelPlan<M> {
     fn expects(&self, property: &str) -> bool {
         self.designs
             .iter()
@@ -682,7 +677,7 @@ where
                 let trace = match (&result.trace, result.verdict) {
                     (Some(t), Verdict::Violated) => Some(itf::trace(
                         &plan.model,
-                        trace_meta(scenario, &plan.design, name),
+                        trace_meta(scenario, &plan.model, name),
                         &t.init,
                         &t.actions,
                     )),
@@ -722,12 +717,7 @@ where
 }
 
 /// Replays a story and judges its last state: it must violate its property.
-fn replay<M>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding
-where
-    M: Narrated,
-    M::State: Clone,
-    M::Action: Clone,
-{
+fn replay<M: Simulated>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding {
     let started = Instant::now();
     let init = story.model.init_states().remove(0);
     let mut last = init.clone();
@@ -772,7 +762,7 @@ where
         explanation: Some(ending),
         trace: Some(itf::trace(
             &story.model,
-            trace_meta(scenario, &story.design, story.violates),
+            trace_meta(scenario, &story.model, story.violates),
             &init,
             &story.actions,
         )),
@@ -941,9 +931,7 @@ fn finish<B, M>(
     model_for: impl Fn(&str) -> Option<M>,
 ) -> Result<Scenario, InputError>
 where
-    M: Narrated + Clone + Send + Sync + 'static,
-    M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
-    M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
+    M: Simulated,
 {
     let id = raw.id.get_ref();
     if id.is_empty()

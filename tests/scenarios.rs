@@ -166,10 +166,23 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
         violated,
         "one trace per counterexample and story"
     );
+    let models: std::collections::BTreeSet<String> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models.len(), 2, "both models' scenarios ran: {models:?}");
     for trace in &traces {
         assert_itf(trace);
         let story = trace.to_string_lossy().replace(".itf.json", ".txt");
         assert!(Path::new(&story).exists(), "{story} beside its trace");
+        // Every trace `--out` writes replays (one bounds encoding for every
+        // writer and reader), from its own first state, to its violation.
+        let replayed = slotcheck::replay::replay_file(trace)
+            .unwrap_or_else(|e| panic!("{}: {e}", trace.display()));
+        assert!(replayed.violates, "{}: {}", trace.display(), replayed.text);
+        assert!(!replayed.text.contains("note:"), "{}", replayed.text);
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
