@@ -63,11 +63,11 @@ fn replay_with<M: Simulated>(
         .map_err(|e| format!("cannot replay {e} (`{}`)", script[e.index]))?;
     let last = crate::simulate::last_state(model, &init, &actions);
     let mut out = format!(
-        "slotcheck replay: {} {}, {}; {} steps{}\n",
+        "slotcheck replay: {} {}, {}; {}{}\n",
         model.model_name(),
         model.variant(),
         crate::simulate::bounds_words(model),
-        actions.len(),
+        report::count(actions.len() as u64, "step"),
         match (meta.get("seed"), meta.get("run")) {
             (Some(seed), Some(run)) => format!(" (seed {seed}, run {run})"),
             _ => String::new(),

@@ -578,6 +578,10 @@ impl Scenario {
 trait Plan {
     /// Whether some design of the scenario has an expectation for `property`.
     fn expects(&self, property: &str) -> bool;
+    /// Whether the scenario expects anything of `design` (or tells its story).
+    fn has_design(&self, design: &str) -> bool;
+    /// How many checks (design × property, and stories) `selection` leaves.
+    fn selected(&self, selection: &Selection) -> usize;
     fn run(
         &self,
         scenario: &Scenario,
@@ -632,6 +636,31 @@ impl<M: Simulated> Plan for ModelPlan<M> {
             || self.stories.iter().any(|s| s.violates == property)
     }
 
+    fn has_design(&self, design: &str) -> bool {
+        self.designs.iter().any(|d| d.design == design)
+            || self.stories.iter().any(|s| s.design == design)
+    }
+
+    fn selected(&self, selection: &Selection) -> usize {
+        let checks: usize = self
+            .designs
+            .iter()
+            .filter(|d| selection.design(&d.design))
+            .map(|d| {
+                d.expectations
+                    .iter()
+                    .filter(|(name, _)| selection.property(name))
+                    .count()
+            })
+            .sum();
+        let stories = self
+            .stories
+            .iter()
+            .filter(|s| selection.design(&s.design) && selection.property(s.violates))
+            .count();
+        checks + stories
+    }
+
     fn run(
         &self,
         scenario: &Scenario,
@@ -666,7 +695,11 @@ impl<M: Simulated> Plan for ModelPlan<M> {
                 let told = result.trace.as_ref().map(|t| {
                     let told = plan.model.tell(&t.init, &t.actions);
                     let ending = plan.model.explain(name, &t.last);
-                    let title = format!("{name}: {}, {} steps", plan.design, t.steps());
+                    let title = format!(
+                        "{name}: {}, {}",
+                        plan.design,
+                        report::count(t.steps() as u64, "step")
+                    );
                     (
                         report::story_text(&told, &ending),
                         Diagram::of(&plan.model, &title, &told, Some(&ending)).svg(),
@@ -744,10 +777,10 @@ fn replay<M: Simulated>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding {
     };
     let told = story.model.tell(&init, &story.actions);
     let title = format!(
-        "story ({}): {}, {} steps",
+        "story ({}): {}, {}",
         story.violates,
         story.design,
-        story.actions.len()
+        report::count(story.actions.len() as u64, "step")
     );
     Finding {
         design: story.design.clone(),
@@ -1113,6 +1146,8 @@ fn property_names<M: Model>(model: &M) -> Vec<&'static str> {
     model.properties().iter().map(|p| p.name).collect()
 }
 
+const NO_SUCH_FILE: &str = "no such file or directory";
+
 /// The scenario files named by `paths` (directories: their `*.toml` files,
 /// sorted), or every file under `scenarios/` when none is named.
 pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
@@ -1144,7 +1179,7 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
                 file: path.clone(),
                 at: None,
                 field: None,
-                message: "no such file or directory".into(),
+                message: NO_SUCH_FILE.into(),
             });
         }
     }
@@ -1556,12 +1591,33 @@ pub struct CheckRun {
     pub selection: Selection,
     pub limits: Limits,
     pub junit: Option<PathBuf>,
-    /// `--json` alone prints the report instead of the lines; with a file,
-    /// writes it there.
-    pub json: Option<Option<PathBuf>>,
+    /// `--json`: the report on standard output instead of the lines.
+    pub json: bool,
+    /// `--json-out FILE`: the report written there too.
+    pub json_out: Option<PathBuf>,
     pub out: Option<PathBuf>,
     /// The HTML report's file.
     pub html: Option<PathBuf>,
+}
+
+impl CheckRun {
+    /// Every file or directory the run will write, with its flag.
+    fn outputs(&self) -> Vec<itf::Output> {
+        let mut outputs = Vec::new();
+        if let Some(file) = &self.junit {
+            outputs.push(itf::Output::file("--junit", file));
+        }
+        if let Some(file) = &self.json_out {
+            outputs.push(itf::Output::file("--json-out", file));
+        }
+        if let Some(file) = &self.html {
+            outputs.push(itf::Output::file("--html", file));
+        }
+        if let Some(dir) = &self.out {
+            outputs.push(itf::Output::dir("--out", dir));
+        }
+        outputs
+    }
 }
 
 /// Exit statuses of a scenario run.
@@ -1570,16 +1626,85 @@ pub const EXIT_REGRESSION: u8 = 1;
 pub const EXIT_INVALID: u8 = 2;
 pub const EXIT_INCONCLUSIVE: u8 = 3;
 
+/// Refuses a selection that leaves nothing to check: each filter must
+/// select something among the scenarios the others leave, and together
+/// they must leave at least one check. A run of "0 checks" that passes
+/// would tell CI that a typo is a success.
+pub fn check_selection(scenarios: &[Scenario], selection: &Selection) -> Result<(), String> {
+    let chosen: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| selection.only.is_empty() || selection.only.contains(&s.heading.id))
+        .collect();
+    let running: Vec<&Scenario> = chosen
+        .iter()
+        .copied()
+        .filter(|s| !(selection.skip_slow && s.slow))
+        .collect();
+    if running.is_empty() && !chosen.is_empty() {
+        let ids: Vec<&str> = chosen.iter().map(|s| s.heading.id.as_str()).collect();
+        return Err(format!(
+            "--skip-slow leaves out every selected scenario ({}: `slow = true`)",
+            ids.join(", ")
+        ));
+    }
+    let flags = |flag: &str, names: &[String]| -> String {
+        names
+            .iter()
+            .map(|n| format!("{flag} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for design in &selection.designs {
+        if !running.iter().any(|s| s.plan.has_design(design)) {
+            return Err(format!(
+                "--design {design}: no selected scenario expects anything of it"
+            ));
+        }
+    }
+    for property in &selection.properties {
+        if !running.iter().any(|s| s.plan.expects(property)) {
+            return Err(format!(
+                "--property {property}: no selected scenario expects anything of it"
+            ));
+        }
+    }
+    if running
+        .iter()
+        .map(|s| s.plan.selected(selection))
+        .sum::<usize>()
+        == 0
+    {
+        return Err(format!(
+            "{} with {} select no check: no selected scenario expects these properties of these designs",
+            flags("--design", &selection.designs),
+            flags("--property", &selection.properties)
+        ));
+    }
+    Ok(())
+}
+
 /// `slotcheck check [PATH...]`: loads every file (any invalid one stops the
-/// run with exit 2 before anything runs or is written), runs, prints a line
-/// per check and a summary, then writes the reports, each whole or not at
-/// all.
+/// run with exit 2 before anything runs or is written), checks the filters
+/// and that every report can be written, runs, prints a line per check and
+/// a summary, then writes the reports, each whole or not at all. A report
+/// that cannot be written after all is an error (exit 2) once the results
+/// are printed.
 pub fn check_command(run: CheckRun) -> u8 {
     let fail = |message: String| {
         eprintln!("error: {message}");
         EXIT_INVALID
     };
-    let scenarios = match files(&run.paths).and_then(|f| load_all(&f, &run.selection)) {
+    let files = match files(&run.paths) {
+        Ok(f) => f,
+        Err(e) if run.json && e.message == NO_SUCH_FILE => {
+            // `--json FILE` wrote a file before `--json-out` existed.
+            return fail(format!(
+                "{e} (--json prints the report on standard output; --json-out FILE writes it to a file)"
+            ));
+        }
+        Err(e) => return fail(e.to_string()),
+    };
+    let scenarios = match load_all(&files, &run.selection) {
         Ok(s) => s,
         Err(e) => return fail(e.to_string()),
     };
@@ -1597,28 +1722,29 @@ pub fn check_command(run: CheckRun) -> u8 {
             }
         ));
     }
-    for property in &run.selection.properties {
-        if !scenarios.iter().any(|s| s.plan.expects(property)) {
-            return fail(format!(
-                "--property: no scenario expects anything of `{property}`"
-            ));
-        }
+    if let Err(e) = check_selection(&scenarios, &run.selection) {
+        return fail(e);
     }
-    let json_to_stdout = matches!(run.json, Some(None));
+    if let Err(e) = itf::check_outputs(&run.outputs(), &files) {
+        return fail(e);
+    }
     let report = run_all(&scenarios, &run.selection, &run.limits, |line| {
-        if !json_to_stdout {
+        if !run.json {
             println!("{line}");
         }
     });
+    let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
+    if run.json {
+        print!("{json_text}");
+    } else {
+        println!("\n{}", report.summary());
+    }
     let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     if let Some(file) = &run.junit {
         writes.push((file.clone(), junit(&report).into_bytes()));
     }
-    let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
-    match &run.json {
-        Some(Some(file)) => writes.push((file.clone(), json_text.into_bytes())),
-        Some(None) => print!("{json_text}"),
-        None => {}
+    if let Some(file) = &run.json_out {
+        writes.push((file.clone(), json_text.into_bytes()));
     }
     if let Some(dir) = &run.out {
         writes.extend(counterexample_files(&report, dir));
@@ -1629,13 +1755,8 @@ pub fn check_command(run: CheckRun) -> u8 {
             html::render(&html_page(&report, &run.paths)).into_bytes(),
         ));
     }
-    for (path, contents) in &writes {
-        if let Err(e) = itf::write_atomically(path, contents) {
-            return fail(format!("{}: cannot write: {e}", path.display()));
-        }
-    }
-    if !json_to_stdout {
-        println!("\n{}", report.summary());
+    if let Err(e) = itf::write_reports(&writes, |_| {}) {
+        return fail(e);
     }
     report.exit_code()
 }

@@ -116,7 +116,7 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
         "--skip-slow",
         "--junit",
         junit.to_str().unwrap(),
-        "--json",
+        "--json-out",
         json.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
@@ -274,7 +274,7 @@ fn invalid(name: &str, text: &str) -> String {
         dir.to_str().unwrap(),
         "--junit",
         reports.join("junit.xml").to_str().unwrap(),
-        "--json",
+        "--json-out",
         reports.join("report.json").to_str().unwrap(),
         "--out",
         reports.join("traces").to_str().unwrap(),
@@ -483,7 +483,7 @@ fn bounds_flags_are_refused_when_scenarios_bring_their_own() {
     let output = slotcheck(&["check", "scenarios/SP-OCT-003.toml", "--requests", "3"]);
     assert_eq!(code(&output), 2);
     assert!(
-        stderr(&output).contains("--requests: scenario files bring their own bounds"),
+        stderr(&output).contains("--requests: scenario files bring their own model and bounds"),
         "{}",
         stderr(&output)
     );
@@ -495,7 +495,7 @@ fn bounds_flags_are_refused_when_scenarios_bring_their_own() {
     ]);
     assert_eq!(code(&output), 2);
     assert!(
-        stderr(&output).contains("--skew: scenario files bring their own bounds"),
+        stderr(&output).contains("--skew: scenario files bring their own model and bounds"),
         "{}",
         stderr(&output)
     );
@@ -708,7 +708,7 @@ fn the_html_report_has_every_scenario_design_and_property_with_the_diagrams() {
         "scenarios/SP-OCT-003.toml",
         "--html",
         page.to_str().unwrap(),
-        "--json",
+        "--json-out",
         json.to_str().unwrap(),
     ]);
     assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
