@@ -3,12 +3,13 @@
 //! story). A model takes part by saying how its bounds read ([`Described`]).
 
 use crate::check::{check, Limits, Outcome, Verdict};
-use crate::itf::write_atomically;
-use crate::report::{self, Style};
+use crate::itf::{self, Output};
+use crate::report::{self, JsonArgs, Style};
 use crate::see::{self, CheckOutputArgs, CompareOutputArgs};
-use crate::simulate::{save_check_traces, Simulated};
+use crate::simulate::{check_trace_files, Simulated};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use slotcheck_models::PropertyKind;
+use std::path::Path;
 
 /// How a model's bounds read, in reports.
 pub trait Described: Simulated {
@@ -16,21 +17,10 @@ pub trait Described: Simulated {
     fn bounds_json(&self) -> Value;
     /// The bounds in words: `requests 2, max_concurrent 1, ...`.
     fn bounds_line(&self) -> String;
-}
-
-/// Where a JSON report goes: stdout (`--json`) or a file (`--json FILE`).
-pub type JsonTarget = Option<Option<PathBuf>>;
-
-fn emit_json(value: &Value, target: &Option<PathBuf>) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(value).expect("JSON");
-    match target {
-        Some(file) => write_atomically(file, format!("{text}\n").as_bytes())
-            .map_err(|e| format!("{}: {e}", file.display())),
-        None => {
-            println!("{text}");
-            Ok(())
-        }
-    }
+    /// The command-line flags that give these bounds and options
+    /// (`--requests 2 --max-concurrent 1 ...`), for the commands slotcheck
+    /// suggests.
+    fn bounds_flags(&self) -> String;
 }
 
 /// The property names a user asked for, each checked against the model's.
@@ -52,31 +42,31 @@ fn property_names<M: Described>(model: &M, asked: &[String]) -> Result<Vec<&'sta
 
 /// `compare`: every design's model on the same bounds, one table. Exits 0
 /// once every run finished (violations are the comparison's content), 3 if
-/// one was cut short.
+/// any was cut short, even one that had decided every verdict by then: a
+/// comparison's columns are only comparable when each run is whole.
 pub fn compare<M: Described>(
     models: Vec<M>,
     limits: &Limits,
-    json: bool,
+    json: &JsonArgs,
     output: &CompareOutputArgs,
 ) -> Result<u8, String> {
     let first = models.first().ok_or("no design to compare")?.clone();
+    let mut outputs = Vec::new();
+    if let Some(file) = &json.json_out {
+        outputs.push(Output::file("--json-out", file));
+    }
+    if let Some(file) = &output.html {
+        outputs.push(Output::file("--html", file));
+    }
+    itf::check_outputs(&outputs, &[])?;
     let columns: Vec<(String, Outcome<M>)> = models
         .iter()
         .map(|m| (m.variant().to_string(), check(m.clone(), &[], limits)))
         .collect();
     let heading = format!("{}, {}", first.model_name(), first.bounds_line());
-    see::after_compare(output, &heading, &columns, |design| {
-        models
-            .iter()
-            .find(|m| m.variant() == design)
-            .cloned()
-            .ok_or_else(|| format!("unknown design `{design}`"))
-    })?;
-    if json {
-        emit_json(
-            &report::comparison_json(first.bounds_json(), &columns),
-            &None,
-        )?;
+    let report = json_text(&report::comparison_json(first.bounds_json(), &columns));
+    if json.json {
+        print!("{report}");
     } else {
         let style = Style::for_stdout();
         println!("{}\n", style.bold(&format!("slotcheck compare: {heading}")));
@@ -89,72 +79,178 @@ pub fn compare<M: Described>(
             "\nA violation's story: slotcheck check{model_flag} --design DESIGN [same bounds]"
         );
     }
-    let inconclusive = columns
+    let mut writes = Vec::new();
+    if let Some(file) = &json.json_out {
+        writes.push((file.clone(), report.into_bytes()));
+    }
+    if let Some(file) = &output.html {
+        let page = see::compare_page(&heading, &columns, |design| {
+            models
+                .iter()
+                .find(|m| m.variant() == design)
+                .cloned()
+                .ok_or_else(|| format!("unknown design `{design}`"))
+        })?;
+        writes.push((file.clone(), page.into_bytes()));
+    }
+    itf::write_reports(&writes, |_| {})?;
+    let cut = columns.iter().any(|(_, o)| {
+        o.stats.cut.is_some() || o.results.iter().any(|r| r.verdict == Verdict::Inconclusive)
+    });
+    Ok(if cut { 3 } else { 0 })
+}
+
+fn json_text(value: &Value) -> String {
+    serde_json::to_string_pretty(value).expect("JSON") + "\n"
+}
+
+/// Why a check exits 1 although no property is violated: the witnesses it
+/// did not reach. A witness shows that the states a property guards are
+/// reachable at all; without it a `holds` may be vacuous.
+pub fn unreached_note<M: Described>(outcome: &Outcome<M>) -> Option<String> {
+    let unreached: Vec<&str> = outcome
+        .results
         .iter()
-        .flat_map(|(_, o)| &o.results)
-        .any(|r| r.verdict == Verdict::Inconclusive);
-    Ok(if inconclusive { 3 } else { 0 })
+        .filter(|r| r.verdict == Verdict::NotReached)
+        .map(|r| r.name)
+        .collect();
+    if unreached.is_empty() {
+        return None;
+    }
+    let properties: Vec<String> = outcome
+        .results
+        .iter()
+        .filter(|r| r.kind == PropertyKind::Always)
+        .map(|r| format!("--property {}", r.name))
+        .collect();
+    let them = if unreached.len() == 1 { "it" } else { "them" };
+    let mut note = format!(
+        "{} not reached: the check fails (exit 1).\n\
+A witness shows that the states the properties are about can happen at all;\n\
+a property that holds on bounds where they cannot proves nothing.\n\
+Larger bounds may reach {them}",
+        unreached.join(", ")
+    );
+    if properties.is_empty() {
+        note.push('.');
+    } else {
+        note.push_str(&format!(
+            "; to check only the properties, name them:\n  {}",
+            properties.join(" ")
+        ));
+    }
+    Some(note)
 }
 
 /// `check --design D`: the verdicts, then each violation's shortest
-/// counterexample as a story (or as JSON, diagrams, an HTML page, traces).
+/// counterexample as a story (or as JSON or diagrams); then the files asked
+/// for (`--json-out`, `--html`, `--out` traces), each checked before the run
+/// and written after the results are printed.
 pub fn check_design<M: Described>(
     model: M,
     properties: &[String],
     limits: &Limits,
-    json: &JsonTarget,
+    json: &JsonArgs,
     out: Option<&Path>,
     output: &CheckOutputArgs,
 ) -> Result<u8, String> {
     let names = property_names(&model, properties)?;
+    let mut outputs = Vec::new();
+    if let Some(file) = &json.json_out {
+        outputs.push(Output::file("--json-out", file));
+    }
+    if let Some(file) = &output.html {
+        outputs.push(Output::file("--html", file));
+    }
+    if let Some(dir) = out {
+        outputs.push(Output::dir("--out", dir));
+    }
+    itf::check_outputs(&outputs, &[])?;
     let design = model.variant();
     let outcome = check(model.clone(), &names, limits);
-    if let Some(dir) = out {
-        for file in save_check_traces(dir, &model, &outcome)? {
-            eprintln!("trace saved: {} (slotcheck replay FILE)", file.display());
-        }
-    }
     let heading = format!(
         "{design} on {}, {}",
         model.model_name(),
         model.bounds_line()
     );
     let code = outcome.exit_code() as u8;
-    if see::after_check(output, &model, design, &heading, &outcome)? {
-        return Ok(code);
+    let note = unreached_note(&outcome);
+    let report =
+        (json.json || json.json_out.is_some()).then(|| json_text(&check_json(&model, &outcome)));
+    if json.json {
+        print!("{}", report.as_deref().unwrap_or_default());
+        if let Some(note) = &note {
+            eprintln!("note: {note}");
+        }
+    } else if see::print_diagrams(output, &model, design, &outcome) {
+        if let Some(note) = &note {
+            eprintln!("note: {note}");
+        }
+    } else {
+        print_check_text(&model, &heading, &outcome, note.as_deref());
     }
-    if let Some(target) = json {
-        let results: Vec<Value> = outcome
-            .results
-            .iter()
-            .map(|r| {
-                json!({
-                    "property": r.name,
-                    "verdict": r.verdict.word(),
-                    "steps": report::steps(r),
-                    "explanation": r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
-                    "story": match (r.verdict, outcome.story(&model, r.name)) {
-                        (Verdict::Violated, Some(s)) => report::story_json(&s),
-                        _ => Value::Null,
-                    },
-                })
+    let mut writes = Vec::new();
+    if let (Some(file), Some(report)) = (&json.json_out, report) {
+        writes.push((file.clone(), report.into_bytes()));
+    }
+    if let Some(file) = &output.html {
+        let page = see::check_page(&model, design, &heading, &outcome);
+        writes.push((file.clone(), page.into_bytes()));
+    }
+    if let Some(dir) = out {
+        writes.extend(check_trace_files(dir, &model, &outcome));
+    }
+    itf::write_reports(&writes, |file| {
+        if file.to_string_lossy().ends_with(".itf.json") {
+            eprintln!("trace saved: {} (slotcheck replay FILE)", file.display());
+        }
+    })?;
+    Ok(code)
+}
+
+/// `check --design D --json`: verdicts, stories and statistics.
+fn check_json<M: Described>(model: &M, outcome: &Outcome<M>) -> Value {
+    let design = model.variant();
+    let results: Vec<Value> = outcome
+        .results
+        .iter()
+        .map(|r| {
+            json!({
+                "property": r.name,
+                "verdict": r.verdict.word(),
+                "steps": report::steps(r),
+                "explanation": r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
+                "story": match (r.verdict, outcome.story(model, r.name)) {
+                    (Verdict::Violated, Some(s)) => report::story_json(&s),
+                    _ => Value::Null,
+                },
             })
-            .collect();
-        let value = json!({
-            "model": model.model_name(),
-            "design": design,
-            "bounds": model.bounds_json(),
-            "results": results,
-            "stats": report::stats_json(design, &outcome.stats),
-        });
-        emit_json(&value, target)?;
-        return Ok(code);
-    }
+        })
+        .collect();
+    json!({
+        "model": model.model_name(),
+        "design": design,
+        "bounds": model.bounds_json(),
+        "results": results,
+        "stats": report::stats_json(design, &outcome.stats),
+    })
+}
+
+fn print_check_text<M: Described>(
+    model: &M,
+    heading: &str,
+    outcome: &Outcome<M>,
+    note: Option<&str>,
+) {
+    let design = model.variant();
     let style = Style::for_stdout();
     println!("{}\n", style.bold(&format!("slotcheck check: {heading}")));
     for r in &outcome.results {
         let cell = report::verdict_cell(r);
         println!("  {:<22}{}", r.name, style.verdict(r.verdict, &cell));
+    }
+    if let Some(note) = note {
+        println!("\n{note}");
     }
     println!();
     print!(
@@ -171,9 +267,9 @@ pub fn check_design<M: Described>(
         println!(
             "\n{}",
             style.bold(&format!(
-                "{}: the shortest counterexample, {} steps",
+                "{}: the shortest counterexample, {}",
                 r.name,
-                trace.steps()
+                report::count(trace.steps() as u64, "step")
             ))
         );
         print!(
@@ -187,5 +283,4 @@ pub fn check_design<M: Described>(
             cut.describe()
         );
     }
-    Ok(code)
 }

@@ -10,6 +10,7 @@
 //! equality, so the state space and its fingerprints are the model's own),
 //! and the wrapper tells that path with [`Narrated::tell`].
 
+use crate::adhoc::Described;
 use crate::diagram::Diagram;
 use crate::itf;
 use slotcheck_models::{Narrated, Value};
@@ -312,10 +313,14 @@ where
     }
 }
 
-/// The Explorer's address path that walks `actions` from the first initial
-/// state: `#/steps/0/i/j/...`, each index the action's position among those
-/// enabled where it stands.
-pub fn steps_fragment<M: Model>(model: &M, actions: &[M::Action]) -> Result<String, String>
+/// The Explorer's address path that walks `actions` from initial state
+/// `init` (its index among the model's): `#/steps/INIT/i/j/...`, each index
+/// the action's position among those enabled where it stands.
+pub fn steps_fragment<M: Model>(
+    model: &M,
+    init: usize,
+    actions: &[M::Action],
+) -> Result<String, String>
 where
     M::State: Clone,
     M::Action: PartialEq + Clone,
@@ -323,9 +328,9 @@ where
     let mut state = model
         .init_states()
         .into_iter()
-        .next()
-        .ok_or("the model has no initial state")?;
-    let mut fragment = String::from("#/steps/0");
+        .nth(init)
+        .ok_or_else(|| format!("the model has no initial state {init}"))?;
+    let mut fragment = format!("#/steps/{init}");
     for (i, action) in actions.iter().enumerate() {
         let mut enabled = Vec::new();
         model.actions(&state, &mut enabled);
@@ -341,41 +346,48 @@ where
     Ok(fragment)
 }
 
-/// The actions of a saved ITF trace, checked against `design` and `model`
-/// (`stovepipe`, `link`) where the trace names them.
-pub fn trace_actions<M: Narrated>(
+/// The initial state (its index among the model's) and the actions of a
+/// saved ITF trace, refused when the trace names another model, design,
+/// bounds or options than `model`: the Explorer would otherwise walk
+/// another state space than the one the trace was found in, or fail on a
+/// step with a message about the step rather than the bounds.
+pub fn trace_actions<M: Described>(
     model: &M,
-    model_name: &str,
-    design: &str,
     path: &std::path::Path,
-) -> Result<Vec<M::Action>, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("--from {}: {e}", path.display()))?;
-    let document: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("--from {}: not JSON: {e}", path.display()))?;
-    let (meta, words) =
-        itf::read(&document).map_err(|e| format!("--from {}: {e}", path.display()))?;
-    for (key, ours) in [("model", model_name), ("design", design)] {
+) -> Result<(usize, Vec<M::Action>), String> {
+    let from = |e: String| format!("--from {}: {e}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| from(e.to_string()))?;
+    let document: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| from(format!("not JSON: {e}")))?;
+    let (meta, words) = itf::read(&document).map_err(from)?;
+    for (key, ours) in [("model", model.model_name()), ("design", model.variant())] {
         if let Some(theirs) = meta.get(key).and_then(|v| v.as_str()) {
             if theirs != ours {
-                return Err(format!(
-                    "--from {}: the trace is of {key} `{theirs}`, not `{ours}`",
-                    path.display()
-                ));
+                return Err(from(format!(
+                    "the trace is of {key} `{theirs}`, not `{ours}`"
+                )));
             }
         }
     }
-    let init = model
-        .init_states()
-        .into_iter()
-        .next()
-        .ok_or("the model has no initial state")?;
-    model.parse(&init, &words).map_err(|e| {
-        format!(
-            "--from {}: {e} (give the bounds and options the trace was found with)",
-            path.display()
-        )
-    })
+    if meta.contains_key("bounds") {
+        let recorded = M::from_meta(&meta).map_err(from)?;
+        if recorded.bound_values() != model.bound_values()
+            || recorded.option_names() != model.option_names()
+        {
+            return Err(from(format!(
+                "the trace was recorded on {}, not {}: give the same bounds: {}",
+                recorded.bounds_line(),
+                model.bounds_line(),
+                recorded.bounds_flags()
+            )));
+        }
+    }
+    let k = crate::replay::recorded_init(model, &document).map_err(from)?;
+    let init = model.init_states().swap_remove(k);
+    let actions = model
+        .parse(&init, &words)
+        .map_err(|e| from(e.to_string()))?;
+    Ok((k, actions))
 }
 
 /// Reserves `127.0.0.1:port` (0: any free port) and returns the address, or
@@ -483,7 +495,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let actions = model.parse(&init, &script).unwrap();
-        let fragment = steps_fragment(&model, &actions).unwrap();
+        let fragment = steps_fragment(&model, 0, &actions).unwrap();
         assert!(fragment.starts_with("#/steps/0/"));
         assert_eq!(fragment.matches('/').count(), 2 + actions.len());
     }

@@ -8,7 +8,7 @@
 use serde_json::{json, Map, Value as Json};
 use slotcheck_models::{Narrated, Value};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The variable that names the step leading to each state.
 pub const ACTION_VAR: &str = "action";
@@ -79,11 +79,16 @@ where
     if let Json::Object(extra) = meta {
         head.extend(extra);
     }
+    // What a reader checks the states against: a trace cut short is then a
+    // bad file rather than a path that no longer violates.
+    head.insert("steps".into(), json!(actions.len()));
     json!({ "#meta": Json::Object(head), "vars": vars, "states": states })
 }
 
 /// The `#meta` object and the scripted steps of an ITF trace written by
-/// [`trace`]; the error says what is missing.
+/// [`trace`]; the error says what is missing or does not add up (a trace
+/// emptied, truncated or with states taken out is a bad file, not a
+/// shorter path).
 pub fn read(document: &Json) -> Result<(Map<String, Json>, Vec<String>), String> {
     let meta = document
         .get("#meta")
@@ -94,6 +99,41 @@ pub fn read(document: &Json) -> Result<(Map<String, Json>, Vec<String>), String>
         .get("states")
         .and_then(Json::as_array)
         .ok_or("no `states` array: not an ITF trace")?;
+    if states.is_empty() {
+        return Err("no states: a trace starts with its initial state (emptied?)".into());
+    }
+    if let Some(steps) = meta.get("steps") {
+        let steps = steps
+            .as_u64()
+            .ok_or("`#meta.steps` is not a number of steps")?;
+        let has = states.len() as u64 - 1;
+        if has != steps {
+            return Err(format!(
+                "`#meta.steps` says {}, but it has {has}: truncated or edited",
+                count(steps, "step")
+            ));
+        }
+    }
+    let vars: Vec<&str> = document
+        .get("vars")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .collect();
+    for (i, state) in states.iter().enumerate() {
+        let index = state.get("#meta").and_then(|m| m.get("index"));
+        if let Some(index) = index {
+            if index.as_u64() != Some(i as u64) {
+                return Err(format!(
+                    "state {i} is numbered {index}: states were taken out or reordered"
+                ));
+            }
+        }
+        if let Some(var) = vars.iter().find(|v| state.get(**v).is_none()) {
+            return Err(format!("state {i} has no `{var}`, which `vars` lists"));
+        }
+    }
     let mut words = Vec::new();
     for (i, state) in states.iter().enumerate().skip(1) {
         let action = state
@@ -105,23 +145,242 @@ pub fn read(document: &Json) -> Result<(Map<String, Json>, Vec<String>), String>
     Ok((meta, words))
 }
 
+fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Writes a file whole or not at all: to a temporary file beside it, then a
-/// rename.
+/// rename. On failure nothing is left behind, the temporary file included;
+/// a directory in the way is named as such rather than as whatever the
+/// rename would say.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::other("is a directory: give a file's path"));
+    }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(dir) = dir {
+        if let Some(file) = dir.ancestors().find(|p| p.is_file()) {
+            return Err(std::io::Error::other(format!(
+                "{} is a file, not a directory",
+                file.display()
+            )));
+        }
         std::fs::create_dir_all(dir)?;
     }
+    let temporary = temporary_beside(path);
+    let written = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&temporary, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// `.NAME.PID.tmp` beside `path`.
+fn temporary_beside(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&temporary)?;
-    file.write_all(contents)?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(&temporary, path)
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+// ---------------------------------------------------------------- outputs
+
+/// A path a command will write: a report file (`--html FILE`) or a
+/// directory of files (`--out DIR`), with the flag that named it.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub flag: &'static str,
+    pub path: PathBuf,
+    pub is_dir: bool,
+}
+
+impl Output {
+    pub fn file(flag: &'static str, path: &Path) -> Self {
+        Output {
+            flag,
+            path: path.to_path_buf(),
+            is_dir: false,
+        }
+    }
+
+    pub fn dir(flag: &'static str, path: &Path) -> Self {
+        Output {
+            flag,
+            path: path.to_path_buf(),
+            is_dir: true,
+        }
+    }
+
+    fn named(&self) -> String {
+        format!("{} {}", self.flag, self.path.display())
+    }
+}
+
+/// Checks, before a run, that every output can be written, so that a long
+/// run does not end in a failed write: not a directory where a file goes
+/// (or a file where a directory goes), inside a directory that exists or
+/// can be made, where a file can be created. An output may not be one of
+/// `inputs` (slotcheck never writes over what it reads) nor the path of
+/// another output. Leaves nothing behind.
+pub fn check_outputs(outputs: &[Output], inputs: &[PathBuf]) -> Result<(), String> {
+    for output in outputs {
+        check_output(output)?;
+        let resolved = resolve(&output.path);
+        if inputs.iter().any(|input| resolve(input) == resolved) {
+            return Err(format!(
+                "{}: is an input of this run; slotcheck never writes over what it reads",
+                output.named()
+            ));
+        }
+    }
+    for (i, a) in outputs.iter().enumerate() {
+        for b in &outputs[i + 1..] {
+            let (ra, rb) = (resolve(&a.path), resolve(&b.path));
+            if ra == rb {
+                return Err(format!(
+                    "{} and {} both write {}: give each its own path",
+                    a.flag,
+                    b.flag,
+                    a.path.display()
+                ));
+            }
+            for (outer, inner, outer_path, inner_path) in [(a, b, &ra, &rb), (b, a, &rb, &ra)] {
+                let inside = inner_path.ancestors().skip(1).any(|p| p == outer_path);
+                if !outer.is_dir && inside {
+                    return Err(format!(
+                        "{}: is inside {}, a file",
+                        inner.named(),
+                        outer.named()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_output(output: &Output) -> Result<(), String> {
+    let path = &output.path;
+    let named = output.named();
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() && !output.is_dir => {
+            return Err(format!("{named}: is a directory: give a file's path"))
+        }
+        Ok(m) if !m.is_dir() && output.is_dir => {
+            return Err(format!("{named}: is a file, not a directory"))
+        }
+        _ => {}
+    }
+    // The directory the first new entry goes into: the output directory
+    // itself if it exists, else the nearest existing ancestor.
+    let start = if output.is_dir {
+        path.as_path()
+    } else {
+        path.parent().unwrap_or(Path::new(""))
+    };
+    let existing = start
+        .ancestors()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("."));
+    if !existing.is_dir() {
+        return Err(format!(
+            "{named}: {} is not a directory",
+            existing.display()
+        ));
+    }
+    // Whether a file can be created there, by creating one (permissions
+    // alone do not tell: a read-only mount, /proc, root).
+    let probe_name = match path.file_name() {
+        Some(name) if !output.is_dir => name.to_string_lossy().into_owned(),
+        _ => "slotcheck-probe".to_string(),
+    };
+    let probe = temporary_beside(&existing.join(probe_name));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(format!(
+            "{named}: cannot write in {}: {e}",
+            existing.display()
+        )),
+    }
+}
+
+/// The absolute path, with `.` and `..` resolved and symbolic links
+/// followed as far as the path exists: two spellings of one file resolve
+/// alike.
+fn resolve(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut rest = Vec::new();
+    let mut base = absolute.as_path();
+    let canonical = loop {
+        if let Ok(c) = base.canonicalize() {
+            break c;
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => break base.to_path_buf(),
+        }
+    };
+    let mut resolved = canonical;
+    for name in rest.into_iter().rev() {
+        match name.to_str() {
+            Some("..") => {
+                resolved.pop();
+            }
+            Some(".") => {}
+            _ => resolved.push(name),
+        }
+    }
+    resolved
+}
+
+/// Writes every report after a run has printed its results, each whole or
+/// not at all, and goes on past a failure so that the others are still
+/// written; `written` hears of each file written. The error names every
+/// file that could not be written.
+pub fn write_reports(
+    writes: &[(PathBuf, Vec<u8>)],
+    mut written: impl FnMut(&Path),
+) -> Result<(), String> {
+    let mut failed = Vec::new();
+    for (path, contents) in writes {
+        match write_atomically(path, contents) {
+            Ok(()) => written(path),
+            Err(e) => failed.push(format!("cannot write {}: {e}", path.display())),
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("\nerror: "))
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +426,71 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"{}");
         let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(names.len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing_behind() {
+        let dir = std::env::temp_dir().join(format!("slotcheck-itf-fail-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("taken")).unwrap();
+        std::fs::write(dir.join("file"), b"x").unwrap();
+        let error = write_atomically(&dir.join("taken"), b"{}").unwrap_err();
+        assert!(error.to_string().starts_with("is a directory"), "{error}");
+        let error = write_atomically(&dir.join("file").join("t.json"), b"{}").unwrap_err();
+        assert!(
+            error.to_string().ends_with("is a file, not a directory"),
+            "{error}"
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["file", "taken"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn outputs_are_checked_against_inputs_each_other_and_the_file_system() {
+        let dir = std::env::temp_dir().join(format!("slotcheck-itf-out-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let input = dir.join("in.toml");
+        std::fs::write(&input, b"x").unwrap();
+        let check = |outputs: &[Output]| check_outputs(outputs, std::slice::from_ref(&input));
+        // A new file in a new directory is fine, and nothing is made yet.
+        assert!(check(&[Output::file("--html", &dir.join("new/r.html"))]).is_ok());
+        assert!(!dir.join("new").exists());
+        let other_spelling = dir.join("sub").join("..").join("in.toml");
+        let error = check(&[Output::file("--junit", &other_spelling)]).unwrap_err();
+        assert!(error.contains("is an input of this run"), "{error}");
+        let error = check(&[Output::file("--html", &dir.join("sub"))]).unwrap_err();
+        assert!(error.contains("is a directory"), "{error}");
+        let error = check(&[Output::dir("--out", &input)]).unwrap_err();
+        assert!(error.contains("is a file, not a directory"), "{error}");
+        let error = check(&[Output::file("--html", &input.join("r.html"))]).unwrap_err();
+        assert!(error.contains("is not a directory"), "{error}");
+        let same = dir.join("r");
+        let error = check(&[
+            Output::file("--junit", &same),
+            Output::file("--html", &same),
+        ])
+        .unwrap_err();
+        assert!(error.contains("--junit and --html both write"), "{error}");
+        let error = check(&[
+            Output::file("--html", &same),
+            Output::dir("--out", &same.join("traces")),
+        ])
+        .unwrap_err();
+        assert!(error.contains("is inside --html"), "{error}");
+        // The probe files are gone.
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["in.toml", "sub"]);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -2,6 +2,7 @@
 //! bounds as JSON, `compare`/`check`/`simulate` for `--model link`, and what
 //! the simulator needs of it ([`Simulated`]).
 
+use crate::report::whole;
 use crate::simulate::{self, meta_bounds_and_options, SimulateArgs, Simulated};
 use clap::Args;
 use rand::Rng;
@@ -42,28 +43,28 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
 #[derive(Args, Clone, Debug, Default)]
 pub struct LinkArgs {
     /// Link: how many asks are published (default 2).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
     pub asks: Option<u8>,
     /// Link: how many builders take asks (default 2).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
     pub builders: Option<u8>,
     /// Link: each builder's clock is off the server's by up to this many seconds, either way (default 35).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
     pub skew: Option<u16>,
     /// Link: no time passes after this many seconds of server time (default 75).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
     pub horizon: Option<u16>,
     /// Link: a build takes from 5 s up to this many seconds (default 75).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
     pub longest_build: Option<u16>,
     /// Link: how many heartbeats may be late (default 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
     pub late_heartbeats: Option<u8>,
     /// Link: how late a late heartbeat may be, in seconds (default 10).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
     pub late_by: Option<u16>,
     /// Link: deliveries before the server stops handing a message out (default 3).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
     pub max_deliver: Option<u8>,
 }
 
@@ -172,14 +173,11 @@ pub fn simulate(bounds: Bounds, options: Options, args: &SimulateArgs) -> Result
     // The flags that rebuild the model, for the reproduction commands; swarm
     // runs draw their bounds.
     let mut flags = vec!["--model link".to_string()];
-    if !args.swarm {
-        let b = bounds;
-        flags.push(format!(
-            "--asks {} --builders {} --skew {} --horizon {} --longest-build {} --crashes {} --late-heartbeats {} --late-by {} --max-deliver {}",
-            b.asks, b.builders, b.skew, b.horizon, b.longest_build, b.crashes, b.late_heartbeats, b.late_by, b.max_deliver
-        ));
+    if args.swarm {
+        flags.extend(options.names().iter().map(|o| format!("--option {o}")));
+    } else {
+        flags.push(crate::adhoc::Described::bounds_flags(&models[0]));
     }
-    flags.extend(options.names().iter().map(|o| format!("--option {o}")));
     simulate::run_cli(&models, &flags.join(" "), args)
 }
 
@@ -360,6 +358,18 @@ impl crate::adhoc::Described for Link {
 
     fn bounds_line(&self) -> String {
         bounds_line(&self.bounds, &self.options)
+    }
+
+    fn bounds_flags(&self) -> String {
+        let b = self.bounds;
+        let mut flags = format!(
+            "--asks {} --builders {} --skew {} --horizon {} --longest-build {} --crashes {} --late-heartbeats {} --late-by {} --max-deliver {}",
+            b.asks, b.builders, b.skew, b.horizon, b.longest_build, b.crashes, b.late_heartbeats, b.late_by, b.max_deliver
+        );
+        for option in self.options.names() {
+            flags.push_str(&format!(" --option {option}"));
+        }
+        flags
     }
 }
 

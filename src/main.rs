@@ -3,15 +3,16 @@
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use slotcheck::adhoc;
+use slotcheck::adhoc::Described;
 use slotcheck::check::Limits;
 use slotcheck::explore;
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
+use slotcheck::report::{whole, JsonArgs};
 use slotcheck::scenario;
-use slotcheck::see::{CheckOutputArgs, CompareOutputArgs};
+use slotcheck::see::{CheckOutputArgs, CompareOutputArgs, Format};
 use slotcheck::stovepipe::{bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::NamedOptions;
-use slotcheck_models::Narrated;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -29,9 +30,12 @@ at-least-once delivery.\n\n\
 `compare` runs every design on the same bounds and prints one table; `check --design D` \
 tells each violated property of one design as a numbered story (the shortest counterexample).\n\n\
 Exit status: 0 every property holds and every witness is reached (compare: the runs finished); \
-1 a property is violated or a witness not reached; 2 bad arguments; 3 inconclusive (a state \
-or time budget ran out before a verdict). `check` over scenario files: 0 every verdict as \
-expected; 1 a regression; 2 an invalid file; 3 inconclusive.",
+1 a property is violated or a witness not reached; 2 bad arguments, or a report that could \
+not be written; 3 inconclusive (a state or time budget ran out before a verdict; compare: a \
+run was cut short). `check` over scenario files: 0 every verdict as expected; 1 a \
+regression; 2 an invalid file; 3 inconclusive.\n\n\
+JSON: `--json` prints it instead of the text, `--json-out FILE` writes it to a file and the \
+text is still printed. Every output path is checked before a run, and none may be an input.",
     after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1\n  slotcheck check                      (every scenario under scenarios/)\n  slotcheck check --skip-slow --junit junit.xml --out traces\n  slotcheck scenario new SP-OCT-007"
 )]
 struct Cli {
@@ -81,21 +85,23 @@ struct SimulateArgs {
 struct BoundsArgs {
     /// N: how many requests arrive (at any time, in ID order).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.requests,
-          value_parser = clap::value_parser!(u8).range(1..=32))]
+          value_parser = whole(1u8, Some(32)))]
     requests: u8,
     /// K: the queue's limit on concurrent builds.
     #[arg(long, value_name = "K", default_value_t = DEFAULT_BOUNDS.max_concurrent,
-          value_parser = clap::value_parser!(u8).range(1..=32))]
+          value_parser = whole(1u8, Some(32)))]
     max_concurrent: u8,
     /// How many times a worker may crash (its message becomes visible again, attempt +1).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.crashes)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.crashes,
+          value_parser = whole(0u8, Some(u8::MAX)))]
     crashes: u8,
     /// How many times a message's visibility may expire while its worker still runs.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.stalls)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.stalls,
+          value_parser = whole(0u8, Some(u8::MAX)))]
     stalls: u8,
     /// Attempts before a message is dead-lettered.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.max_deliveries,
-          value_parser = clap::value_parser!(u8).range(1..))]
+          value_parser = whole(1u8, Some(u8::MAX)))]
     max_deliveries: u8,
     /// A model option (repeatable): split-read (R, Q and the head read in three steps);
     /// link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing).
@@ -135,18 +141,20 @@ struct ModelArgs {
     link: LinkArgs,
 }
 
-/// How far a run may go.
+/// How far a run may go. Every budget is refused at zero alike (it would
+/// cut the run before its first state), by the parsers below, so that each
+/// budget flag is one field and one parser.
 #[derive(Args, Clone, Debug)]
 struct LimitArgs {
     /// Checker threads; the verdicts, counts and traces do not depend on it.
     #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u16).range(1..=256))]
+          value_parser = whole(1u16, Some(256)))]
     threads: u16,
-    /// Stop after generating this many states; what is not yet decided is inconclusive.
-    #[arg(long, value_name = "N")]
+    /// Stop after generating this many states (at least 1); what is not yet decided is inconclusive.
+    #[arg(long, value_name = "N", value_parser = budget_count)]
     max_states: Option<usize>,
-    /// Stop after this many seconds; what is not yet decided is inconclusive.
-    #[arg(long, value_name = "SECONDS")]
+    /// Stop after this many seconds (more than 0); what is not yet decided is inconclusive.
+    #[arg(long, value_name = "SECONDS", value_parser = budget_seconds)]
     timeout: Option<f64>,
     /// Stop before the process holds more memory than this (512M, 8G...);
     /// what is not yet decided is inconclusive. Default: four fifths of what
@@ -158,20 +166,29 @@ struct LimitArgs {
     quiet: bool,
 }
 
+/// A budget counted in units (states...): a whole number, at least 1.
+fn budget_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("a budget of 0 would stop before the first state: give at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number, 1 or more".into()),
+    }
+}
+
+/// A budget in seconds: a number above 0 (fractions allowed).
+fn budget_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
+        _ => Err("must be a positive number of seconds".into()),
+    }
+}
+
 impl LimitArgs {
     fn limits(&self) -> Result<Limits, String> {
-        let timeout = match self.timeout {
-            Some(t) if !(t > 0.0 && t.is_finite()) => {
-                return Err(format!(
-                    "--timeout: must be a positive number of seconds, not {t}"
-                ))
-            }
-            t => t.map(Duration::from_secs_f64),
-        };
         Ok(Limits {
             threads: self.threads as usize,
             max_states: self.max_states,
-            timeout,
+            timeout: self.timeout.map(Duration::from_secs_f64),
             max_memory: self.max_memory.or_else(slotcheck::memory::default_budget),
             stop_once_found: false,
             progress: slotcheck::progress::wanted(self.quiet),
@@ -185,9 +202,9 @@ struct CompareArgs {
     model: ModelArgs,
     #[command(flatten)]
     limits: LimitArgs,
-    /// Print one JSON object instead of the table.
-    #[arg(long)]
-    json: bool,
+    // `--json` (one JSON object instead of the table) and `--json-out FILE`.
+    #[command(flatten)]
+    json: JsonArgs,
     #[command(flatten)]
     output: CompareOutputArgs,
 }
@@ -211,10 +228,11 @@ struct CheckArgs {
     limits: LimitArgs,
     #[command(flatten)]
     scenarios: ScenarioArgs,
-    /// Print one JSON object (verdicts, stories, statistics) instead of text;
-    /// with a FILE, write it there (scenario runs: the whole run's report).
-    #[arg(long, value_name = "FILE", num_args = 0..=1)]
-    json: Option<Option<PathBuf>>,
+    // `--json` (one JSON object, verdicts, stories and statistics, or for
+    // scenario runs the whole run's report, instead of the text) and
+    // `--json-out FILE` (the same written to FILE; the text is still printed).
+    #[command(flatten)]
+    json: JsonArgs,
     /// Write each counterexample here: an ITF trace (.itf.json, for
     /// `slotcheck replay`), and for scenario runs a story (.txt) too.
     #[arg(long, value_name = "DIR")]
@@ -226,20 +244,31 @@ struct CheckArgs {
 /// What only scenario runs take.
 #[derive(Args, Default)]
 struct ScenarioArgs {
-    /// Run only the scenario with this ID (repeatable).
+    /// Scenario runs: run only the scenario with this ID (repeatable).
     #[arg(long, value_name = "ID")]
     only: Vec<String>,
-    /// Leave out scenarios marked `slow = true` (the nightly one).
+    /// Scenario runs: leave out scenarios marked `slow = true` (the nightly one).
     #[arg(long)]
     skip_slow: bool,
-    /// Write a JUnit XML report here (a testsuite per scenario).
+    /// Scenario runs: write a JUnit XML report here (a testsuite per scenario).
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
 }
 
 impl ScenarioArgs {
-    fn given(&self) -> bool {
-        !self.only.is_empty() || self.skip_slow || self.junit.is_some()
+    /// The scenario-only flags given, as typed.
+    fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.only.is_empty() {
+            given.push("--only");
+        }
+        if self.skip_slow {
+            given.push("--skip-slow");
+        }
+        if self.junit.is_some() {
+            given.push("--junit");
+        }
+        given
     }
 }
 
@@ -261,8 +290,9 @@ struct BenchArgs {
     #[arg(long)]
     json: bool,
     /// Checker threads for every run of the matrix.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    threads: usize,
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = whole(1u16, Some(256)))]
+    threads: u16,
     /// Add the larger bounds (a few minutes).
     #[arg(long)]
     large: bool,
@@ -279,7 +309,7 @@ struct ExploreArgs {
     #[command(flatten)]
     model: ModelArgs,
     /// The port on 127.0.0.1 (0: any free port; the address is printed).
-    #[arg(long, value_name = "PORT", default_value_t = 3000)]
+    #[arg(long, value_name = "PORT", default_value_t = 3000, value_parser = whole(0u16, Some(u16::MAX)))]
     port: u16,
     /// A saved counterexample (ITF, as written by slotcheck): print the Explorer address that walks it.
     #[arg(long, value_name = "TRACE.itf.json")]
@@ -292,7 +322,10 @@ fn design_names() -> clap::builder::PossibleValuesParser {
 }
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    // `--requests -1` is a bad value, and says so, rather than an unknown flag.
+    let matches = Cli::command()
+        .mut_subcommands(|c| c.allow_negative_numbers(true))
+        .get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let sub = matches.subcommand().map(|(_, m)| m);
     let result = match cli.command {
@@ -302,14 +335,14 @@ fn main() -> ExitCode {
             Ok(true) => compare_link(args),
         },
         Command::Check(args) => match args.design.clone() {
-            Some(design) if args.paths.is_empty() && !args.scenarios.given() => {
+            Some(design) if args.paths.is_empty() && args.scenarios.given().is_empty() => {
                 match one_model(&args.model, sub) {
                     Err(e) => Err(e),
                     Ok(false) => check_design(args, design),
                     Ok(true) => check_link_design(args, design),
                 }
             }
-            _ => check_scenarios(args, bounds_given(sub.expect("check's arguments"))),
+            _ => check_scenarios(args, sub.expect("check's arguments")),
         },
         Command::Scenario(ScenarioCommand::New { id, dir }) => new_scenario(&id, &dir),
         Command::Explore(args) => match one_model(&args.model, sub) {
@@ -320,7 +353,7 @@ fn main() -> ExitCode {
                     args.design,
                     bounds_line(&model.bounds, &model.options)
                 );
-                explore_model(model, "stovepipe", &args, &heading)
+                explore_model(model, &args, &heading)
             }),
             Ok(true) => args
                 .model
@@ -334,11 +367,11 @@ fn main() -> ExitCode {
                         args.design,
                         link_cli::bounds_line(&bounds, &options)
                     );
-                    explore_model(model, "link", &args, &heading)
+                    explore_model(model, &args, &heading)
                 }),
         },
         Command::Bench(args) => slotcheck::bench::run(
-            args.threads,
+            args.threads as usize,
             args.large,
             args.json,
             slotcheck::progress::wanted(args.quiet),
@@ -392,18 +425,13 @@ fn one_model(args: &ModelArgs, matches: Option<&ArgMatches>) -> Result<bool, Str
 }
 
 /// Serves the Explorer; with `--from`, first turns the trace into the
-/// Explorer address that walks it.
-fn explore_model<M>(model: M, name: &str, args: &ExploreArgs, heading: &str) -> Result<u8, String>
-where
-    M: Narrated + Send + Sync + 'static,
-    M::State: Clone + std::fmt::Debug + std::hash::Hash + PartialEq + Send + Sync,
-    M::Action: Clone + std::fmt::Debug + PartialEq + Send + Sync,
-{
+/// Explorer address that walks it (refusing a trace of other bounds).
+fn explore_model<M: Described>(model: M, args: &ExploreArgs, heading: &str) -> Result<u8, String> {
     let fragment = match &args.from {
         None => None,
         Some(path) => {
-            let actions = explore::trace_actions(&model, name, &args.design, path)?;
-            Some(explore::steps_fragment(&model, &actions)?)
+            let (init, actions) = explore::trace_actions(&model, path)?;
+            Some(explore::steps_fragment(&model, init, &actions)?)
         }
     };
     explore::serve(model, args.port, heading, fragment.as_deref())
@@ -438,18 +466,17 @@ fn simulate(args: SimulateArgs) -> Result<u8, String> {
         .iter()
         .map(|d| model_for(&args.model.bounds, d))
         .collect::<Result<Vec<_>, _>>()?;
-    let b = &args.model.bounds;
     // The flags that rebuild this model, for the reproduction commands;
     // swarm runs draw their bounds.
-    let mut flags: Vec<String> = Vec::new();
-    if !args.simulate.swarm {
-        flags.push(format!(
-            "--requests {} --max-concurrent {} --crashes {} --stalls {} --max-deliveries {}",
-            b.requests, b.max_concurrent, b.crashes, b.stalls, b.max_deliveries
-        ));
-    }
-    flags.extend(b.options.iter().map(|o| format!("--option {o}")));
-    let flags = flags.join(" ");
+    let flags = if args.simulate.swarm {
+        let options = args.model.bounds.options.iter();
+        options
+            .map(|o| format!("--option {o}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        models[0].bounds_flags()
+    };
     slotcheck::simulate::run_cli(&models, &flags, &args.simulate)
 }
 
@@ -458,7 +485,7 @@ fn compare(args: CompareArgs) -> Result<u8, String> {
         .iter()
         .map(|d| model_for(&args.model.bounds, d.name()))
         .collect::<Result<Vec<_>, _>>()?;
-    adhoc::compare(models, &args.limits.limits()?, args.json, &args.output)
+    adhoc::compare(models, &args.limits.limits()?, &args.json, &args.output)
 }
 
 fn compare_link(args: CompareArgs) -> Result<u8, String> {
@@ -468,26 +495,63 @@ fn compare_link(args: CompareArgs) -> Result<u8, String> {
         .iter()
         .map(|d| link_cli::model_for(d.name, bounds, options))
         .collect::<Result<Vec<_>, _>>()?;
-    adhoc::compare(models, &args.limits.limits()?, args.json, &args.output)
+    adhoc::compare(models, &args.limits.limits()?, &args.json, &args.output)
 }
 
-/// The bound flags given on the command line (scenarios bring their own).
-fn bounds_given(matches: &clap::ArgMatches) -> Vec<String> {
-    BoundsArgs::augment_args(clap::Command::new("bounds"))
+/// The flags of an ad-hoc check given on the command line, as typed: the
+/// model and its bounds (scenario files bring their own).
+fn bounds_given(args: &CheckArgs, matches: &ArgMatches) -> Vec<String> {
+    let command = ModelArgs::augment_args(clap::Command::new("bounds"));
+    let mut given: Vec<String> = command
         .get_arguments()
-        .map(|a| a.get_id().as_str().to_string())
-        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
-        .map(|id| format!("--{}", id.replace('_', "-")))
-        .collect()
+        .filter(|a| matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+        .filter_map(|a| a.get_long().map(|long| format!("--{long}")))
+        .collect();
+    // Link bounds have no default value, so clap cannot tell where they
+    // came from; they are set only when given.
+    for flag in args.model.link.given() {
+        if !given.iter().any(|g| g == flag) {
+            given.push(flag.to_string());
+        }
+    }
+    given
 }
 
-fn check_scenarios(args: CheckArgs, mut bounds_given: Vec<String>) -> Result<u8, String> {
-    // Link scenarios bring their own link bounds too.
-    bounds_given.extend(args.model.link.given().iter().map(|f| f.to_string()));
-    if !bounds_given.is_empty() {
+/// `check` over scenario files; refuses what only an ad-hoc check takes
+/// (bounds, the model, diagrams), saying what made it a scenario run.
+fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, String> {
+    let paths: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+    let scenario_flags = args.scenarios.given();
+    let why = if !paths.is_empty() {
+        match paths.as_slice() {
+            [one] => format!("{one} is a scenario file to run"),
+            many => format!("{} are scenario files to run", many.join(", ")),
+        }
+    } else if !scenario_flags.is_empty() {
+        format!("{} asks for a scenario run", scenario_flags.join(", "))
+    } else {
+        "without --design `check` runs the scenario files".to_string()
+    };
+    let mut drop: Vec<&str> = Vec::new();
+    if !paths.is_empty() {
+        drop.push("the PATH");
+    }
+    drop.extend(&scenario_flags);
+    let fix = match (args.design.is_some(), drop.is_empty()) {
+        (true, _) => format!("leave out {}", drop.join(", ")),
+        (false, true) => "add --design DESIGN".to_string(),
+        (false, false) => format!("give --design DESIGN and leave out {}", drop.join(", ")),
+    };
+    let bounds = bounds_given(&args, matches);
+    if !bounds.is_empty() {
         return Err(format!(
-            "{}: scenario files bring their own bounds; for an ad-hoc check give --design and no PATH",
-            bounds_given.join(", ")
+            "{}: scenario files bring their own model and bounds, and {why}; for an ad-hoc check on these bounds, {fix}",
+            bounds.join(", ")
+        ));
+    }
+    if args.output.format != Format::Text {
+        return Err(format!(
+            "--format: diagrams are drawn by an ad-hoc check, and {why}; a scenario run draws them in its --html report (or, for an ad-hoc check, {fix})"
         ));
     }
     let run = scenario::CheckRun {
@@ -500,7 +564,8 @@ fn check_scenarios(args: CheckArgs, mut bounds_given: Vec<String>) -> Result<u8,
         },
         limits: args.limits.limits()?,
         junit: args.scenarios.junit,
-        json: args.json,
+        json: args.json.json,
+        json_out: args.json.json_out,
         out: args.out,
         html: args.output.html,
     };

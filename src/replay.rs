@@ -20,7 +20,8 @@ pub struct Replayed {
     pub violates: bool,
 }
 
-/// Replays `path`; the error (a bad file, a refused step) means exit 2.
+/// Replays `path`; the error (a bad file, a refused step, states that do
+/// not match the trace's own `#meta`) means exit 2.
 pub fn replay_file(path: &Path) -> Result<Replayed, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -55,17 +56,18 @@ fn replay_with<M: Simulated>(
         .iter()
         .find(|p| p.name == property)
         .ok_or_else(|| format!("the model has no property `{property}`"))?;
-    let init = recorded_init(model, document);
+    let mut inits = model.init_states();
+    let init = inits.swap_remove(recorded_init(model, document)?);
     let actions = model
         .parse(&init, script)
         .map_err(|e| format!("cannot replay {e} (`{}`)", script[e.index]))?;
     let last = crate::simulate::last_state(model, &init, &actions);
     let mut out = format!(
-        "slotcheck replay: {} {}, {}; {} steps{}\n",
+        "slotcheck replay: {} {}, {}; {}{}\n",
         model.model_name(),
         model.variant(),
         crate::simulate::bounds_words(model),
-        actions.len(),
+        report::count(actions.len() as u64, "step"),
         match (meta.get("seed"), meta.get("run")) {
             (Some(seed), Some(run)) => format!(" (seed {seed}, run {run})"),
             _ => String::new(),
@@ -120,27 +122,36 @@ fn replay_with<M: Simulated>(
     })
 }
 
-/// The initial state whose variables are those the trace's first state
-/// records (a link trace starts from one assignment of clock offsets among
-/// many); the first initial state when none is, which the note on differing
-/// states then tells.
-fn recorded_init<M: Simulated>(model: &M, document: &Json) -> M::State {
-    let mut inits = model.init_states();
-    let first = document.get("states").and_then(|s| s.get(0));
+/// The index among the model's initial states of the one the trace's
+/// first state records (a link trace starts from one assignment of clock
+/// offsets among many). A first state that is none of them does not match
+/// the trace's own `#meta` (its bounds, its design): the file was edited,
+/// or written by a slotcheck whose model differs, and it is refused rather
+/// than replayed from some other state.
+pub fn recorded_init<M: Simulated>(model: &M, document: &Json) -> Result<usize, String> {
+    let first = document
+        .get("states")
+        .and_then(|s| s.get(0))
+        .ok_or("no states: a trace starts with its initial state")?;
     let recorded = |s: &M::State| {
-        first.is_some_and(|first| {
-            model
-                .values(s)
-                .iter()
-                .all(|(name, v)| first.get(name) == Some(&itf::value(v)))
+        model
+            .values(s)
+            .iter()
+            .all(|(name, v)| first.get(name) == Some(&itf::value(v)))
+    };
+    model
+        .init_states()
+        .iter()
+        .position(recorded)
+        .ok_or_else(|| {
+            format!(
+                "its first state is not an initial state of the model its `#meta` describes \
+({} {}, {}): the file was edited, or written by a slotcheck whose model differs",
+                model.model_name(),
+                model.variant(),
+                crate::simulate::bounds_words(model)
+            )
         })
-    };
-    let k = if inits.len() == 1 {
-        0
-    } else {
-        inits.iter().position(recorded).unwrap_or(0)
-    };
-    inits.swap_remove(k)
 }
 
 /// `slotcheck replay FILE`: 1 when the trace violates as recorded, 0 when

@@ -2,9 +2,51 @@
 //! statistics, the stories, and the same as JSON.
 
 use crate::check::{Outcome, PropertyResult, Stats, Verdict};
+use clap::Args;
 use serde_json::{json, Value};
 use slotcheck_models::{Narrated, PropertyKind, StoryStep};
 use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// JSON for programs, the same two flags in every command that has a
+/// report: `--json` puts it on standard output instead of the text, and
+/// `--json-out FILE` writes it to a file while the text is still printed.
+/// A flag with an optional value would take a following path as its file
+/// (`check --json scenarios/x.toml` once overwrote the scenario), so
+/// neither is optional.
+#[derive(Args, Clone, Debug, Default)]
+pub struct JsonArgs {
+    /// Print the report as one JSON object on standard output instead of the text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON report to FILE (the text is still printed); never over an input.
+    #[arg(long, value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+}
+
+/// A flag's value parser for a whole number from `low` to `high` (no upper
+/// end when `None`), whose error says so: clap's own says `invalid digit
+/// found in string` of `x` and `-1 is not in 1..=32`.
+pub fn whole<T>(low: T, high: Option<T>) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |text: &str| {
+        let expected = match high {
+            Some(high) => format!("expected a whole number from {low} to {high}"),
+            None => format!("expected a whole number, {low} or more"),
+        };
+        match text.trim().parse::<T>() {
+            Ok(n) if n >= low && high.is_none_or(|high| n <= high) => Ok(n),
+            _ => Err(expected),
+        }
+    }
+}
+
+/// `1 run`, `2 runs`: a count with its noun.
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
 
 /// ANSI colour, only on a terminal and only without `NO_COLOR`.
 #[derive(Clone, Copy, Debug)]
@@ -49,10 +91,7 @@ pub fn verdict_cell<M: Narrated>(result: &PropertyResult<M>) -> String {
     match result.verdict {
         Verdict::Violated => {
             let steps = result.trace.as_ref().map_or(0, |t| t.steps());
-            format!(
-                "violated ({steps} step{})",
-                if steps == 1 { "" } else { "s" }
-            )
+            format!("violated ({})", count(steps as u64, "step"))
         }
         Verdict::NotReached => "NOT reached".into(),
         other => other.word().into(),

@@ -16,6 +16,7 @@ use crate::html;
 use crate::itf;
 use crate::report;
 use crate::report::xml_escape;
+use crate::simulate::{model_meta, Simulated};
 use crate::stovepipe::bounds_json;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -27,7 +28,6 @@ use slotcheck_models::{Narrated, PropertyKind};
 use stateright::{Expectation, Model};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::hash::Hash;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use toml::Spanned;
@@ -310,7 +310,15 @@ impl<'de> Deserialize<'de> for Expected {
                             let word: String = map.next_value()?;
                             verdict = Some(verdict_word::<A::Error>(&word)?);
                         }
-                        "steps" => steps = Some(map.next_value::<usize>()?),
+                        "steps" => {
+                            let Whole(n) = map.next_value()?;
+                            let n = usize::try_from(n).map_err(|_| {
+                                de::Error::custom(format!(
+                                    "`steps` is a number of steps, 0 or more, not {n}"
+                                ))
+                            })?;
+                            steps = Some(n);
+                        }
                         other => {
                             return Err(de::Error::unknown_field(other, &["verdict", "steps"]))
                         }
@@ -365,33 +373,91 @@ struct StoryFile {
     steps: Spanned<Vec<Spanned<String>>>,
 }
 
+/// A whole number as a scenario writes it, of any size: a bound out of its
+/// type's range is then told with its field, the range and the value
+/// (`from 0 to 255, not 1000`) rather than as `expected u8`.
+#[derive(Clone, Copy, Debug)]
+struct Whole(i64);
+
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct WholeVisitor;
+        impl Visitor<'_> for WholeVisitor {
+            type Value = Whole;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "a whole number")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Whole, E> {
+                Ok(Whole(n))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Whole, E> {
+                Ok(Whole(i64::try_from(n).unwrap_or(i64::MAX)))
+            }
+        }
+        deserializer.deserialize_any(WholeVisitor)
+    }
+}
+
+/// A bound's value as its type holds it, or an error at the value that
+/// names the field, the range and the value.
+fn whole<T>(source: &Source, value: &Spanned<Whole>, field: &str) -> Result<T, InputError>
+where
+    T: TryFrom<i64> + Into<i64> + Bounded,
+{
+    let Whole(n) = *value.get_ref();
+    T::try_from(n).map_err(|_| {
+        source.at(
+            value,
+            format!("bounds.{field}"),
+            format!(
+                "must be a whole number from 0 to {}, not {n}",
+                T::MAX.into()
+            ),
+        )
+    })
+}
+
+/// The largest value of a bound's type.
+trait Bounded {
+    const MAX: Self;
+}
+
+impl Bounded for u8 {
+    const MAX: u8 = u8::MAX;
+}
+
+impl Bounded for u16 {
+    const MAX: u16 = u16::MAX;
+}
+
 /// The stovepipe model's bounds as a scenario writes them: all required, so
 /// that a scenario does not change when a default does.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StovepipeBounds {
-    requests: Spanned<u8>,
-    max_concurrent: Spanned<u8>,
-    crashes: u8,
-    stalls: u8,
-    max_deliveries: Spanned<u8>,
+    requests: Spanned<Whole>,
+    max_concurrent: Spanned<Whole>,
+    crashes: Spanned<Whole>,
+    stalls: Spanned<Whole>,
+    max_deliveries: Spanned<Whole>,
 }
 
 /// The link model's bounds as a scenario writes them, in seconds where the
-/// command line takes seconds; all required, as for stovepipe. Spanned where
-/// `link::Bounds::validate` can reject the value, so the error points at it.
+/// command line takes seconds; all required, as for stovepipe. Spanned so
+/// that an error (out of its type, or one `link::Bounds::validate` gives)
+/// points at the value.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LinkBounds {
-    asks: Spanned<u8>,
-    builders: Spanned<u8>,
-    skew: Spanned<u16>,
-    horizon: Spanned<u16>,
-    longest_build: Spanned<u16>,
-    crashes: u8,
-    late_heartbeats: u8,
-    late_by: Spanned<u16>,
-    max_deliver: Spanned<u8>,
+    asks: Spanned<Whole>,
+    builders: Spanned<Whole>,
+    skew: Spanned<Whole>,
+    horizon: Spanned<Whole>,
+    longest_build: Spanned<Whole>,
+    crashes: Spanned<Whole>,
+    late_heartbeats: Spanned<Whole>,
+    late_by: Spanned<Whole>,
+    max_deliver: Spanned<Whole>,
 }
 
 /// One line of a run: a design's property (or story) against its expectation.
@@ -480,6 +546,8 @@ impl Selection {
 pub struct Heading {
     pub file: PathBuf,
     pub id: String,
+    /// Where the ID is written in the file (1-based line and column).
+    pub id_at: (usize, usize),
     pub title: String,
     pub source: String,
     pub notes: Option<String>,
@@ -510,6 +578,10 @@ impl Scenario {
 trait Plan {
     /// Whether some design of the scenario has an expectation for `property`.
     fn expects(&self, property: &str) -> bool;
+    /// Whether the scenario expects anything of `design` (or tells its story).
+    fn has_design(&self, design: &str) -> bool;
+    /// How many checks (design × property, and stories) `selection` leaves.
+    fn selected(&self, selection: &Selection) -> usize;
     fn run(
         &self,
         scenario: &Scenario,
@@ -545,28 +617,48 @@ struct ModelPlan<M: Model> {
     stories: Vec<StoryPlan<M>>,
 }
 
-/// The ITF `#meta` of a scenario's trace.
-fn trace_meta(scenario: &Scenario, design: &str, property: &str) -> Json {
-    json!({
-        "scenario": scenario.heading.id,
-        "model": scenario.heading.model,
-        "design": design,
-        "property": property,
-        "bounds": scenario.heading.bounds,
-    })
+/// The ITF `#meta` of a scenario's trace: the model, design and bounds as
+/// every trace writer records them (`simulate::model_meta`, which
+/// `slotcheck replay` reads back), plus the scenario and the property.
+fn trace_meta<M: Simulated>(scenario: &Scenario, model: &M, property: &str) -> Json {
+    let mut meta = model_meta(model);
+    meta["scenario"] = json!(scenario.heading.id);
+    meta["property"] = json!(property);
+    meta["command"] = json!("check");
+    meta
 }
 
-impl<M> Plan for ModelPlan<M>
-where
-    M: Narrated + slotcheck_models::Packed + Clone + Send + Sync + 'static,
-    M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
-    M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
-{
+impl<M: Simulated> Plan for ModelPlan<M> {
     fn expects(&self, property: &str) -> bool {
         self.designs
             .iter()
             .any(|d| d.expectations.iter().any(|(name, _)| *name == property))
             || self.stories.iter().any(|s| s.violates == property)
+    }
+
+    fn has_design(&self, design: &str) -> bool {
+        self.designs.iter().any(|d| d.design == design)
+            || self.stories.iter().any(|s| s.design == design)
+    }
+
+    fn selected(&self, selection: &Selection) -> usize {
+        let checks: usize = self
+            .designs
+            .iter()
+            .filter(|d| selection.design(&d.design))
+            .map(|d| {
+                d.expectations
+                    .iter()
+                    .filter(|(name, _)| selection.property(name))
+                    .count()
+            })
+            .sum();
+        let stories = self
+            .stories
+            .iter()
+            .filter(|s| selection.design(&s.design) && selection.property(s.violates))
+            .count();
+        checks + stories
     }
 
     fn run(
@@ -603,7 +695,11 @@ where
                 let told = result.trace.as_ref().map(|t| {
                     let told = plan.model.tell(&t.init, &t.actions);
                     let ending = plan.model.explain(name, &t.last);
-                    let title = format!("{name}: {}, {} steps", plan.design, t.steps());
+                    let title = format!(
+                        "{name}: {}, {}",
+                        plan.design,
+                        report::count(t.steps() as u64, "step")
+                    );
                     (
                         report::story_text(&told, &ending),
                         Diagram::of(&plan.model, &title, &told, Some(&ending)).svg(),
@@ -614,7 +710,7 @@ where
                 let trace = match (&result.trace, result.verdict) {
                     (Some(t), Verdict::Violated) => Some(itf::trace(
                         &plan.model,
-                        trace_meta(scenario, &plan.design, name),
+                        trace_meta(scenario, &plan.model, name),
                         &t.init,
                         &t.actions,
                     )),
@@ -654,12 +750,7 @@ where
 }
 
 /// Replays a story and judges its last state: it must violate its property.
-fn replay<M>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding
-where
-    M: Narrated,
-    M::State: Clone,
-    M::Action: Clone,
-{
+fn replay<M: Simulated>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding {
     let started = Instant::now();
     let init = story.model.init_states().remove(0);
     let mut last = init.clone();
@@ -686,10 +777,10 @@ where
     };
     let told = story.model.tell(&init, &story.actions);
     let title = format!(
-        "story ({}): {}, {} steps",
+        "story ({}): {}, {}",
         story.violates,
         story.design,
-        story.actions.len()
+        report::count(story.actions.len() as u64, "step")
     );
     Finding {
         design: story.design.clone(),
@@ -704,7 +795,7 @@ where
         explanation: Some(ending),
         trace: Some(itf::trace(
             &story.model,
-            trace_meta(scenario, &story.design, story.violates),
+            trace_meta(scenario, &story.model, story.violates),
             &init,
             &story.actions,
         )),
@@ -754,11 +845,11 @@ fn stovepipe_scenario(source: &Source) -> Result<Scenario, InputError> {
         toml::from_str(source.text).map_err(|e| source.toml(e))?;
     let b = raw.bounds.get_ref();
     let bounds = Bounds {
-        requests: *b.requests.get_ref(),
-        max_concurrent: *b.max_concurrent.get_ref(),
-        crashes: b.crashes,
-        stalls: b.stalls,
-        max_deliveries: *b.max_deliveries.get_ref(),
+        requests: whole(source, &b.requests, "requests")?,
+        max_concurrent: whole(source, &b.max_concurrent, "max_concurrent")?,
+        crashes: whole(source, &b.crashes, "crashes")?,
+        stalls: whole(source, &b.stalls, "stalls")?,
+        max_deliveries: whole(source, &b.max_deliveries, "max_deliveries")?,
     };
     if let Err(message) = bounds.validate() {
         // The message names the bound; point at it.
@@ -804,15 +895,15 @@ fn link_scenario(source: &Source) -> Result<Scenario, InputError> {
     let raw: ScenarioFile<LinkBounds> = toml::from_str(source.text).map_err(|e| source.toml(e))?;
     let b = raw.bounds.get_ref();
     let bounds = link::Bounds {
-        asks: *b.asks.get_ref(),
-        builders: *b.builders.get_ref(),
-        skew: *b.skew.get_ref(),
-        horizon: *b.horizon.get_ref(),
-        longest_build: *b.longest_build.get_ref(),
-        crashes: b.crashes,
-        late_heartbeats: b.late_heartbeats,
-        late_by: *b.late_by.get_ref(),
-        max_deliver: *b.max_deliver.get_ref(),
+        asks: whole(source, &b.asks, "asks")?,
+        builders: whole(source, &b.builders, "builders")?,
+        skew: whole(source, &b.skew, "skew")?,
+        horizon: whole(source, &b.horizon, "horizon")?,
+        longest_build: whole(source, &b.longest_build, "longest_build")?,
+        crashes: whole(source, &b.crashes, "crashes")?,
+        late_heartbeats: whole(source, &b.late_heartbeats, "late_heartbeats")?,
+        late_by: whole(source, &b.late_by, "late_by")?,
+        max_deliver: whole(source, &b.max_deliver, "max_deliver")?,
     };
     if let Err(message) = bounds.validate() {
         // The model's messages name the bound in words (`longest build must
@@ -873,9 +964,7 @@ fn finish<B, M>(
     model_for: impl Fn(&str) -> Option<M>,
 ) -> Result<Scenario, InputError>
 where
-    M: Narrated + slotcheck_models::Packed + Clone + Send + Sync + 'static,
-    M::State: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static,
-    M::Action: Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
+    M: Simulated,
 {
     let id = raw.id.get_ref();
     if id.is_empty()
@@ -1035,6 +1124,7 @@ where
         heading: Heading {
             file: source.file.to_path_buf(),
             id: id.clone(),
+            id_at: line_column(source.text, raw.id.span().start),
             title: raw.title,
             source: raw.source,
             notes: raw.notes,
@@ -1055,6 +1145,8 @@ fn property_named<M: Narrated>(model: &M, name: &str) -> Option<(&'static str, P
 fn property_names<M: Model>(model: &M) -> Vec<&'static str> {
     model.properties().iter().map(|p| p.name).collect()
 }
+
+const NO_SUCH_FILE: &str = "no such file or directory";
 
 /// The scenario files named by `paths` (directories: their `*.toml` files,
 /// sorted), or every file under `scenarios/` when none is named.
@@ -1087,7 +1179,7 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
                 file: path.clone(),
                 at: None,
                 field: None,
-                message: "no such file or directory".into(),
+                message: NO_SUCH_FILE.into(),
             });
         }
     }
@@ -1104,12 +1196,13 @@ pub fn load_all(files: &[PathBuf], selection: &Selection) -> Result<Vec<Scenario
             .iter()
             .find(|s| s.heading.id == scenario.heading.id)
         {
+            let (line, column) = other.heading.id_at;
             return Err(InputError {
                 file: file.clone(),
-                at: None,
+                at: Some(scenario.heading.id_at),
                 field: Some("id".into()),
                 message: format!(
-                    "`{}` is also the ID of {}",
+                    "`{}` is also the ID of {}:{line}:{column}; each scenario needs its own",
                     scenario.heading.id,
                     other.heading.file.display()
                 ),
@@ -1498,12 +1591,33 @@ pub struct CheckRun {
     pub selection: Selection,
     pub limits: Limits,
     pub junit: Option<PathBuf>,
-    /// `--json` alone prints the report instead of the lines; with a file,
-    /// writes it there.
-    pub json: Option<Option<PathBuf>>,
+    /// `--json`: the report on standard output instead of the lines.
+    pub json: bool,
+    /// `--json-out FILE`: the report written there too.
+    pub json_out: Option<PathBuf>,
     pub out: Option<PathBuf>,
     /// The HTML report's file.
     pub html: Option<PathBuf>,
+}
+
+impl CheckRun {
+    /// Every file or directory the run will write, with its flag.
+    fn outputs(&self) -> Vec<itf::Output> {
+        let mut outputs = Vec::new();
+        if let Some(file) = &self.junit {
+            outputs.push(itf::Output::file("--junit", file));
+        }
+        if let Some(file) = &self.json_out {
+            outputs.push(itf::Output::file("--json-out", file));
+        }
+        if let Some(file) = &self.html {
+            outputs.push(itf::Output::file("--html", file));
+        }
+        if let Some(dir) = &self.out {
+            outputs.push(itf::Output::dir("--out", dir));
+        }
+        outputs
+    }
 }
 
 /// Exit statuses of a scenario run.
@@ -1512,16 +1626,85 @@ pub const EXIT_REGRESSION: u8 = 1;
 pub const EXIT_INVALID: u8 = 2;
 pub const EXIT_INCONCLUSIVE: u8 = 3;
 
+/// Refuses a selection that leaves nothing to check: each filter must
+/// select something among the scenarios the others leave, and together
+/// they must leave at least one check. A run of "0 checks" that passes
+/// would tell CI that a typo is a success.
+pub fn check_selection(scenarios: &[Scenario], selection: &Selection) -> Result<(), String> {
+    let chosen: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| selection.only.is_empty() || selection.only.contains(&s.heading.id))
+        .collect();
+    let running: Vec<&Scenario> = chosen
+        .iter()
+        .copied()
+        .filter(|s| !(selection.skip_slow && s.slow))
+        .collect();
+    if running.is_empty() && !chosen.is_empty() {
+        let ids: Vec<&str> = chosen.iter().map(|s| s.heading.id.as_str()).collect();
+        return Err(format!(
+            "--skip-slow leaves out every selected scenario ({}: `slow = true`)",
+            ids.join(", ")
+        ));
+    }
+    let flags = |flag: &str, names: &[String]| -> String {
+        names
+            .iter()
+            .map(|n| format!("{flag} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for design in &selection.designs {
+        if !running.iter().any(|s| s.plan.has_design(design)) {
+            return Err(format!(
+                "--design {design}: no selected scenario expects anything of it"
+            ));
+        }
+    }
+    for property in &selection.properties {
+        if !running.iter().any(|s| s.plan.expects(property)) {
+            return Err(format!(
+                "--property {property}: no selected scenario expects anything of it"
+            ));
+        }
+    }
+    if running
+        .iter()
+        .map(|s| s.plan.selected(selection))
+        .sum::<usize>()
+        == 0
+    {
+        return Err(format!(
+            "{} with {} select no check: no selected scenario expects these properties of these designs",
+            flags("--design", &selection.designs),
+            flags("--property", &selection.properties)
+        ));
+    }
+    Ok(())
+}
+
 /// `slotcheck check [PATH...]`: loads every file (any invalid one stops the
-/// run with exit 2 before anything runs or is written), runs, prints a line
-/// per check and a summary, then writes the reports, each whole or not at
-/// all.
+/// run with exit 2 before anything runs or is written), checks the filters
+/// and that every report can be written, runs, prints a line per check and
+/// a summary, then writes the reports, each whole or not at all. A report
+/// that cannot be written after all is an error (exit 2) once the results
+/// are printed.
 pub fn check_command(run: CheckRun) -> u8 {
     let fail = |message: String| {
         eprintln!("error: {message}");
         EXIT_INVALID
     };
-    let scenarios = match files(&run.paths).and_then(|f| load_all(&f, &run.selection)) {
+    let files = match files(&run.paths) {
+        Ok(f) => f,
+        Err(e) if run.json && e.message == NO_SUCH_FILE => {
+            // `--json FILE` wrote a file before `--json-out` existed.
+            return fail(format!(
+                "{e} (--json prints the report on standard output; --json-out FILE writes it to a file)"
+            ));
+        }
+        Err(e) => return fail(e.to_string()),
+    };
+    let scenarios = match load_all(&files, &run.selection) {
         Ok(s) => s,
         Err(e) => return fail(e.to_string()),
     };
@@ -1539,28 +1722,29 @@ pub fn check_command(run: CheckRun) -> u8 {
             }
         ));
     }
-    for property in &run.selection.properties {
-        if !scenarios.iter().any(|s| s.plan.expects(property)) {
-            return fail(format!(
-                "--property: no scenario expects anything of `{property}`"
-            ));
-        }
+    if let Err(e) = check_selection(&scenarios, &run.selection) {
+        return fail(e);
     }
-    let json_to_stdout = matches!(run.json, Some(None));
+    if let Err(e) = itf::check_outputs(&run.outputs(), &files) {
+        return fail(e);
+    }
     let report = run_all(&scenarios, &run.selection, &run.limits, |line| {
-        if !json_to_stdout {
+        if !run.json {
             println!("{line}");
         }
     });
+    let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
+    if run.json {
+        print!("{json_text}");
+    } else {
+        println!("\n{}", report.summary());
+    }
     let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     if let Some(file) = &run.junit {
         writes.push((file.clone(), junit(&report).into_bytes()));
     }
-    let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
-    match &run.json {
-        Some(Some(file)) => writes.push((file.clone(), json_text.into_bytes())),
-        Some(None) => print!("{json_text}"),
-        None => {}
+    if let Some(file) = &run.json_out {
+        writes.push((file.clone(), json_text.into_bytes()));
     }
     if let Some(dir) = &run.out {
         writes.extend(counterexample_files(&report, dir));
@@ -1571,13 +1755,8 @@ pub fn check_command(run: CheckRun) -> u8 {
             html::render(&html_page(&report, &run.paths)).into_bytes(),
         ));
     }
-    for (path, contents) in &writes {
-        if let Err(e) = itf::write_atomically(path, contents) {
-            return fail(format!("{}: cannot write: {e}", path.display()));
-        }
-    }
-    if !json_to_stdout {
-        println!("\n{}", report.summary());
+    if let Err(e) = itf::write_reports(&writes, |_| {}) {
+        return fail(e);
     }
     report.exit_code()
 }

@@ -24,7 +24,8 @@ pub enum Format {
 
 #[derive(Args, Clone, Debug, Default)]
 pub struct CheckOutputArgs {
-    /// How to write the counterexamples: text stories, or sequence diagrams.
+    /// How to write the counterexamples: text stories, or sequence diagrams
+    /// (ad-hoc checks; a scenario run draws them in its --html report).
     #[arg(long, value_enum, default_value_t = Format::Text, conflicts_with = "json")]
     pub format: Format,
     /// Also write a self-contained HTML report (verdicts, statistics, each violation's story and diagram).
@@ -53,62 +54,69 @@ pub fn violation_diagrams<M: Narrated>(
             let trace = r.trace.as_ref()?;
             let steps = model.tell(&trace.init, &trace.actions);
             let ending = model.explain(r.name, &trace.last);
-            let title = format!("{}: {design}, {} steps", r.name, trace.steps());
+            let title = format!(
+                "{}: {design}, {}",
+                r.name,
+                crate::report::count(trace.steps() as u64, "step")
+            );
             Some(Diagram::of(model, &title, &steps, Some(&ending)))
         })
         .collect()
 }
 
-/// After a `check`: writes the HTML page if asked, and prints the diagrams
-/// if asked. Returns whether it printed them (then the text is not printed).
-pub fn after_check<M: Narrated>(
+/// Prints the diagrams `args.format` asks for, if any; returns whether it
+/// did (then the text is not printed). With no violation there is nothing
+/// to draw, and an empty diagram (an SVG of height 0) would look like a
+/// drawing that failed: it says so on standard error and prints nothing.
+pub fn print_diagrams<M: Narrated>(
     args: &CheckOutputArgs,
+    model: &M,
+    design: &str,
+    outcome: &Outcome<M>,
+) -> bool {
+    if args.format == Format::Text {
+        return false;
+    }
+    let diagrams = violation_diagrams(model, design, outcome);
+    if diagrams.is_empty() {
+        eprintln!("no violation: nothing to draw");
+        return true;
+    }
+    match args.format {
+        Format::Text => unreachable!("text draws nothing"),
+        Format::Mermaid => {
+            let texts: Vec<String> = diagrams.iter().map(Diagram::mermaid).collect();
+            print!("{}", texts.join("\n"));
+        }
+        Format::Svg => print!("{}", svg_document(&diagrams)),
+    }
+    true
+}
+
+/// The HTML page of a `check --design` run.
+pub fn check_page<M: Narrated>(
     model: &M,
     design: &str,
     heading: &str,
     outcome: &Outcome<M>,
-) -> Result<bool, String> {
-    if let Some(path) = &args.html {
-        let (rows, stats) = html::outcome_rows(model, design, outcome);
-        let page = Page {
-            title: format!("slotcheck check: {design}"),
-            subtitle: heading.to_string(),
-            rows,
-            stats: vec![stats],
-            sections: Vec::new(),
-        };
-        html::write(path, &page)?;
-    }
-    let diagrams = || violation_diagrams(model, design, outcome);
-    match args.format {
-        Format::Text => Ok(false),
-        Format::Mermaid => {
-            let diagrams = diagrams();
-            if diagrams.is_empty() {
-                println!("%% no violation: nothing to draw");
-            }
-            let texts: Vec<String> = diagrams.iter().map(Diagram::mermaid).collect();
-            print!("{}", texts.join("\n"));
-            Ok(true)
-        }
-        Format::Svg => {
-            print!("{}", svg_document(&diagrams()));
-            Ok(true)
-        }
-    }
+) -> String {
+    let (rows, stats) = html::outcome_rows(model, design, outcome);
+    html::render(&Page {
+        title: format!("slotcheck check: {design}"),
+        subtitle: heading.to_string(),
+        rows,
+        stats: vec![stats],
+        sections: Vec::new(),
+    })
 }
 
-/// After a `compare`: writes the HTML page if asked; `model_of` rebuilds
-/// each design's model to tell its stories.
-pub fn after_compare<M: Narrated>(
-    args: &CompareOutputArgs,
+/// The HTML page of a `compare` run; `model_of` rebuilds each design's
+/// model to tell its stories.
+pub fn compare_page<M: Narrated>(
     heading: &str,
     columns: &[(String, Outcome<M>)],
     model_of: impl Fn(&str) -> Result<M, String>,
-) -> Result<(), String> {
-    let Some(path) = &args.html else {
-        return Ok(());
-    };
+) -> Result<String, String> {
     let mut page = Page {
         title: "slotcheck compare".into(),
         subtitle: heading.to_string(),
@@ -120,5 +128,5 @@ pub fn after_compare<M: Narrated>(
         page.rows.extend(rows);
         page.stats.push(stats);
     }
-    html::write(path, &page)
+    Ok(html::render(&page))
 }

@@ -461,6 +461,9 @@ struct Found<M: Model> {
 pub struct DesignRun<M: Model> {
     pub report: DesignReport,
     pub shrunk: Vec<Shrunk<M>>,
+    /// Traces that could not be saved: the run goes on and its results are
+    /// still printed, and the command then exits 2.
+    pub write_errors: Vec<String>,
 }
 
 /// Timings, which are not part of the report.
@@ -530,6 +533,7 @@ pub fn simulate<M: Simulated>(
     let started = Instant::now();
     let mut violations = Vec::new();
     let mut shrunk_traces = Vec::new();
+    let mut write_errors = Vec::new();
     for (k, f) in found.into_iter().enumerate() {
         let Some(f) = f else { continue };
         let name = properties[k].name;
@@ -556,13 +560,13 @@ pub fn simulate<M: Simulated>(
                     settings.seed,
                     f.first_run
                 );
-                Some(save_trace(
-                    &dir.join(file),
-                    &shrunk.model,
-                    meta,
-                    &init,
-                    &shrunk.actions,
-                )?)
+                match save_trace(&dir.join(file), &shrunk.model, meta, &init, &shrunk.actions) {
+                    Ok(path) => Some(path),
+                    Err(e) => {
+                        write_errors.push(e);
+                        None
+                    }
+                }
             }
             None => None,
         };
@@ -606,6 +610,7 @@ pub fn simulate<M: Simulated>(
             witnesses,
         },
         shrunk: shrunk_traces,
+        write_errors,
     })
 }
 
@@ -622,8 +627,24 @@ where
     })
 }
 
-/// Saves a path as an ITF trace whose `#meta` rebuilds the model, plus
-/// `extra` (property, seed, run...).
+/// A path as the text of an ITF trace whose `#meta` rebuilds the model
+/// ([`model_meta`], the one bounds encoding every trace writer uses and
+/// [`Simulated::from_meta`] reads), plus `extra` (property, seed, run...).
+pub fn trace_text<M: Simulated>(
+    model: &M,
+    extra: Json,
+    init: &M::State,
+    actions: &[M::Action],
+) -> Vec<u8> {
+    let mut meta = model_meta(model);
+    if let (Json::Object(meta), Json::Object(extra)) = (&mut meta, extra) {
+        meta.extend(extra);
+    }
+    let document = itf::trace(model, meta, init, actions);
+    (serde_json::to_string_pretty(&document).expect("JSON") + "\n").into_bytes()
+}
+
+/// Saves a path as an ITF trace ([`trace_text`]).
 pub fn save_trace<M: Simulated>(
     path: &Path,
     model: &M,
@@ -631,36 +652,29 @@ pub fn save_trace<M: Simulated>(
     init: &M::State,
     actions: &[M::Action],
 ) -> Result<PathBuf, String> {
-    let mut meta = model_meta(model);
-    if let (Json::Object(meta), Json::Object(extra)) = (&mut meta, extra) {
-        meta.extend(extra);
-    }
-    let document = itf::trace(model, meta, init, actions);
-    let text = serde_json::to_string_pretty(&document).expect("JSON") + "\n";
-    itf::write_atomically(path, text.as_bytes())
+    itf::write_atomically(path, &trace_text(model, extra, init, actions))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path.to_path_buf())
 }
 
-/// Saves each violation of an exhaustive check as an ITF trace in `dir`;
-/// returns the files.
-pub fn save_check_traces<M: Simulated>(
+/// Each violation of an exhaustive check as an ITF trace in `dir`, to be
+/// written once the results are printed.
+pub fn check_trace_files<M: Simulated>(
     dir: &Path,
     model: &M,
     outcome: &crate::check::Outcome<M>,
-) -> Result<Vec<PathBuf>, String> {
-    let mut saved = Vec::new();
-    for r in outcome
+) -> Vec<(PathBuf, Vec<u8>)> {
+    outcome
         .results
         .iter()
         .filter(|r| r.verdict == Verdict::Violated)
-    {
-        let trace = r.trace.as_ref().expect("a violation has a trace");
-        let file = dir.join(format!("{}-{}-check.itf.json", model.variant(), r.name));
-        let meta = json!({ "property": r.name, "command": "check" });
-        saved.push(save_trace(&file, model, meta, &trace.init, &trace.actions)?);
-    }
-    Ok(saved)
+        .map(|r| {
+            let trace = r.trace.as_ref().expect("a violation has a trace");
+            let file = dir.join(format!("{}-{}-check.itf.json", model.variant(), r.name));
+            let meta = json!({ "property": r.name, "command": "check" });
+            (file, trace_text(model, meta, &trace.init, &trace.actions))
+        })
+        .collect()
 }
 
 /// Parses `NAME=LO..=HI` (or `NAME=N`) against the model's swarm ranges and
@@ -684,7 +698,9 @@ pub fn swarm_ranges<M: Simulated>(
         let low: u32 = low.trim().parse().map_err(|_| bad())?;
         let high: u32 = high.trim().parse().map_err(|_| bad())?;
         if low > high {
-            return Err(bad());
+            return Err(format!(
+                "--range {text}: the range is empty ({low} is above {high}); write LOW..=HIGH with LOW <= HIGH"
+            ));
         }
         let entry = ranges
             .iter_mut()
@@ -905,24 +921,23 @@ pub fn report_text<M: Simulated>(
     for run in runs {
         let d = &run.report;
         out.push_str(&format!(
-            "\n{}: {} runs, {} states{}\n",
+            "\n{}: {}, {}{}\n",
             d.design,
-            d.runs,
-            d.states,
+            report::count(d.runs, "run"),
+            report::count(d.states, "state"),
             if d.cut_at_depth > 0 {
-                format!(", {} walks cut at --depth", d.cut_at_depth)
+                format!(", {} cut at --depth", report::count(d.cut_at_depth, "walk"))
             } else {
                 String::new()
             }
         ));
         for v in &d.violations {
             out.push_str(&format!(
-                "  {:<22}violated in {} run{} (first: run {}, {} steps, shrunk to {})\n",
+                "  {:<22}violated in {} (first: run {}, {}, shrunk to {})\n",
                 v.property,
-                v.runs,
-                if v.runs == 1 { "" } else { "s" },
+                report::count(v.runs, "run"),
                 v.first_run,
-                v.original_steps,
+                report::count(v.original_steps as u64, "step"),
                 v.shrunk_steps
             ));
         }
@@ -936,7 +951,7 @@ pub fn report_text<M: Simulated>(
                 if w.runs == 0 {
                     format!("{} NOT reached", w.property)
                 } else {
-                    format!("{} in {} runs", w.property, w.runs)
+                    format!("{} in {}", w.property, report::count(w.runs, "run"))
                 }
             })
             .collect();
@@ -946,12 +961,12 @@ pub fn report_text<M: Simulated>(
         for (v, shrunk) in run.report.violations.iter().zip(&run.shrunk) {
             let steps = shrunk.model.tell(&shrunk.init, &shrunk.actions);
             out.push_str(&format!(
-                "\n{} {}: seed {}, run {}; {} steps, shrunk to {}{}\n",
+                "\n{} {}: seed {}, run {}; {}, shrunk to {}{}\n",
                 run.report.design,
                 v.property,
                 v.seed,
                 v.first_run,
-                v.original_steps,
+                report::count(v.original_steps as u64, "step"),
                 v.shrunk_steps,
                 if v.shortest_by_search {
                     " (the shortest on these bounds)"
@@ -985,7 +1000,9 @@ pub fn timing_line(report: &Report, timing: &Timing) -> String {
         }
     };
     format!(
-        "simulate: {runs} runs, {states} states in {:.2} s ({:.0} runs/s, {:.0} states/s); shrinking {:.2} s",
+        "simulate: {}, {} in {:.2} s ({:.0} runs/s, {:.0} states/s); shrinking {:.2} s",
+        report::count(runs, "run"),
+        report::count(states, "state"),
         timing.walk_seconds,
         per(runs),
         per(states),
@@ -1002,16 +1019,16 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "DESIGN")]
     pub design: Vec<String>,
     /// The seed every run's generator derives from (printed in every report).
-    #[arg(long, value_name = "S", default_value_t = 0)]
+    #[arg(long, value_name = "S", default_value_t = 0, value_parser = crate::report::whole(0u64, None))]
     pub seed: u64,
     /// Runs 0..N.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = crate::report::whole(1u64, None))]
     pub runs: u64,
     /// Only run N (reproduces it exactly, with the same other options).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::report::whole(0u64, None))]
     pub run: Option<u64>,
     /// Steps per walk at most (a walk also ends where nothing is enabled).
-    #[arg(long, value_name = "STEPS", default_value_t = 500)]
+    #[arg(long, value_name = "STEPS", default_value_t = 500, value_parser = crate::report::whole(1usize, None))]
     pub depth: usize,
     /// Each run draws its own bounds and weights over action kinds.
     #[arg(long)]
@@ -1026,7 +1043,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub no_shrink: bool,
     /// States the exhaustive stage of shrinking may generate.
-    #[arg(long, value_name = "N", default_value_t = 50_000)]
+    #[arg(long, value_name = "N", default_value_t = 50_000, value_parser = crate::report::whole(0usize, None))]
     pub shrink_states: usize,
     /// Where counterexamples are saved as ITF traces.
     #[arg(long, value_name = "DIR", default_value = "slotcheck-traces")]
@@ -1034,9 +1051,9 @@ pub struct SimulateArgs {
     /// Do not save counterexamples.
     #[arg(long)]
     pub no_save: bool,
-    /// Print the report as JSON (input for `slotcheck merge`).
-    #[arg(long)]
-    pub json: bool,
+    // `--json` (the report as JSON: input for `slotcheck merge`) and `--json-out FILE`.
+    #[command(flatten)]
+    pub json: crate::report::JsonArgs,
     /// Measure runs per second and time to first violation of each claim.
     #[arg(long)]
     pub bench: bool,
@@ -1058,9 +1075,6 @@ pub fn run_cli<M: Simulated>(
     } else {
         None
     };
-    if args.depth == 0 {
-        return Err("--depth must be at least 1".into());
-    }
     let settings = Settings {
         seed: args.seed,
         runs: args.runs,
@@ -1075,14 +1089,42 @@ pub fn run_cli<M: Simulated>(
         shrink_states: args.shrink_states,
         out: (!args.no_save).then(|| args.out.clone()),
     };
+    if runs_of(&settings).next().is_none() {
+        let which = match settings.only_run {
+            Some(r) => format!("run {r}"),
+            None => format!("runs 0..{}", settings.runs),
+        };
+        return Err(format!(
+            "--shard {}/{}: no run of {which} belongs to it (run r belongs to shard r mod {} + 1)",
+            settings.shard.index, settings.shard.count, settings.shard.count
+        ));
+    }
+    let mut outputs = Vec::new();
+    if let Some(dir) = &settings.out {
+        outputs.push(itf::Output::dir("--out", dir));
+    }
+    if let Some(file) = &args.json.json_out {
+        outputs.push(itf::Output::file("--json-out", file));
+    }
+    itf::check_outputs(&outputs, &[])?;
     let mut timing = Timing::default();
     let (report, runs) = simulate_all(models, &settings, &mut timing)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("JSON"));
+    let json = serde_json::to_string_pretty(&report).expect("JSON") + "\n";
+    if args.json.json {
+        print!("{json}");
     } else {
         print!("{}", report_text(&report, &runs, &settings, model_flags));
     }
     eprintln!("{}", timing_line(&report, &timing));
+    let mut errors: Vec<String> = runs.iter().flat_map(|r| r.write_errors.clone()).collect();
+    if let Some(file) = &args.json.json_out {
+        if let Err(e) = itf::write_reports(&[(file.clone(), json.into_bytes())], |_| {}) {
+            errors.push(e);
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("\nerror: "));
+    }
     let violated = report.designs.iter().any(|d| !d.violations.is_empty());
     Ok(if violated { 1 } else { 0 })
 }

@@ -236,6 +236,18 @@ impl crate::adhoc::Described for Stovepipe {
     fn bounds_line(&self) -> String {
         bounds_line(&self.bounds, &self.options)
     }
+
+    fn bounds_flags(&self) -> String {
+        let b = self.bounds;
+        let mut flags = format!(
+            "--requests {} --max-concurrent {} --crashes {} --stalls {} --max-deliveries {}",
+            b.requests, b.max_concurrent, b.crashes, b.stalls, b.max_deliveries
+        );
+        for option in self.options.names() {
+            flags.push_str(&format!(" --option {option}"));
+        }
+        flags
+    }
 }
 
 #[cfg(test)]

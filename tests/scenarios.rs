@@ -116,7 +116,7 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
         "--skip-slow",
         "--junit",
         junit.to_str().unwrap(),
-        "--json",
+        "--json-out",
         json.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
@@ -166,10 +166,23 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
         violated,
         "one trace per counterexample and story"
     );
+    let models: std::collections::BTreeSet<String> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["model"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models.len(), 2, "both models' scenarios ran: {models:?}");
     for trace in &traces {
         assert_itf(trace);
         let story = trace.to_string_lossy().replace(".itf.json", ".txt");
         assert!(Path::new(&story).exists(), "{story} beside its trace");
+        // Every trace `--out` writes replays (one bounds encoding for every
+        // writer and reader), from its own first state, to its violation.
+        let replayed = slotcheck::replay::replay_file(trace)
+            .unwrap_or_else(|e| panic!("{}: {e}", trace.display()));
+        assert!(replayed.violates, "{}: {}", trace.display(), replayed.text);
+        assert!(!replayed.text.contains("note:"), "{}", replayed.text);
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -261,7 +274,7 @@ fn invalid(name: &str, text: &str) -> String {
         dir.to_str().unwrap(),
         "--junit",
         reports.join("junit.xml").to_str().unwrap(),
-        "--json",
+        "--json-out",
         reports.join("report.json").to_str().unwrap(),
         "--out",
         reports.join("traces").to_str().unwrap(),
@@ -460,7 +473,7 @@ fn a_story_step_that_is_not_a_step_exits_2() {
 fn duplicate_ids_exit_2() {
     let err = invalid("duplicate", &shipped("SP-OCT-003"));
     assert!(
-        err.contains("broken.toml: `id`: `SP-OCT-003` is also the ID of"),
+        err.contains("broken.toml:4:6: `id`: `SP-OCT-003` is also the ID of"),
         "{err}"
     );
 }
@@ -470,7 +483,7 @@ fn bounds_flags_are_refused_when_scenarios_bring_their_own() {
     let output = slotcheck(&["check", "scenarios/SP-OCT-003.toml", "--requests", "3"]);
     assert_eq!(code(&output), 2);
     assert!(
-        stderr(&output).contains("--requests: scenario files bring their own bounds"),
+        stderr(&output).contains("--requests: scenario files bring their own model and bounds"),
         "{}",
         stderr(&output)
     );
@@ -482,7 +495,7 @@ fn bounds_flags_are_refused_when_scenarios_bring_their_own() {
     ]);
     assert_eq!(code(&output), 2);
     assert!(
-        stderr(&output).contains("--skew: scenario files bring their own bounds"),
+        stderr(&output).contains("--skew: scenario files bring their own model and bounds"),
         "{}",
         stderr(&output)
     );
@@ -695,7 +708,7 @@ fn the_html_report_has_every_scenario_design_and_property_with_the_diagrams() {
         "scenarios/SP-OCT-003.toml",
         "--html",
         page.to_str().unwrap(),
-        "--json",
+        "--json-out",
         json.to_str().unwrap(),
     ]);
     assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));

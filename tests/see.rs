@@ -155,11 +155,12 @@ fn a_saved_trace_opens_in_the_explorer_where_it_ends() {
     );
     itf::write_atomically(&path, doc.to_string().as_bytes()).unwrap();
 
-    let read = explore::trace_actions(&model, "stovepipe", "claim-first", &path).unwrap();
-    assert_eq!(read, actions);
-    let fragment = explore::steps_fragment(&model, &read).unwrap();
+    let (init, read) = explore::trace_actions(&model, &path).unwrap();
+    assert_eq!((init, &read), (0, &actions));
+    let fragment = explore::steps_fragment(&model, init, &read).unwrap();
     assert_eq!(fragment.split('/').count(), 3 + actions.len());
-    let other = explore::trace_actions(&model, "stovepipe", "owner-keyed", &path).unwrap_err();
+    let owner_keyed = Stovepipe::new(design_named("owner-keyed").unwrap(), bounds);
+    let other = explore::trace_actions(&owner_keyed, &path).unwrap_err();
     assert!(
         other.contains("the trace is of design `claim-first`, not `owner-keyed`"),
         "{other}"

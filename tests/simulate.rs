@@ -327,3 +327,28 @@ fn replay_exits_1_when_violated_0_when_no_longer_and_2_on_a_bad_file() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_trace_that_cannot_be_saved_does_not_lose_the_run() {
+    let dir = scratch("unsaved");
+    // A file where the traces' directory must go.
+    let blocked = dir.join("file");
+    std::fs::write(&blocked, b"in the way").unwrap();
+    let bounds = Bounds {
+        requests: 1,
+        stalls: 0,
+        ..Bounds::default()
+    };
+    let model = Stovepipe::new(design_named("claim-first").unwrap(), bounds);
+    let settings = plain(0, 200, Some(blocked.join("traces")));
+    let run = simulate(&model, &settings, &mut Timing::default()).unwrap();
+    assert!(!run.report.violations.is_empty(), "the run still reports");
+    assert!(run.report.violations.iter().all(|v| v.trace.is_none()));
+    assert_eq!(run.write_errors.len(), run.report.violations.len());
+    assert!(
+        run.write_errors[0].contains("is a file, not a directory"),
+        "{:?}",
+        run.write_errors
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
