@@ -11,8 +11,7 @@ mod fail_open;
 mod handlers;
 mod owner_keyed;
 
-pub use design::{design_named, Design, InFlightCount, SlotField, DESIGNS};
-pub use owner_keyed::InFlightRequestIds;
+pub use design::{design_named, Design, InFlightCount, SlotField};
 
 use stateright::{Model, Property};
 
@@ -638,4 +637,3 @@ impl Model for Stovepipe {
         format!("{action:?}")
     }
 }
-
