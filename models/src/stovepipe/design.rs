@@ -27,6 +27,26 @@ pub trait Design: Sync + std::fmt::Debug {
     /// model forgets the rest; a wrong answer is caught by the check in
     /// `handlers::step` as soon as a step needs what was forgotten.
     fn live_reads(&self, pc: Pc) -> Fresh;
+
+    /// Whether a hold now rests on rows the gate read beyond R's row, the
+    /// queue row and the head, that have changed since (so its message is
+    /// visible at once rather than parked). The contract's gates read no
+    /// other row.
+    fn hold_outdated(&self, _s: &State) -> bool {
+        false
+    }
+}
+
+/// How `process` gives back the slot of a request that is no longer the
+/// latest head, by what its read saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StaleHead {
+    /// Supersede R; it holds no slot to give back (or the field cannot tell).
+    Supersede,
+    /// Release R's slot, then supersede R (PR #966).
+    ReleaseThenSupersede,
+    /// Supersede R, then release its slot (a repair).
+    SupersedeThenRelease,
 }
 
 /// The slot field a design keeps on the queue row, and how it is claimed,
@@ -48,11 +68,18 @@ pub trait SlotField: Sync + std::fmt::Debug {
     /// (never asked then: a release is decided at the read that saw it).
     fn released(&self, slots: Slots, r: Req) -> Option<Slots>;
 
-    /// Whether `process` releases R's slot before superseding R.
-    fn releases_before_supersede(&self, seen: SlotView) -> bool;
+    /// How `process` gives back the slot of a head that is no longer the
+    /// latest.
+    fn stale_head(&self, seen: SlotView) -> StaleHead;
 
     /// Whether the DLQ reconciler releases a nonterminal request in `state`.
     fn dlq_releases(&self, state: RequestState) -> bool;
+
+    /// Whether the DLQ reconciler first cancels R's build, and waits for it
+    /// to stop (a repair; the contract's reconciler does not cancel).
+    fn dlq_cancels_build(&self, _state: RequestState) -> bool {
+        false
+    }
 
     /// `count-not-low` in a quiescent state: no `processing` request lacks a
     /// slot.
@@ -63,11 +90,20 @@ pub trait SlotField: Sync + std::fmt::Debug {
     fn count_not_high(&self, s: &State) -> bool;
 }
 
-/// Every design, in the order reports show them.
-pub static DESIGNS: [&dyn Design; 3] = [
+/// Every design, in the order reports show them: the source's three, then
+/// the repairs of owner-keyed, one change each, then two combinations.
+pub static DESIGNS: [&dyn Design; 11] = [
     &super::claim_first::ClaimFirst,
     &super::fail_open::FailOpen,
     &super::owner_keyed::OwnerKeyed,
+    &super::owner_keyed_supersede_first::OwnerKeyedSupersedeFirst,
+    &super::owner_keyed_fenced_claim::OwnerKeyedFencedClaim,
+    &super::owner_keyed_reaping_gate::OwnerKeyedReapingGate,
+    &super::owner_keyed_resume_submits::OwnerKeyedResumeSubmits,
+    &super::owner_keyed_atomic_admit::OwnerKeyedAtomicAdmit,
+    &super::owner_keyed_dlq_cancels::OwnerKeyedDlqCancels,
+    &super::owner_keyed_atomic_admit_dlq_cancels::OwnerKeyedAtomicAdmitDlqCancels,
+    &super::owner_keyed_cas_only_repairs::OwnerKeyedCasOnlyRepairs,
 ];
 
 /// The design with this name.
@@ -130,8 +166,8 @@ impl SlotField for InFlightCount {
     }
 
     /// An anonymous count cannot tell whose slot it would give back.
-    fn releases_before_supersede(&self, _seen: SlotView) -> bool {
-        false
+    fn stale_head(&self, _seen: SlotView) -> StaleHead {
+        StaleHead::Supersede
     }
 
     /// The DLQ releases only a `processing` request.

@@ -6,7 +6,7 @@
 use super::log::{Log, Seen};
 use super::{
     request_name, Build, Delivery, Design, Fresh, Handler, MessageKind, Pc, Req, RequestState,
-    SlotView, Slots, State, Stovepipe, Worker,
+    SlotView, Slots, StaleHead, State, Stovepipe, Worker,
 };
 
 /// A worker's turn: the world, the worker taken out of it, and what is said.
@@ -275,6 +275,142 @@ impl Turn<'_> {
         true
     }
 
+    /// Claim R's slot and, with `to`, write R's row, in one transaction on
+    /// the two rows (`SELECT ... FOR UPDATE` on the queue row and R's row,
+    /// the writes, `COMMIT`), one atomic step: it commits only if both rows
+    /// are still as last read, and holds the queue row's lock while it runs.
+    /// Repairs only: the contract's steps each write one row.
+    pub fn claim_in_transaction(&mut self, to: Option<RequestState>) -> bool {
+        self.uses(|f| f.queue, "queue");
+        self.uses(|f| f.request, "request");
+        let (slots, r) = (self.model.design.slots(), self.worker.request);
+        let what = |l: &super::log::Ledger, queue: Slots, row: RequestState| {
+            let mut what = format!(
+                "queue {} -> {}",
+                queue.render(),
+                slots.claimed(queue, r).value()
+            );
+            if let Some(to) = to {
+                what.push_str(&format!(
+                    ", {} {} -> {}",
+                    request_name(r),
+                    row.name(),
+                    to.name()
+                ));
+            }
+            let _ = l;
+            what
+        };
+        if !(self.worker.fresh.queue && self.worker.fresh.request) {
+            let (queue_now, row_now) = (self.slots_now(), self.state.request(r));
+            self.log.say(|l| {
+                let (queue, queue_version) = l.seen.queue.expect("a transaction follows a read");
+                let (row, row_version) = l.seen.request.expect("a transaction follows a read");
+                format!(
+                    "transaction lost ({}): queue is {} v{} (read v{queue_version}), {} is {} v{} (read v{row_version})",
+                    what(l, queue, row),
+                    queue_now.value(),
+                    l.versions.queue,
+                    request_name(r),
+                    row_now.name(),
+                    l.versions.requests[r as usize]
+                )
+            });
+            return false;
+        }
+        let (queue, row) = (self.slots_now(), self.state.request(r));
+        slots.write(self.state, slots.claimed(queue, r));
+        self.state.for_each_worker(|w| w.fresh.queue = false);
+        if let Some(to) = to {
+            self.state.set_request(r, to);
+            self.state.for_each_worker(|w| {
+                if w.request == r {
+                    w.fresh.request = false;
+                }
+            });
+        }
+        self.refreshed.queue = true;
+        self.refreshed.request = true;
+        let written = slots.claimed(queue, r);
+        self.log.say(|l| {
+            format!(
+                "transaction on queue and {}: {}",
+                request_name(r),
+                what(l, queue, row)
+            )
+        });
+        self.log.note(|l| {
+            l.versions.queue += 1;
+            l.seen.queue = Some((written, l.versions.queue));
+            if let Some(to) = to {
+                l.versions.requests[r as usize] += 1;
+                l.seen.request = Some((to, l.versions.requests[r as usize]));
+            }
+        });
+        durable_write(self.state);
+        true
+    }
+
+    /// Another request's state, as a statement that reads its row sees it
+    /// now (a condition on other rows inside one statement). Repairs only.
+    pub fn state_of(&self, r: Req) -> RequestState {
+        self.state.request(r)
+    }
+
+    /// The slot field as the queue row holds it now (what a statement on
+    /// the row sees).
+    pub fn slots(&self) -> Slots {
+        self.slots_now()
+    }
+
+    /// Whether the queue row is still as this worker last read it.
+    pub fn queue_unchanged(&self) -> bool {
+        self.uses(|f| f.queue, "queue");
+        self.worker.fresh.queue
+    }
+
+    /// Writes the slot field in a statement guarded by the queue row's
+    /// version, which the caller checked ([`Turn::queue_unchanged`]).
+    pub fn write_slots(&mut self, after: Slots) {
+        assert!(self.worker.fresh.queue, "a guarded write of a row read");
+        self.cas_queue(|_| after);
+    }
+
+    /// Something a design's own step says.
+    pub fn say(&mut self, line: impl FnOnce() -> String) {
+        self.log.say(|_| line());
+    }
+
+    /// Cancel R's build by request ID, and wait until it has stopped: a
+    /// running build stops without publishing `signal`; a build never
+    /// submitted is recorded as stopped, so that a later submit of R starts
+    /// nothing (submitting is idempotent by request ID). The build is then
+    /// `finished`. Repairs only: the contract's reconciler does not cancel.
+    pub fn cancel_build(&mut self) {
+        let r = self.worker.request;
+        let was = self.state.build(r);
+        self.state.set_build(r, Build::Finished);
+        match was {
+            Build::Running => {
+                self.log
+                    .say(|_| format!("cancel build {}: it stops, no signal", request_name(r)));
+                durable_write(self.state);
+            }
+            Build::NotSubmitted => {
+                self.log.say(|_| {
+                    format!(
+                        "cancel build {}: not submitted; recorded, so a later submit starts nothing",
+                        request_name(r)
+                    )
+                });
+                durable_write(self.state);
+            }
+            Build::Finished => self
+                .log
+                .say(|_| format!("cancel build {}: already stopped", request_name(r))),
+        }
+    }
+
     /// Submit R's build; idempotent by request ID.
     pub fn submit_build(&mut self) {
         let r = self.worker.request;
@@ -315,7 +451,7 @@ impl Turn<'_> {
     fn hold(&mut self) {
         let (r, kind) = (self.worker.request, self.worker.message);
         let k = self.model.bounds.max_concurrent;
-        let outdated = !self.worker.fresh.all();
+        let outdated = !self.worker.fresh.all() || self.model.design.hold_outdated(self.state);
         if !self.worker.holds_message {
             self.log.say(|_| {
                 format!(
@@ -370,15 +506,15 @@ pub(crate) fn live_reads(design: &dyn Design, handler: Handler, pc: Pc) -> Fresh
         Pc::Hold => Fresh::ALL,
         _ => match handler {
             Handler::Process => match pc {
-                // Release (CAS Q), then supersede (CAS R).
-                Pc::ReleaseBeforeSupersede => request_and_queue,
+                // Release (CAS Q) and supersede (CAS R), in either order.
+                Pc::ReleaseBeforeSupersede | Pc::SupersedeThenRelease => request_and_queue,
                 Pc::Supersede => request,
                 admit_step => design.live_reads(admit_step),
             },
             // Release (CAS Q), then the outcome write (CAS R).
             Handler::Signal | Handler::Dlq => match pc {
-                Pc::Release => request_and_queue,
-                Pc::WriteOutcome => request,
+                Pc::Release | Pc::CancelBuild { release: true } => request_and_queue,
+                Pc::WriteOutcome | Pc::CancelBuild { release: false } => request,
                 other => unreachable!("{} has no step {other:?}", handler.name()),
             },
         },
@@ -590,13 +726,11 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
             match seen.request {
                 state if state.is_terminal() => Pc::Ack,
                 RequestState::Processing => Pc::SubmitBuild,
-                _ if !seen.latest_head => {
-                    if design.slots().releases_before_supersede(seen.slots) {
-                        Pc::ReleaseBeforeSupersede
-                    } else {
-                        Pc::Supersede
-                    }
-                }
+                _ if !seen.latest_head => match design.slots().stale_head(seen.slots) {
+                    StaleHead::Supersede => Pc::Supersede,
+                    StaleHead::ReleaseThenSupersede => Pc::ReleaseBeforeSupersede,
+                    StaleHead::SupersedeThenRelease => Pc::SupersedeThenRelease,
+                },
                 _ => design.gate(seen.slots),
             }
         }
@@ -610,6 +744,14 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
         Pc::Supersede => {
             if turn.cas_request(RequestState::Superseded) {
                 Pc::Ack
+            } else {
+                Pc::Read
+            }
+        }
+        // Then the design's unwind gives the slot back.
+        Pc::SupersedeThenRelease => {
+            if turn.cas_request(RequestState::Superseded) {
+                Pc::Unwind
             } else {
                 Pc::Read
             }
@@ -657,17 +799,30 @@ fn signal(turn: &mut Turn, pc: Pc) -> Pc {
 }
 
 /// `dlq(R)`, the DLQ reconciler: release if the design releases a request in
-/// this state, then write `dead_lettered`. A running build is not cancelled.
+/// this state, then write `dead_lettered`. A running build is not cancelled,
+/// unless a repaired design cancels it first.
 fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
+    let slots = turn.model.design.slots();
     match pc {
         Pc::Read | Pc::ReadQueue { .. } | Pc::ReadHead { .. } => {
             let seen = match turn.read(pc) {
                 Ok(seen) => seen,
                 Err(next_read) => return next_read,
             };
+            let release = slots.dlq_releases(seen.request) && seen.slots.has_slot;
             if seen.request.is_terminal() {
                 Pc::Ack
-            } else if turn.model.design.slots().dlq_releases(seen.request) && seen.slots.has_slot {
+            } else if slots.dlq_cancels_build(seen.request) {
+                Pc::CancelBuild { release }
+            } else if release {
+                Pc::Release
+            } else {
+                Pc::WriteOutcome
+            }
+        }
+        Pc::CancelBuild { release } => {
+            turn.cancel_build();
+            if release {
                 Pc::Release
             } else {
                 Pc::WriteOutcome

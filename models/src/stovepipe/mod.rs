@@ -15,10 +15,18 @@ mod fail_open;
 mod handlers;
 mod log;
 mod owner_keyed;
+mod owner_keyed_atomic_admit;
+mod owner_keyed_atomic_admit_dlq_cancels;
+mod owner_keyed_cas_only_repairs;
+mod owner_keyed_dlq_cancels;
+mod owner_keyed_fenced_claim;
+mod owner_keyed_reaping_gate;
+mod owner_keyed_resume_submits;
+mod owner_keyed_supersede_first;
 mod state;
 mod story;
 
-pub use design::{design_named, Design, InFlightCount, SlotField, DESIGNS};
+pub use design::{design_named, Design, InFlightCount, SlotField, StaleHead, DESIGNS};
 pub use owner_keyed::InFlightRequestIds;
 pub use state::{State, MAX_WORKERS};
 
@@ -259,10 +267,20 @@ pub enum Pc {
     /// `signal` and `dlq`: release, then write the outcome.
     Release,
     WriteOutcome,
+    /// Repairs: supersede a stale head, then release its slot (`Unwind`).
+    SupersedeThenRelease,
+    /// Repairs: a closed gate first releases the owners whose request is
+    /// terminal.
+    Reap,
+    /// Repairs: `dlq` cancels R's build and waits for it to stop; then it
+    /// releases R's slot (when its read saw one) and writes the outcome.
+    CancelBuild {
+        release: bool,
+    },
 }
 
 /// The steps without a read in progress, in a fixed order (their codes).
-const PLAIN_PCS: [Pc; 15] = [
+const PLAIN_PCS: [Pc; 19] = [
     Pc::Read,
     Pc::Hold,
     Pc::Ack,
@@ -278,6 +296,10 @@ const PLAIN_PCS: [Pc; 15] = [
     Pc::RereadQueueForUnwind,
     Pc::Release,
     Pc::WriteOutcome,
+    Pc::SupersedeThenRelease,
+    Pc::Reap,
+    Pc::CancelBuild { release: false },
+    Pc::CancelBuild { release: true },
 ];
 
 impl Pc {
@@ -339,6 +361,9 @@ impl Pc {
             Pc::RereadQueueForUnwind => "RereadQueueForUnwind",
             Pc::Release => "Release",
             Pc::WriteOutcome => "WriteOutcome",
+            Pc::SupersedeThenRelease => "SupersedeThenRelease",
+            Pc::Reap => "Reap",
+            Pc::CancelBuild { .. } => "CancelBuild",
         }
     }
 }

@@ -3,14 +3,14 @@
 //! and release removes by ID (nothing written when absent: decided at the
 //! read that saw the set).
 
-use super::design::{Design, SlotField, QUEUE, REQUEST_AND_QUEUE};
+use super::design::{Design, SlotField, StaleHead, QUEUE, REQUEST_AND_QUEUE};
 use super::handlers::Turn;
 use super::{Fresh, Pc, Req, RequestState, SlotView, Slots, State};
 
 #[derive(Debug)]
 pub struct OwnerKeyed;
 
-fn owners(slots: Slots) -> u32 {
+pub(crate) fn owners(slots: Slots) -> u32 {
     match slots {
         Slots::Owners(set) => set,
         Slots::Count(_) => unreachable!("owner-keyed keeps a set of owners"),
@@ -136,8 +136,13 @@ impl SlotField for InFlightRequestIds {
         holds(slots, r).then(|| Slots::Owners(owners(slots) & !(1 << r)))
     }
 
-    fn releases_before_supersede(&self, seen: SlotView) -> bool {
-        seen.has_slot
+    /// Give the slot back first, then supersede (PR #966).
+    fn stale_head(&self, seen: SlotView) -> StaleHead {
+        if seen.has_slot {
+            StaleHead::ReleaseThenSupersede
+        } else {
+            StaleHead::Supersede
+        }
     }
 
     /// Any nonterminal request.

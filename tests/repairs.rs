@@ -1,0 +1,195 @@
+//! The repairs of owner-keyed (issue 10, `REPAIRS.md`): on each finding's own
+//! bounds, which single change closes it and which does not, and that the two
+//! combinations hold every always property while reaching every witness that
+//! owner-keyed reaches. The step counts are pinned by the scenario files.
+
+use slotcheck::check::{check, Limits, Outcome, Verdict};
+use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
+
+/// A finding: its scenario, bounds (requests, crashes, stalls,
+/// max_deliveries; K = 1) and the property that shows it.
+struct Finding {
+    scenario: &'static str,
+    bounds: (u8, u8, u8, u8),
+    property: &'static str,
+}
+
+const FINDINGS: [Finding; 5] = [
+    Finding {
+        scenario: "owner-keyed-stall",
+        bounds: (2, 0, 1, 2),
+        property: "builds-within-limit",
+    },
+    Finding {
+        scenario: "owner-keyed-stall-crash",
+        bounds: (2, 1, 1, 2),
+        property: "count-not-high",
+    },
+    Finding {
+        scenario: "dlq-running-build",
+        bounds: (2, 1, 0, 1),
+        property: "builds-within-limit",
+    },
+    Finding {
+        scenario: "owner-keyed-resume-no-submit",
+        bounds: (1, 1, 1, 2),
+        property: "no-wedge",
+    },
+    Finding {
+        scenario: "owner-keyed-stale-claim-dead-lettered",
+        bounds: (1, 1, 1, 1),
+        property: "count-not-high",
+    },
+];
+
+/// Which finding owner-keyed and each repair closes, in the order of
+/// `FINDINGS` (claim-first and fail-open are pinned by the scenario files). On the
+/// stall-crash bounds the finding is judged by `count-not-high` (the slot the
+/// stale claim leaks): its `no-wedge` also fails by the missing submit of
+/// `owner-keyed-resume-no-submit` wherever that is not repaired.
+const CLOSES: [(&str, [bool; 5]); 9] = [
+    ("owner-keyed", [false, false, false, false, false]),
+    (
+        "owner-keyed-supersede-first",
+        [true, false, false, false, false],
+    ),
+    // A fenced claim alone does not close the stall-crash leak: the
+    // redelivery read the set before the claim, so it supersedes without
+    // releasing.
+    (
+        "owner-keyed-fenced-claim",
+        [false, false, false, false, false],
+    ),
+    (
+        "owner-keyed-reaping-gate",
+        [false, true, false, false, false],
+    ),
+    (
+        "owner-keyed-resume-submits",
+        [false, false, false, true, false],
+    ),
+    ("owner-keyed-atomic-admit", [true, true, false, true, true]),
+    (
+        "owner-keyed-dlq-cancels",
+        [false, false, true, false, false],
+    ),
+    (
+        "owner-keyed-atomic-admit-dlq-cancels",
+        [true, true, true, true, true],
+    ),
+    // Everything but the stale claim of a request nobody will hold behind:
+    // the reaping gate repairs a leak only when a head is held.
+    (
+        "owner-keyed-cas-only-repairs",
+        [true, true, true, true, false],
+    ),
+];
+
+const ALWAYS: [&str; 4] = [
+    "no-wedge",
+    "builds-within-limit",
+    "count-not-low",
+    "count-not-high",
+];
+const WITNESSES: [&str; 4] = [
+    "all-succeed",
+    "some-superseded",
+    "some-dead-lettered",
+    "some-held",
+];
+
+fn run(
+    design: &str,
+    (requests, crashes, stalls, max_deliveries): (u8, u8, u8, u8),
+) -> Outcome<Stovepipe> {
+    let model = Stovepipe::new(
+        design_named(design).unwrap_or_else(|| panic!("{design} is listed")),
+        Bounds {
+            requests,
+            max_concurrent: 1,
+            crashes,
+            stalls,
+            max_deliveries,
+        },
+    );
+    let outcome = check(model, &[], &Limits::default());
+    assert_eq!(outcome.stats.cut, None, "an unlimited run is never cut");
+    outcome
+}
+
+fn verdict(outcome: &Outcome<Stovepipe>, property: &str) -> Verdict {
+    outcome.result(property).unwrap().verdict
+}
+
+#[test]
+fn each_change_alone_closes_the_findings_it_is_meant_to_and_no_other() {
+    for (i, finding) in FINDINGS.iter().enumerate() {
+        for (design, closes) in CLOSES {
+            let got = verdict(&run(design, finding.bounds), finding.property);
+            let want = if closes[i] {
+                Verdict::Holds
+            } else {
+                Verdict::Violated
+            };
+            assert_eq!(
+                got, want,
+                "{design} on {}'s bounds: {}",
+                finding.scenario, finding.property
+            );
+        }
+    }
+}
+
+/// A repair that avoided a finding by never letting it arise (never
+/// dead-lettering, never holding) would lose a witness; none does.
+#[test]
+fn the_combinations_hold_everything_and_reach_every_witness_owner_keyed_reaches() {
+    let default = (2, 1, 1, 2);
+    let bounds = FINDINGS.iter().map(|f| f.bounds).chain([default]);
+    for b in bounds {
+        let original = run("owner-keyed", b);
+        for design in [
+            "owner-keyed-atomic-admit-dlq-cancels",
+            "owner-keyed-cas-only-repairs",
+        ] {
+            let outcome = run(design, b);
+            if design == "owner-keyed-atomic-admit-dlq-cancels" || b != (1, 1, 1, 1) {
+                for property in ALWAYS {
+                    assert_eq!(
+                        verdict(&outcome, property),
+                        Verdict::Holds,
+                        "{design} {b:?} {property}"
+                    );
+                }
+            }
+            for witness in WITNESSES {
+                if verdict(&original, witness) == Verdict::Reached {
+                    assert_eq!(
+                        verdict(&outcome, witness),
+                        Verdict::Reached,
+                        "{design} {b:?} {witness}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Each single change keeps the witnesses too: none closes a finding by
+/// making something unreachable.
+#[test]
+fn no_single_change_loses_a_witness_on_the_default_bounds() {
+    let original = run("owner-keyed", (2, 1, 1, 2));
+    for (design, _) in &CLOSES[1..] {
+        let outcome = run(design, (2, 1, 1, 2));
+        for witness in WITNESSES {
+            if verdict(&original, witness) == Verdict::Reached {
+                assert_eq!(
+                    verdict(&outcome, witness),
+                    Verdict::Reached,
+                    "{design} {witness}"
+                );
+            }
+        }
+    }
+}
