@@ -115,6 +115,35 @@ pub struct Section {
     pub skipped: Option<String>,
 }
 
+/// A finding: a column of the what-to-merge table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatrixFinding {
+    /// Its scenario's ID, as the rows name it (`scenario`).
+    pub id: String,
+    pub title: String,
+    pub property: String,
+    /// The bounds it is checked on, in words.
+    pub bounds: String,
+}
+
+/// A design: a row of the what-to-merge table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatrixDesign {
+    pub name: String,
+    /// What it changes, as a diff of the contract's admit table.
+    pub change: String,
+    /// What it costs to build.
+    pub cost: String,
+}
+
+/// The what-to-merge table (`compare --findings`): designs as rows, findings
+/// as columns, each cell a verdict linking to its story, the cost last.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Matrix {
+    pub findings: Vec<MatrixFinding>,
+    pub designs: Vec<MatrixDesign>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Page {
     pub title: String,
@@ -125,6 +154,8 @@ pub struct Page {
     /// Scenario runs: one verdict table per scenario, in this order. Empty:
     /// one table over all rows.
     pub sections: Vec<Section>,
+    /// The what-to-merge table, shown instead of the verdict tables.
+    pub matrix: Option<Matrix>,
 }
 
 /// The rows and figures of one design's outcome, with a story and a diagram
@@ -294,6 +325,69 @@ fn verdict_table(
     out.push_str("</tbody></table>\n");
 }
 
+/// The what-to-merge table, then each finding and each design in words.
+fn matrix_table(page: &Page, matrix: &Matrix, out: &mut String) {
+    out.push_str("<table class=\"matrix\"><thead><tr><th>design</th>");
+    for f in &matrix.findings {
+        out.push_str(&format!(
+            "<th title=\"{}\"><a href=\"#f-{}\">{}</a><br><small>{}</small></th>",
+            xml_escape(&f.title),
+            xml_escape(&f.id),
+            xml_escape(&f.id),
+            xml_escape(&f.property)
+        ));
+    }
+    out.push_str("<th>cost</th></tr></thead><tbody>\n");
+    for d in &matrix.designs {
+        out.push_str(&format!(
+            "<tr><th><a href=\"#d-{}\">{}</a></th>",
+            xml_escape(&d.name),
+            xml_escape(&d.name)
+        ));
+        for f in &matrix.findings {
+            let found = page
+                .rows
+                .iter()
+                .find(|r| r.design == d.name && r.scenario.as_deref() == Some(f.id.as_str()));
+            match found {
+                None => out.push_str("<td></td>"),
+                Some(row) => {
+                    let text = xml_escape(&verdict_text(row));
+                    let text = if row.story.is_some() {
+                        format!("<a href=\"#{}\">{text}</a>", row.anchor())
+                    } else {
+                        text
+                    };
+                    out.push_str(&format!("<td class=\"{}\">{text}</td>", cell_class(row)));
+                }
+            }
+        }
+        out.push_str(&format!("<td>{}</td></tr>\n", xml_escape(&d.cost)));
+    }
+    out.push_str("</tbody></table>\n<h2>The findings</h2>\n<dl>\n");
+    for f in &matrix.findings {
+        out.push_str(&format!(
+            "<dt id=\"f-{}\"><b>{}</b> ({}; {})</dt><dd>{}</dd>\n",
+            xml_escape(&f.id),
+            xml_escape(&f.id),
+            xml_escape(&f.property),
+            xml_escape(&f.bounds),
+            xml_escape(&f.title)
+        ));
+    }
+    out.push_str("</dl>\n<h2>The designs</h2>\n<dl>\n");
+    for d in &matrix.designs {
+        out.push_str(&format!(
+            "<dt id=\"d-{}\"><b>{}</b></dt><dd>{}<br><i>Cost:</i> {}</dd>\n",
+            xml_escape(&d.name),
+            xml_escape(&d.name),
+            xml_escape(&d.change),
+            xml_escape(&d.cost)
+        ));
+    }
+    out.push_str("</dl>\n");
+}
+
 /// A scenario's heading, bounds and notes, then its designs side by side.
 fn scenario_section(page: &Page, section: &Section, out: &mut String) {
     let rows: Vec<&ResultRow> = page
@@ -400,7 +494,9 @@ pub fn render(page: &Page) -> String {
     } else {
         out.push_str("<p class=\"legend\"><span class=\"good\">holds / reached</span><span class=\"bad\">violated / NOT reached</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
     }
-    if page.sections.is_empty() {
+    if let Some(matrix) = &page.matrix {
+        matrix_table(page, matrix, &mut out);
+    } else if page.sections.is_empty() {
         let rows: Vec<&ResultRow> = page.rows.iter().collect();
         verdict_table(&rows, false, ResultRow::column, &mut out);
         verdict_table(&rows, true, ResultRow::column, &mut out);
@@ -497,7 +593,7 @@ mod tests {
                 seconds: 0.01,
                 cut: None,
             }],
-            sections: Vec::new(),
+            ..Page::default()
         };
         let html = render(&page);
         assert!(html.starts_with("<!DOCTYPE html>"));
@@ -602,5 +698,53 @@ mod tests {
             !body_rule.contains("max-width"),
             "the page is as wide as the window: {body_rule}"
         );
+    }
+
+    #[test]
+    fn the_what_to_merge_table_has_a_row_per_design_and_links_each_violation_to_its_story() {
+        let mut violated = row("claim-first", "no-wedge", "violated", false);
+        violated.scenario = Some("SP-OCT-003".into());
+        violated.steps = Some(8);
+        violated.story = Some("   1. client: R1 arrives\n".into());
+        let mut holds = row("owner-keyed", "no-wedge", "holds", true);
+        holds.scenario = Some("SP-OCT-003".into());
+        let design = |name: &str, cost: &str| MatrixDesign {
+            name: name.into(),
+            change: format!("{name} changes step b"),
+            cost: cost.into(),
+        };
+        let page = Page {
+            title: "slotcheck: what to merge".into(),
+            rows: vec![violated.clone(), holds],
+            matrix: Some(Matrix {
+                findings: vec![MatrixFinding {
+                    id: "SP-OCT-003".into(),
+                    title: "a crash wedges".into(),
+                    property: "no-wedge".into(),
+                    bounds: "requests 1".into(),
+                }],
+                designs: vec![
+                    design("claim-first", "today"),
+                    design("owner-keyed", "a column"),
+                ],
+            }),
+            ..Page::default()
+        };
+        let html = render(&page);
+        let table = &html[html.find("<table class=\"matrix\">").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(table.contains(
+            "<th><a href=\"#d-claim-first\">claim-first</a></th><td class=\"bad\"><a href=\"#"
+        ));
+        assert!(table.contains(&format!(
+            "href=\"#{}\">violated (8 steps)</a>",
+            violated.anchor()
+        )));
+        assert!(table.contains("<td class=\"good\">holds</td><td>a column</td>"));
+        assert!(
+            html.contains(&format!("id=\"{}\"", violated.anchor())),
+            "the story is on the page"
+        );
+        assert!(html.contains("owner-keyed changes step b"));
     }
 }

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod check;
 pub mod diagram;
 pub mod explore;
+pub mod findings;
 pub mod html;
 pub mod itf;
 pub mod link;

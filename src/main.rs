@@ -6,8 +6,9 @@ use slotcheck::adhoc;
 use slotcheck::adhoc::Described;
 use slotcheck::check::Limits;
 use slotcheck::explore;
+use slotcheck::findings;
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
-use slotcheck::report::{whole, JsonArgs};
+use slotcheck::report::{whole, JsonArgs, Style};
 use slotcheck::scenario;
 use slotcheck::see::{CheckOutputArgs, CompareOutputArgs, Format};
 use slotcheck::stovepipe::{bounds_line, DEFAULT_BOUNDS};
@@ -207,6 +208,23 @@ struct CompareArgs {
     json: JsonArgs,
     #[command(flatten)]
     output: CompareOutputArgs,
+    /// What to merge: instead of the bounds given, every design on every
+    /// finding's own bounds (each scenario file that names one, `finding =
+    /// "PROPERTY"`): a row per design, a column per finding, each cell the
+    /// verdict and its story, and what each design costs.
+    #[arg(long)]
+    findings: bool,
+    /// With --findings: the scenario files or directories to take the
+    /// findings from (default: scenarios/).
+    #[arg(long = "scenarios", value_name = "PATH", requires = "findings")]
+    scenario_paths: Vec<PathBuf>,
+    /// With --findings: print the table as Markdown (as the README shows it).
+    #[arg(long, requires = "findings", conflicts_with = "stories")]
+    markdown: bool,
+    /// With --findings: print every violation's story as Markdown (the page
+    /// the Markdown table's cells link to).
+    #[arg(long, requires = "findings")]
+    stories: bool,
 }
 
 #[derive(Args)]
@@ -316,6 +334,32 @@ struct ExploreArgs {
     from: Option<std::path::PathBuf>,
 }
 
+/// `--design`'s long help (`--help`): its short help, then every design and
+/// what it changes, as a diff of the contract's admit table.
+fn with_designs(arg: clap::Arg) -> clap::Arg {
+    let short = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+    arg.long_help(format!("{short}\n\n{}", designs_help()))
+}
+
+fn designs_help() -> String {
+    let mut text = String::from(
+        "Stovepipe designs, each as what it changes in the contract's admit table (a gate, b claim, c processing write, d submit, and the release rules), and its cost:",
+    );
+    for d in DESIGNS {
+        text.push_str(&format!(
+            "\n\n  {}: {}\n    cost: {}",
+            d.name(),
+            d.change(),
+            d.cost()
+        ));
+    }
+    text.push_str("\n\nLink designs (--model link):");
+    for d in &slotcheck_models::link::DESIGNS {
+        text.push_str(&format!("\n  {}: {}", d.name, d.summary));
+    }
+    text
+}
+
 fn design_names() -> clap::builder::PossibleValuesParser {
     let link = slotcheck_models::link::DESIGNS.iter().map(|d| d.name);
     clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()).chain(link))
@@ -325,10 +369,22 @@ fn main() -> ExitCode {
     // `--requests -1` is a bad value, and says so, rather than an unknown flag.
     let matches = Cli::command()
         .mut_subcommands(|c| c.allow_negative_numbers(true))
+        .mut_subcommand("check", |c| c.mut_arg("design", with_designs))
+        .mut_subcommand("explore", |c| c.mut_arg("design", with_designs))
+        .mut_subcommand("compare", |c| {
+            c.mut_arg("findings", |a| {
+                a.long_help(format!(
+                    "{}\n\n{}",
+                    "What to merge: instead of the bounds given, every design on every finding's own bounds (each scenario file that names one, `finding = \"PROPERTY\"`): a row per design, a column per finding, each cell the verdict and its story, and what each design costs.",
+                    designs_help()
+                ))
+            })
+        })
         .get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let sub = matches.subcommand().map(|(_, m)| m);
     let result = match cli.command {
+        Command::Compare(args) if args.findings => compare_findings(args, sub),
         Command::Compare(args) => match one_model(&args.model, sub) {
             Err(e) => Err(e),
             Ok(false) => compare(args),
@@ -486,6 +542,87 @@ fn compare(args: CompareArgs) -> Result<u8, String> {
         .map(|d| model_for(&args.model.bounds, d.name()))
         .collect::<Result<Vec<_>, _>>()?;
     adhoc::compare(models, &args.limits.limits()?, &args.json, &args.output)
+}
+
+/// `compare --findings`: the what-to-merge table. Each finding brings its
+/// own bounds, so bound flags are refused.
+fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<u8, String> {
+    let given = model_flags_given(&args.model, matches);
+    if !given.is_empty() {
+        return Err(format!(
+            "--findings checks each finding on its own bounds (its scenario file's): leave out {}",
+            given.join(", ")
+        ));
+    }
+    let model = match args.model.model {
+        ModelName::Stovepipe => "stovepipe",
+        ModelName::Link => "link",
+    };
+    let paths = if args.scenario_paths.is_empty() {
+        vec![PathBuf::from("scenarios")]
+    } else {
+        args.scenario_paths.clone()
+    };
+    let mut outputs = Vec::new();
+    if let Some(file) = &args.json.json_out {
+        outputs.push(slotcheck::itf::Output::file("--json-out", file));
+    }
+    if let Some(file) = &args.output.html {
+        outputs.push(slotcheck::itf::Output::file("--html", file));
+    }
+    slotcheck::itf::check_outputs(&outputs, &paths)?;
+    let table = findings::run(&paths, model, &args.limits.limits()?)?;
+    let json = serde_json::to_string_pretty(&findings::json(&table)).expect("JSON") + "\n";
+    if args.json.json {
+        print!("{json}");
+    } else if args.markdown {
+        print!("{}", findings::markdown(&table));
+    } else if args.stories {
+        print!("{}", findings::stories(&table));
+    } else {
+        let style = Style::for_stdout();
+        println!(
+            "{}\n",
+            style.bold(&format!(
+                "slotcheck compare --findings: {model}, {} findings",
+                table.columns.len()
+            ))
+        );
+        print!("{}", findings::text(&table, style));
+        println!(
+            "\nA cell's story: slotcheck check --design DESIGN [the finding's bounds] --property PROPERTY"
+        );
+    }
+    let mut writes = Vec::new();
+    if let Some(file) = &args.json.json_out {
+        writes.push((file.clone(), json.into_bytes()));
+    }
+    if let Some(file) = &args.output.html {
+        let page = slotcheck::html::render(&findings::page(&table));
+        writes.push((file.clone(), page.into_bytes()));
+    }
+    slotcheck::itf::write_reports(&writes, |_| {})?;
+    Ok(if table.cut() { 3 } else { 0 })
+}
+
+/// The model and bound flags typed on the command line.
+fn model_flags_given(args: &ModelArgs, matches: Option<&ArgMatches>) -> Vec<String> {
+    let command = ModelArgs::augment_args(clap::Command::new("bounds"));
+    let mut given: Vec<String> = command
+        .get_arguments()
+        .filter(|a| a.get_id() != "model")
+        .filter(|a| {
+            matches.and_then(|m| m.value_source(a.get_id().as_str()))
+                == Some(ValueSource::CommandLine)
+        })
+        .filter_map(|a| a.get_long().map(|long| format!("--{long}")))
+        .collect();
+    for flag in args.link.given() {
+        if !given.iter().any(|g| g == flag) {
+            given.push(flag.to_string());
+        }
+    }
+    given
 }
 
 fn compare_link(args: CompareArgs) -> Result<u8, String> {

@@ -107,33 +107,61 @@ fn pad(text: &str, width: usize) -> String {
     format!("{text:<width$}")
 }
 
-/// One table, property by design, `always` properties first, then the
-/// witnesses; then the statistics of each design.
+/// One table, a design a row: each `always` property's verdict, then the
+/// witnesses (all reached, or which not); then the statistics of each design.
 pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: Style) -> String {
     let Some((_, first)) = columns.first() else {
         return String::new();
     };
-    let width = 22;
-    let mut out = String::new();
-    out.push_str(&style.bold(&pad("property", width)));
-    for (design, _) in columns {
-        out.push_str(&style.bold(&pad(design, width)));
+    let properties: Vec<&str> = first
+        .results
+        .iter()
+        .filter(|r| r.kind == PropertyKind::Always)
+        .map(|r| r.name)
+        .collect();
+    let design_width = columns
+        .iter()
+        .map(|(d, _)| d.len())
+        .max()
+        .unwrap_or(6)
+        .max(6)
+        + 2;
+    let width = |name: &str| name.len().max("violated (24 steps)".len()) + 2;
+    let mut out = style.bold(&pad("design", design_width));
+    for name in &properties {
+        out.push_str(&style.bold(&pad(name, width(name))));
     }
+    out.push_str(&style.bold("witnesses"));
     out.push('\n');
-    for kind in [PropertyKind::Always, PropertyKind::Sometimes] {
-        if kind == PropertyKind::Sometimes {
-            out.push_str(&style.bold("witnesses (sometimes)\n"));
-        }
-        for result in first.results.iter().filter(|r| r.kind == kind) {
-            out.push_str(&pad(result.name, width));
-            for (_, outcome) in columns {
-                if let Some(r) = outcome.result(result.name) {
-                    let cell = pad(&verdict_cell(r), width);
-                    out.push_str(&style.verdict(r.verdict, &cell));
-                }
+    for (design, outcome) in columns {
+        out.push_str(&pad(design, design_width));
+        for name in &properties {
+            if let Some(r) = outcome.result(name) {
+                let cell = pad(&verdict_cell(r), width(name));
+                out.push_str(&style.verdict(r.verdict, &cell));
             }
-            out.push('\n');
         }
+        let witnesses: Vec<_> = outcome
+            .results
+            .iter()
+            .filter(|r| r.kind == PropertyKind::Sometimes)
+            .collect();
+        let missing: Vec<&PropertyResult<M>> = witnesses
+            .iter()
+            .copied()
+            .filter(|r| r.verdict != Verdict::Reached)
+            .collect();
+        let cell = match missing.first() {
+            None => format!("all {} reached", witnesses.len()),
+            Some(r) if r.verdict == Verdict::Inconclusive => "inconclusive".to_string(),
+            Some(_) => {
+                let names: Vec<&str> = missing.iter().map(|r| r.name).collect();
+                format!("NOT {}", names.join(", "))
+            }
+        };
+        let verdict = missing.first().map_or(Verdict::Reached, |r| r.verdict);
+        out.push_str(&style.verdict(verdict, &cell));
+        out.push('\n');
     }
     out.push('\n');
     out.push_str(&stats_table(
@@ -147,13 +175,14 @@ pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: St
 }
 
 pub fn stats_table(rows: &[(String, Stats)], style: Style) -> String {
+    let w = rows.iter().map(|(d, _)| d.len()).max().unwrap_or(6).max(12) + 2;
     let mut out = style.bold(&format!(
-        "{:<14}{:>14}{:>12}{:>8}{:>10}\n",
+        "{:<w$}{:>14}{:>12}{:>8}{:>10}\n",
         "design", "states", "unique", "depth", "seconds"
     ));
     for (design, s) in rows {
         out.push_str(&format!(
-            "{:<14}{:>14}{:>12}{:>8}{:>10.2}{}\n",
+            "{:<w$}{:>14}{:>12}{:>8}{:>10.2}{}\n",
             design,
             s.states,
             s.unique,
@@ -164,9 +193,6 @@ pub fn stats_table(rows: &[(String, Stats)], style: Style) -> String {
                 None => String::new(),
             }
         ));
-    }
-    if rows.iter().any(|(_, s)| s.depth.is_none()) {
-        out.push_str("depth: exact with --threads 1 only, so not shown\n");
     }
     out
 }

@@ -12,7 +12,7 @@
 
 use crate::check::{check, Limits, Stats, Verdict};
 use crate::diagram::Diagram;
-use crate::html;
+use crate::html::{self, StatsRow};
 use crate::itf;
 use crate::report;
 use crate::report::xml_escape;
@@ -356,6 +356,10 @@ struct ScenarioFile<B> {
     /// Left out of `--skip-slow` runs (the nightly scenario).
     #[serde(default)]
     slow: bool,
+    /// The `always` property that shows the finding: a column of the
+    /// what-to-merge table (`compare --findings`).
+    #[serde(default)]
+    finding: Option<Spanned<String>>,
     bounds: Spanned<B>,
     #[serde(default)]
     options: Vec<Spanned<String>>,
@@ -556,6 +560,10 @@ pub struct Heading {
     pub bounds: Json,
     /// The same for people: `asks 2, builders 2, skew 0 s, ...`.
     pub bounds_line: String,
+    /// The same as the flags that give them: `--requests 2 ...`.
+    pub bounds_flags: String,
+    /// The property that shows the scenario's finding, if it names one.
+    pub finding: Option<&'static str>,
 }
 
 /// A loaded, validated scenario.
@@ -570,6 +578,16 @@ impl Scenario {
     /// figures.
     pub fn run(&self, selection: &Selection, limits: &Limits) -> (Vec<Finding>, Vec<RunStats>) {
         self.plan.run(self, selection, limits)
+    }
+
+    /// Checks the scenario's finding in every design of its model, on its
+    /// bounds: one column of the what-to-merge table, a cell per design (its
+    /// verdict, steps and story), with each run's figures.
+    pub fn check_finding(&self, limits: &Limits) -> Vec<(html::ResultRow, StatsRow)> {
+        match self.heading.finding {
+            Some(property) => self.plan.check_finding(self, property, limits),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -588,6 +606,13 @@ trait Plan {
         selection: &Selection,
         limits: &Limits,
     ) -> (Vec<Finding>, Vec<RunStats>);
+    /// See [`Scenario::check_finding`].
+    fn check_finding(
+        &self,
+        scenario: &Scenario,
+        property: &'static str,
+        limits: &Limits,
+    ) -> Vec<(html::ResultRow, StatsRow)>;
 }
 
 /// One design's check run in a scenario: its figures, for the reports.
@@ -615,6 +640,9 @@ struct StoryPlan<M: Model> {
 struct ModelPlan<M: Model> {
     designs: Vec<DesignPlan<M>>,
     stories: Vec<StoryPlan<M>>,
+    /// Every design of the model on the scenario's bounds, in the model's
+    /// order, for its finding's row of the what-to-merge table.
+    every_design: Vec<(String, M)>,
 }
 
 /// The ITF `#meta` of a scenario's trace: the model, design and bounds as
@@ -659,6 +687,25 @@ impl<M: Simulated> Plan for ModelPlan<M> {
             .filter(|s| selection.design(&s.design) && selection.property(s.violates))
             .count();
         checks + stories
+    }
+
+    fn check_finding(
+        &self,
+        scenario: &Scenario,
+        property: &'static str,
+        limits: &Limits,
+    ) -> Vec<(html::ResultRow, StatsRow)> {
+        self.every_design
+            .iter()
+            .map(|(design, model)| {
+                let outcome = check(model.clone(), &[property], limits);
+                let (mut rows, mut stats) = html::outcome_rows(model, design, &outcome);
+                let mut row = rows.remove(0);
+                row.scenario = Some(scenario.heading.id.clone());
+                stats.label = format!("{} · {design}", scenario.heading.id);
+                (row, stats)
+            })
+            .collect()
     }
 
     fn run(
@@ -964,7 +1011,7 @@ fn finish<B, M>(
     model_for: impl Fn(&str) -> Option<M>,
 ) -> Result<Scenario, InputError>
 where
-    M: Simulated,
+    M: crate::adhoc::Described,
 {
     let id = raw.id.get_ref();
     if id.is_empty()
@@ -1056,6 +1103,37 @@ where
     }
     // In the model's order (the reports' columns), not the file's map order.
     designs.sort_by_key(|d| known_designs.iter().position(|k| *k == d.design));
+    let every_design: Vec<(String, M)> = known_designs
+        .iter()
+        .filter_map(|d| model_for(d).map(|m| (d.to_string(), m)))
+        .collect();
+    let finding = match &raw.finding {
+        None => None,
+        Some(name) => {
+            let model = &every_design[0].1;
+            match property_named(model, name.get_ref()) {
+                Some((property, PropertyKind::Always)) => Some(property),
+                Some((property, PropertyKind::Sometimes)) => {
+                    return Err(source.at(
+                        name,
+                        "finding",
+                        format!("`{property}` is a witness (`sometimes`): a finding is an `always` property a design breaks"),
+                    ))
+                }
+                None => {
+                    return Err(source.at(
+                        name,
+                        "finding",
+                        format!(
+                            "unknown property `{}` (known: {})",
+                            name.get_ref(),
+                            property_names(model).join(", ")
+                        ),
+                    ))
+                }
+            }
+        }
+    };
     let mut stories = Vec::new();
     for (i, story) in raw.story.iter().enumerate() {
         let field = format!("story[{i}]");
@@ -1131,9 +1209,15 @@ where
             model: model_name,
             bounds,
             bounds_line,
+            bounds_flags: every_design[0].1.bounds_flags(),
+            finding,
         },
         slow: raw.slow,
-        plan: Box::new(ModelPlan { designs, stories }),
+        plan: Box::new(ModelPlan {
+            designs,
+            stories,
+            every_design,
+        }),
     })
 }
 

@@ -106,7 +106,7 @@ pub fn check_page<M: Narrated>(
         subtitle: heading.to_string(),
         rows,
         stats: vec![stats],
-        sections: Vec::new(),
+        ..Page::default()
     })
 }
 

@@ -1,5 +1,6 @@
-//! Every figure and sample output in README.md comes from a command that
-//! this file re-runs, so the README cannot go stale unnoticed.
+//! Every figure and sample output in README.md (and the pages it links to
+//! that are made the same way, [`PAGES`]) comes from a command that this
+//! file re-runs, so the README cannot go stale unnoticed.
 //!
 //! A generated part of the README sits between a marker that names its
 //! command and `<!-- end -->`:
@@ -22,6 +23,8 @@
 //!   with a decimal point, a number followed by `runs/s` or `states/s`, a
 //!   number under a column headed `.../s`), so state counts, verdicts and
 //!   run counts are still checked; `scripts/readme.sh` refreshes the times.
+//! - `generated markdown: COMMAND`: Markdown that COMMAND prints, as it is
+//!   (a table, a page of stories), with no fence.
 //! - `generated verdicts`: a Markdown table with a `command` column (a code
 //!   span) and a `verdicts` column, which is what the command prints for
 //!   each property (`` `no-wedge` violated (8 steps); ... ``).
@@ -61,6 +64,8 @@ struct Block {
     /// The marker line, as written.
     marker: String,
     timing: bool,
+    /// Markdown as the command prints it, not in a fenced block.
+    raw: bool,
     slow: bool,
     command: String,
     /// The fence's info string (`text`, `toml`...).
@@ -93,7 +98,9 @@ fn marker(line: &str) -> Option<Result<(String, bool, String), String>> {
         "generated" | "timing" if command.is_empty() => {
             Some(Err(format!("`{line}`: a {kind} block names its command")))
         }
-        "generated" | "timing" => Some(Ok((kind.to_string(), slow, command))),
+        "generated" | "timing" | "generated markdown" => {
+            Some(Ok((kind.to_string(), slow, command)))
+        }
         "generated verdicts" if command.is_empty() => Some(Ok((kind.to_string(), slow, command))),
         _ if kind.starts_with("generated") || kind.starts_with("timing") => {
             Some(Err(format!("`{line}`: not a marker this test knows")))
@@ -147,6 +154,16 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
                 slow,
                 table: inside,
             }));
+        } else if kind == "generated markdown" {
+            parts.push(Part::Block(Block {
+                marker: line.to_string(),
+                timing: false,
+                raw: true,
+                slow,
+                command,
+                info: String::new(),
+                body: inside,
+            }));
         } else {
             let fenced = inside.len() >= 2
                 && inside[0].starts_with("```")
@@ -160,6 +177,7 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
             parts.push(Part::Block(Block {
                 marker: line.to_string(),
                 timing: kind == "timing",
+                raw: false,
                 slow,
                 command,
                 info: inside[0].trim_start_matches('`').to_string(),
@@ -180,6 +198,13 @@ fn render(parts: &[Part]) -> String {
     for part in parts {
         match part {
             Part::Text(text) => out.push_str(text),
+            Part::Block(b) if b.raw => {
+                out.push_str(&format!("{}\n", b.marker));
+                for line in &b.body {
+                    out.push_str(&format!("{line}\n"));
+                }
+                out.push_str(&format!("{END}\n"));
+            }
             Part::Block(b) => {
                 out.push_str(&format!("{}\n```{}\n", b.marker, b.info));
                 for line in &b.body {
@@ -267,7 +292,7 @@ fn run(command: &str) -> Result<Vec<String>, String> {
 /// A block as its command fills it now.
 fn regenerate(block: &Block) -> Result<Vec<String>, String> {
     let output = run(&block.command)?;
-    let shows_command = matches!(block.info.as_str(), "" | "text" | "console");
+    let shows_command = !block.raw && matches!(block.info.as_str(), "" | "text" | "console");
     Ok(if shows_command {
         std::iter::once(format!("$ {}", block.command))
             .chain(output)
@@ -487,10 +512,20 @@ fn readme_path() -> PathBuf {
     Path::new(common::ROOT).join("README.md")
 }
 
+/// The pages made of generated parts: the README, and the stories page its
+/// what-to-merge table links to.
+const PAGES: [&str; 2] = ["README.md", "docs/findings.md"];
+
 #[test]
 fn every_generated_part_of_the_readme_is_what_its_command_prints() {
+    for page in PAGES {
+        generated_parts_are_what_their_commands_print(&Path::new(common::ROOT).join(page), page);
+    }
+}
+
+fn generated_parts_are_what_their_commands_print(path: &Path, page: &str) {
     let mode = mode();
-    let readme = std::fs::read_to_string(readme_path()).unwrap();
+    let readme = std::fs::read_to_string(path).unwrap();
     let mut parts = parse(&readme).unwrap_or_else(|e| panic!("{e}"));
     let mut stale = Vec::new();
     let mut skipped = 0;
@@ -531,17 +566,17 @@ fn every_generated_part_of_the_readme_is_what_its_command_prints() {
     if mode.write {
         let text = render(&parts);
         if text != readme {
-            write_whole(&readme_path(), &text);
+            write_whole(path, &text);
         }
-        eprintln!("README.md: {} part(s) rewritten", stale.len());
+        eprintln!("{page}: {} part(s) rewritten", stale.len());
         return;
     }
     if skipped > 0 {
-        eprintln!("README.md: {skipped} slow part(s) left to scripts/readme.sh");
+        eprintln!("{page}: {skipped} slow part(s) left to scripts/readme.sh");
     }
     assert!(
         stale.is_empty(),
-        "README.md differs from what its commands print now; run scripts/readme.sh to regenerate it ({} part(s); - README, + now):\n\n{}",
+        "{page} differs from what its commands print now; run scripts/readme.sh to regenerate it ({} part(s); - page, + now):\n\n{}",
         stale.len(),
         stale.join("\n")
     );

@@ -193,3 +193,42 @@ fn no_single_change_loses_a_witness_on_the_default_bounds() {
         }
     }
 }
+
+mod common;
+
+/// The what-to-merge table: every design on every finding's own bounds; the
+/// recommended design is the one that holds them all.
+#[test]
+fn the_what_to_merge_table_names_the_one_design_that_holds_every_finding() {
+    let output = common::slotcheck(&["compare", "--findings", "--json", "--quiet"]);
+    assert_eq!(output.status.code(), Some(0));
+    let table: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let designs = table["designs"].as_array().unwrap().len();
+    let findings = table["findings"].as_array().unwrap().len();
+    assert!(findings >= 10, "{findings} findings");
+    assert_eq!(table["cells"].as_array().unwrap().len(), designs * findings);
+    assert_eq!(
+        table["holds_every_finding"],
+        serde_json::json!(["owner-keyed-atomic-admit-dlq-cancels"])
+    );
+    // Each finding is broken by one of the source's designs at least: a
+    // column no design breaks would show nothing.
+    for f in table["findings"].as_array().unwrap() {
+        let id = f["id"].as_str().unwrap();
+        assert!(
+            table["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["finding"] == id
+                    && c["verdict"] == "violated"
+                    && ["claim-first", "fail-open", "owner-keyed"]
+                        .contains(&c["design"].as_str().unwrap())),
+            "{id}"
+        );
+    }
+    // Each finding brings its own bounds.
+    let output = common::slotcheck(&["compare", "--findings", "--requests", "2"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("leave out --requests"));
+}

@@ -17,6 +17,14 @@ impl Design for ClaimFirst {
         "the original: CAS in_flight_count + 1, then CAS the request to processing"
     }
 
+    fn change(&self) -> &'static str {
+        "the contract's admit table as it stands: a, count >= K holds; b, claim (CAS in_flight_count + 1), a conflict restarts; c, CAS R -> processing, a conflict unwinds the claim; d, submit the build. The DLQ releases only a processing request."
+    }
+
+    fn cost(&self) -> &'static str {
+        "what runs today: two single-row CASes per admit"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightCount
     }

@@ -12,6 +12,15 @@ pub trait Design: Sync + std::fmt::Debug {
     /// One sentence for `--help` and reports.
     fn summary(&self) -> &'static str;
 
+    /// What the design changes, as a diff of the contract's admit table
+    /// (steps a to d, and the release rules): which step, and why. For
+    /// `--help`, the README and the HTML report.
+    fn change(&self) -> &'static str;
+
+    /// What it costs to build on the source's MySQL rows: schema, writes and
+    /// transactions per admit, calls to other systems.
+    fn cost(&self) -> &'static str;
+
     /// The queue's slot field and its release rules.
     fn slots(&self) -> &'static dyn SlotField;
 

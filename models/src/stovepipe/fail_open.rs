@@ -17,6 +17,14 @@ impl Design for FailOpen {
         "the reordered writes: CAS the request to processing, then in_flight_count + 1"
     }
 
+    fn change(&self) -> &'static str {
+        "steps b and c swap: b, CAS R -> processing first (a conflict acks, the count untouched); c, count + 1, a conflict re-reads the queue row and retries without re-gating, since the admit is already durable. So a crash between the two writes leaves the count low instead of high."
+    }
+
+    fn cost(&self) -> &'static str {
+        "no schema change: the same two CASes in the other order"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightCount
     }

@@ -30,6 +30,14 @@ impl Design for OwnerKeyed {
         "PR #966: in_flight_request_ids, claimed and released by request ID"
     }
 
+    fn change(&self) -> &'static str {
+        "the slot field becomes the set of owners, in_flight_request_ids. a: R already in the set goes to c (a redelivery resumes its own claim), else size >= K holds; b, CAS set + {R}; c, CAS R -> processing, a conflict re-reads R: terminal releases R, processing keeps the slot. A head that is no longer the latest releases its slot, then is superseded; a release removes by ID and writes nothing when R is absent; the DLQ releases any nonterminal request."
+    }
+
+    fn cost(&self) -> &'static str {
+        "schema change: a new column in_flight_request_ids; two single-row CASes per admit"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightRequestIds
     }

@@ -66,6 +66,14 @@ impl Design for OwnerKeyedAtomicAdmit {
         "PR #966, but the claim and the processing write are one transaction on both rows"
     }
 
+    fn change(&self) -> &'static str {
+        "owner-keyed, but steps b and c are one transaction on the queue row and R's row: claim and R -> processing commit together, or neither (a conflict restarts). No resume and no unwind are left. Why: no slot is ever held by a request that is not processing, so no stale claim or stale processing write can land."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed, and every admit one two-row transaction (the queue row locked for the length of the admit) instead of two CASes"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightRequestIds
     }

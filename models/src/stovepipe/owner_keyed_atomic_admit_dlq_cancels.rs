@@ -29,6 +29,14 @@ impl Design for OwnerKeyedAtomicAdmitDlqCancels {
         "PR #966 with the admit as one transaction and a DLQ that cancels the build first"
     }
 
+    fn change(&self) -> &'static str {
+        "owner-keyed-atomic-admit and owner-keyed-dlq-cancels together: steps b and c are one transaction on the queue row and R's row, and the DLQ cancels R's build before it releases R's slot."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed, and every admit one two-row transaction (the queue row locked for the admit); one build-system cancel per dead-lettered request"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &DlqCancels
     }

@@ -36,6 +36,14 @@ impl Design for OwnerKeyedCasOnlyRepairs {
         "PR #966 with supersede-first, the reaping gate, resume-submits and the cancelling DLQ; no transaction"
     }
 
+    fn change(&self) -> &'static str {
+        "the four single-row repairs of owner-keyed together, no transaction: supersede first, the reaping gate, resume submits, and the cancelling DLQ."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed, and on a closed gate one statement reading the owners' rows; one build-system cancel per dead-lettered request"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &CasOnlySlots
     }

@@ -39,6 +39,14 @@ impl Design for OwnerKeyedDlqCancels {
         "PR #966, but the DLQ cancels the request's build (by ID) before releasing its slot"
     }
 
+    fn change(&self) -> &'static str {
+        "owner-keyed, but the DLQ reconciler first cancels R's build by request ID and waits for it to stop, then releases R's slot and dead-letters R. Why: the DLQ gave back the slot of a build that still ran (dlq-running-build)."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed, and one build-system cancel per dead-lettered request; the build system must keep a cancelled ID as submitted"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &DlqCancels
     }

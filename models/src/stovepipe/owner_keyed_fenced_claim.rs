@@ -35,6 +35,14 @@ impl Design for OwnerKeyedFencedClaim {
         "PR #966, but the claim is a transaction that also checks R's row (R's version fences it)"
     }
 
+    fn change(&self) -> &'static str {
+        "owner-keyed, but step b's claim is one transaction on the queue row and R's row that commits only if R is still as read: R's version fences the claim. Why: a stalled delivery can then no longer claim a slot for a request superseded or dead-lettered meanwhile."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed, and every claim a two-row transaction (the queue row locked for it)"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightRequestIds
     }

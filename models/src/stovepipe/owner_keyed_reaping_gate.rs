@@ -80,6 +80,14 @@ impl Design for OwnerKeyedReapingGate {
         "PR #966, but a closed gate first releases owners whose request is terminal"
     }
 
+    fn change(&self) -> &'static str {
+        "owner-keyed, but a closed gate (step a) first removes from the set every owner whose request is terminal, in one statement guarded by the queue row's version, then re-reads and re-gates. Why: a slot leaked to a terminal request is given back as soon as a head is held behind it (owner-keyed-stall-crash)."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed, and on a closed gate one statement that reads the owners' rows"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightRequestIds
     }

@@ -43,6 +43,14 @@ impl Design for OwnerKeyedResumeSubmits {
         "PR #966, but a lost processing write that finds R processing submits the build before acking"
     }
 
+    fn change(&self) -> &'static str {
+        "owner-keyed, but step c's conflict path, re-reading R as processing, submits R's build (idempotent) before it acks. Why: the delivery whose processing write won may have stalled and died before its submit, leaving R processing with no build (owner-keyed-resume-no-submit)."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed; a submit is idempotent, so nothing more"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightRequestIds
     }

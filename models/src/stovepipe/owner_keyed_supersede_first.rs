@@ -33,6 +33,14 @@ impl Design for OwnerKeyedSupersedeFirst {
         "PR #966, but a stale head is superseded before its slot is released (no extra cost)"
     }
 
+    fn change(&self) -> &'static str {
+        "owner-keyed, but a head that is no longer the latest is superseded first and its slot released after (owner-keyed releases first). Why: superseding bumps R's version, so a stalled first delivery's processing write loses its CAS instead of landing after the slot went back (owner-keyed-stall)."
+    }
+
+    fn cost(&self) -> &'static str {
+        "as owner-keyed: the same two CASes in the other order"
+    }
+
     fn slots(&self) -> &'static dyn SlotField {
         &SupersedeFirst
     }

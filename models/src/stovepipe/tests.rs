@@ -365,6 +365,12 @@ impl Design for ForgetsTooSoon {
     fn summary(&self) -> &'static str {
         "a design whose liveness is wrong"
     }
+    fn change(&self) -> &'static str {
+        "none"
+    }
+    fn cost(&self) -> &'static str {
+        "none"
+    }
     fn slots(&self) -> &'static dyn SlotField {
         &InFlightCount
     }
