@@ -1,4 +1,4 @@
-//! The link builders model, as `shared/docs/link-model.md` specifies it:
+//! The link builders model, as `docs/link.md` describes it:
 //! builders that take checks from a NATS JetStream work queue (issue 1649 of
 //! the source). Time is discrete, one tick is 5 s of server time; every
 //! builder step takes no time, so only builds, heartbeats, ack deadlines and
@@ -12,6 +12,7 @@
 //! (`pack.rs`).
 
 mod design;
+pub mod mutation;
 mod pack;
 mod steps;
 mod story;
@@ -297,6 +298,8 @@ pub struct Link {
     pub bounds: Bounds,
     pub design: &'static Design,
     pub options: Options,
+    /// A mutant of the design: one step changed (see [`mutation`]).
+    pub mutation: Option<mutation::Mutation>,
 }
 
 /// Everything that can happen in one atomic step.
@@ -359,6 +362,7 @@ pub const NO_LOST_ASK: &str = "no-lost-ask";
 pub const ASKS_FINISH: &str = "asks-finish";
 pub const SOME_REDELIVERED: &str = "some-redelivered";
 pub const SOME_DROPPED: &str = "some-dropped";
+pub const NO_RUN_AFTER_RESULT: &str = "no-run-after-result";
 
 impl Link {
     pub fn new(design: &'static Design, bounds: Bounds) -> Self {
@@ -366,6 +370,7 @@ impl Link {
             bounds,
             design,
             options: Options::default(),
+            mutation: None,
         }
     }
 
@@ -439,9 +444,9 @@ impl Link {
     pub(crate) fn apply(&self, state: &State, action: Action, log: &mut Log) -> State {
         let mut next = *state;
         match action {
-            Action::Fetch(b) => steps::fetch(&mut next, b, log),
+            Action::Fetch(b) => steps::fetch(self, &mut next, b, log),
             Action::FetchLate(b) => steps::fetch_late(&mut next, b, log),
-            Action::Land(b) => steps::land(&mut next, b, log),
+            Action::Land(b) => steps::land(self, &mut next, b, log),
             Action::Take(b) => steps::take(self, &mut next, b, log),
             Action::Heartbeat(b) => steps::heartbeat(self, &mut next, b, log),
             Action::Finish(b) => steps::finish(self, &mut next, b, log),
@@ -515,6 +520,12 @@ impl Model for Link {
             }),
             Property::always(NO_LOST_ASK, |_, s: &State| {
                 (0..s.messages.len() as Ask).all(|a| !s.is_lost(a))
+            }),
+            // A run of an ask whose result was announced builds it again
+            // (one after the other, which no-double-run does not see).
+            Property::always(NO_RUN_AFTER_RESULT, |_, s: &State| {
+                (0..s.messages.len() as Ask)
+                    .all(|a| !s.results[a as usize] || s.runners(a).next().is_none())
             }),
             // Judged where nothing can happen any more (not stateright's
             // `eventually`, which misses violations on paths that rejoin).

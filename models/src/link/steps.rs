@@ -1,8 +1,9 @@
 //! The steps of the contract, in its order: fetch (and the late answer), read
 //! and decide, run with heartbeats, finish; then time and the two faults.
 
+use super::mutation::Mutation;
 use super::{
-    ask_name, builder_name, Ask, Bid, Key, Link, Log, Run, State, Status, ACK_WAIT, FRESH_FOR,
+    ask_name, builder_name, Ask, Bid, Key, Link, Log, Run, State, Status, ACK_WAIT,
     HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
 };
 
@@ -12,9 +13,11 @@ fn seconds(ticks: u8) -> u16 {
 
 /// The server hands message `a` to builder `b`: into its buffer, with a
 /// deadline an ack wait from now.
-fn deliver(s: &mut State, b: Bid, a: Ask, log: &mut Log) {
+fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let m = &mut s.messages[a as usize];
-    m.deliveries += 1;
+    if !link.mutated(Mutation::DeliveriesNotCounted) || m.deliveries == 0 {
+        m.deliveries += 1;
+    }
     m.status = Status::Delivered {
         to: b,
         ack_in: ACK_WAIT,
@@ -50,12 +53,12 @@ fn ack(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     }
 }
 
-pub fn fetch(s: &mut State, b: Bid, log: &mut Log) {
+pub fn fetch(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a fetch is enabled with a message available");
     log.say(|| "fetch".to_string());
-    deliver(s, b, a, log);
+    deliver(m, s, b, a, log);
 }
 
 pub fn fetch_late(s: &mut State, b: Bid, log: &mut Log) {
@@ -66,7 +69,7 @@ pub fn fetch_late(s: &mut State, b: Bid, log: &mut Log) {
     });
 }
 
-pub fn land(s: &mut State, b: Bid, log: &mut Log) {
+pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a late answer lands a message available");
@@ -76,7 +79,7 @@ pub fn land(s: &mut State, b: Bid, log: &mut Log) {
         Some(r) => format!("a late answer lands while it builds {}", ask_name(r)),
         None => "a late answer lands".into(),
     });
-    deliver(s, b, a, log);
+    deliver(m, s, b, a, log);
 }
 
 /// Steps 2 to 4's start: read the oldest buffered message, decide, run or drop.
@@ -88,7 +91,7 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         if let Some(key) = s.keys[a as usize] {
             // Seen is server time; freshness is judged on this builder's clock.
             let age_here = key.age as i16 + offset as i16;
-            let fresh = age_here < FRESH_FOR as i16;
+            let fresh = m.is_fresh(key.age as i16, age_here);
             log.say(|| {
                 let stale = if key.age >= m.stale_at() { "at least " } else { "" };
                 format!(
@@ -105,9 +108,12 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
                     }
                 )
             });
-            if key.builder != b && fresh {
+            let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
+            if another && fresh {
                 log.say(|| format!("drop {} as a duplicate", ask_name(a)));
-                ack(m, s, b, a, log);
+                if !m.mutated(Mutation::DropWithoutAck) {
+                    ack(m, s, b, a, log);
+                }
                 s.dropped = true;
                 return;
             }
@@ -115,7 +121,9 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
             log.say(|| "no running key".into());
         }
     }
-    s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+    if !m.mutated(Mutation::KeyNotPutAtStart) {
+        s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+    }
     s.builders[b as usize].run = Some(Run {
         ask: a,
         built: 0,
@@ -124,6 +132,9 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         delayed: false,
     });
     log.say(|| format!("run {}, put its running key", ask_name(a)));
+    if m.mutated(Mutation::AckBeforeResult) {
+        ack(m, s, b, a, log);
+    }
 }
 
 pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
@@ -135,9 +146,17 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     run.grace = 0;
     run.delayed = false;
     let a = run.ask;
-    s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+    let (key, in_progress) = match m.mutation {
+        Some(Mutation::HeartbeatSkipped) => (false, false),
+        Some(Mutation::HeartbeatWithoutInProgress) => (true, false),
+        Some(Mutation::HeartbeatWithoutKey) => (false, true),
+        _ => (true, true),
+    };
+    if key {
+        s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+    }
     let msg = &mut s.messages[a as usize];
-    let taken = counts(m, msg.status, b);
+    let taken = in_progress && counts(m, msg.status, b);
     if let (true, Status::Delivered { ack_in, .. }) = (taken, &mut msg.status) {
         *ack_in = ACK_WAIT;
         log.say(|| {
@@ -172,10 +191,14 @@ pub fn finish(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
             if again { " (again)" } else { "" }
         )
     });
-    ack(m, s, b, a, log);
+    if !m.mutated(Mutation::FinishWithoutAck) {
+        ack(m, s, b, a, log);
+    }
     // The source deletes the pull request's key, whoever put it last.
-    s.keys[a as usize] = None;
-    log.say(|| "delete the running key".into());
+    if !m.mutated(Mutation::KeyNotDeleted) {
+        s.keys[a as usize] = None;
+        log.say(|| "delete the running key".into());
+    }
 }
 
 pub fn tick(m: &Link, s: &mut State, log: &mut Log) {

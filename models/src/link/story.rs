@@ -4,7 +4,7 @@
 
 use super::{
     ask_name, builder_name, Action, Ask, Bid, Link, Log, State, Status, ASKS_FINISH, NO_DOUBLE_RUN,
-    NO_LOST_ASK, SOME_DROPPED, SOME_REDELIVERED, TICK_SECONDS,
+    NO_LOST_ASK, NO_RUN_AFTER_RESULT, SOME_DROPPED, SOME_REDELIVERED, TICK_SECONDS,
 };
 use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
 use stateright::Model;
@@ -335,6 +335,20 @@ impl Narrated for Link {
                 "no-lost-ask violated at {now}: {} has no result, nobody builds it, no buffer holds it and the server will never hand it out again",
                 ask_list(asks.filter(|&a| s.is_lost(a)))
             ),
+            NO_RUN_AFTER_RESULT => {
+                let again: Vec<String> = asks
+                    .filter(|&a| s.results[a as usize] && s.runners(a).next().is_some())
+                    .map(|a| {
+                        let who: Vec<String> =
+                            s.runners(a).map(|b| self.builder_label(s, b)).collect();
+                        format!("{} is built again by {}", ask_name(a), who.join(" and "))
+                    })
+                    .collect();
+                format!(
+                    "no-run-after-result violated at {now}: {}, after its result was announced",
+                    again.join("; ")
+                )
+            }
             ASKS_FINISH => format!(
                 "asks-finish violated at {now}: nothing can happen any more, yet {} has no result",
                 ask_list(asks.filter(|&a| !s.results[a as usize]))

@@ -4,6 +4,7 @@
 //! contract's admit table and release rules say it decides.
 
 use super::log::{Log, Seen};
+use super::mutation::{Operator, Primitive, Site, Write};
 use super::{
     request_name, Build, Delivery, Design, Fresh, Handler, MessageKind, Pc, Req, RequestState,
     SlotView, Slots, StaleHead, State, Stovepipe, Worker,
@@ -17,6 +18,9 @@ pub struct Turn<'a> {
     pub(crate) log: &'a mut Log,
     /// The rows this step read, or wrote and so knows afresh.
     refreshed: Fresh,
+    /// The step is to be taken again (a mutant's ack moved before its write
+    /// took this one).
+    again: bool,
 }
 
 /// What a read saw: all that the decision after it uses.
@@ -37,13 +41,48 @@ impl Turn<'_> {
         self.model.slots(self.state)
     }
 
+    /// This step, as a mutation names it.
+    fn site(&self) -> Site {
+        Site::of(self.worker.handler(), self.worker.pc)
+    }
+
+    /// The mutation's change, if it changes this step.
+    fn operator(&self) -> Option<Operator> {
+        self.model
+            .mutation
+            .filter(|m| m.site == self.site())
+            .map(|m| m.operator)
+    }
+
+    /// The write a swapping mutant makes at this step instead, if any: at
+    /// its step the next one's write, at the next step its own.
+    fn swapped(&self) -> Option<Write> {
+        let m = self.model.mutation?;
+        let Operator::SwappedWithNext { next, this, other } = m.operator else {
+            return None;
+        };
+        if m.site == self.site() {
+            Some(other)
+        } else if Site::of(m.site.handler, next) == self.site() {
+            Some(this)
+        } else {
+            None
+        }
+    }
+
     /// What the slot field, as it is now, tells this worker.
     fn view_now(&self) -> SlotView {
-        self.model.design.slots().view(
-            self.slots_now(),
-            self.worker.request,
-            self.model.bounds.max_concurrent,
-        )
+        let slots = self.slots_now();
+        let k = self.model.bounds.max_concurrent;
+        let mut view = self
+            .model
+            .design
+            .slots()
+            .view(slots, self.worker.request, k);
+        if self.operator() == Some(Operator::GateOffByOne) {
+            view.full = slots.taken() > k;
+        }
+        view
     }
 
     /// The read at `pc`: one consistent snapshot of R's row, the queue row
@@ -139,8 +178,23 @@ impl Turn<'_> {
                 slots: reading.slots,
             });
         }
-        reading.latest_head = r + 1 == arrived;
+        reading.latest_head = match self.operator() {
+            Some(Operator::LatestHeadSkipped) => true,
+            Some(Operator::LatestHeadInverted) => r + 1 != arrived,
+            _ => r + 1 == arrived,
+        };
+        self.log.site(self.site(), Primitive::Read, None);
         Ok(reading)
+    }
+
+    /// Whether `dlq` releases R's slot, by what its read saw.
+    fn dlq_releases(&self, seen: &Reading) -> bool {
+        let slots = self.model.design.slots();
+        match self.operator() {
+            Some(Operator::DlqReleasesAlways) => seen.slots.has_slot,
+            Some(Operator::DlqReleasesNever) => false,
+            _ => slots.dlq_releases(seen.request) && seen.slots.has_slot,
+        }
     }
 
     /// Re-reads the queue row alone (a retry after a lost CAS on it).
@@ -176,20 +230,82 @@ impl Turn<'_> {
 
     /// Step b's claim: CAS the slot field to hold R's slot too.
     pub fn claim_slot(&mut self) -> bool {
-        let (slots, r) = (self.model.design.slots(), self.worker.request);
-        self.cas_queue(|now| slots.claimed(now, r))
+        self.write(Write::ClaimSlot)
     }
 
     /// Release R's slot: a CAS of the slot field without it. Only taken
     /// where a read saw R's slot ([`SlotView::has_slot`]), so that no step
     /// writes nothing.
     pub fn release_slot(&mut self) -> bool {
-        let (slots, r) = (self.model.design.slots(), self.worker.request);
-        self.cas_queue(|now| {
-            slots
-                .released(now, r)
-                .expect("a release is decided at the read that saw R's slot")
-        })
+        self.write(Write::ReleaseSlot)
+    }
+
+    /// CAS R's row to `to`: succeeds only if R is still at the version read.
+    pub fn cas_request(&mut self, to: RequestState) -> bool {
+        self.write(Write::Request(to))
+    }
+
+    /// Claim R's slot and, with `to`, write R's row, in one transaction on
+    /// the two rows (`SELECT ... FOR UPDATE` on the queue row and R's row,
+    /// the writes, `COMMIT`), one atomic step: it commits only if both rows
+    /// are still as last read, and holds the queue row's lock while it runs.
+    /// Repairs only: the contract's steps each write one row.
+    pub fn claim_in_transaction(&mut self, to: Option<RequestState>) -> bool {
+        self.write(Write::Transaction(to))
+    }
+
+    /// Every write of a step, where a mutant may change it.
+    fn write(&mut self, asked: Write) -> bool {
+        let operator = self.operator();
+        if operator == Some(Operator::AckBeforeWrite) && self.worker.holds_message {
+            // The ack is a step of its own, before the write: the worker no
+            // longer holds its message, and takes this step again to write.
+            self.ack();
+            self.worker.holds_message = false;
+            self.again = true;
+            return false;
+        }
+        let won = match self.swapped().unwrap_or(asked) {
+            Write::ClaimSlot => {
+                let (slots, r) = (self.model.design.slots(), self.worker.request);
+                self.cas_queue(|now| slots.claimed(now, r))
+            }
+            Write::ReleaseSlot => {
+                let (slots, r) = (self.model.design.slots(), self.worker.request);
+                let (twice, mutated) = (
+                    operator == Some(Operator::ReleaseTwice),
+                    self.model.mutation.is_some(),
+                );
+                self.cas_queue(|now| match slots.released(now, r) {
+                    Some(once) if twice => slots.released(once, r).unwrap_or(once),
+                    Some(once) => once,
+                    // A mutant may release what it does not hold.
+                    None if mutated => now,
+                    None => panic!("a release is decided at the read that saw R's slot"),
+                })
+            }
+            Write::Request(to) => self.cas_request_row(to),
+            Write::Transaction(to) => self.transaction(to),
+        };
+        self.log
+            .site(self.site(), Primitive::Write(asked), Some(won));
+        won
+    }
+
+    /// Whether a CAS at this step wins: its row is as read (a mutant may
+    /// not care).
+    fn wins(&self, fresh: bool) -> bool {
+        fresh || self.operator() == Some(Operator::CasIgnoresVersion)
+    }
+
+    /// A winning write that a mutant does not make.
+    fn skipped(&mut self) -> bool {
+        if self.operator() == Some(Operator::WriteSkipped) {
+            self.log
+                .say(|_| "the write is skipped (a mutant), as if made".to_string());
+            return true;
+        }
+        false
     }
 
     /// Checks that the step at hand was declared to use `row` of its read.
@@ -209,7 +325,7 @@ impl Turn<'_> {
     /// then derived from the row as read), and bumps the version.
     fn cas_queue(&mut self, write: impl Fn(Slots) -> Slots) -> bool {
         self.uses(|f| f.queue, "queue");
-        if !self.worker.fresh.queue {
+        if !self.wins(self.worker.fresh.queue) {
             self.log.say(|l| {
                 let (read, version) = l.seen.queue.expect("a CAS follows a read");
                 format!(
@@ -220,6 +336,9 @@ impl Turn<'_> {
                 )
             });
             return false;
+        }
+        if self.skipped() {
+            return true;
         }
         let before = self.slots_now();
         let after = write(before);
@@ -237,11 +356,11 @@ impl Turn<'_> {
         true
     }
 
-    /// CAS R's row to `to`: succeeds only if R is still at the version read.
-    pub fn cas_request(&mut self, to: RequestState) -> bool {
+    /// The CAS of R's row of [`Turn::cas_request`].
+    fn cas_request_row(&mut self, to: RequestState) -> bool {
         self.uses(|f| f.request, "request");
         let r = self.worker.request;
-        if !self.worker.fresh.request {
+        if !self.wins(self.worker.fresh.request) {
             let now = self.state.request(r);
             self.log.say(|l| {
                 let (read, version) = l.seen.request.expect("a CAS follows a read");
@@ -256,6 +375,9 @@ impl Turn<'_> {
                 )
             });
             return false;
+        }
+        if self.skipped() {
+            return true;
         }
         let before = self.state.request(r);
         self.state.set_request(r, to);
@@ -275,12 +397,8 @@ impl Turn<'_> {
         true
     }
 
-    /// Claim R's slot and, with `to`, write R's row, in one transaction on
-    /// the two rows (`SELECT ... FOR UPDATE` on the queue row and R's row,
-    /// the writes, `COMMIT`), one atomic step: it commits only if both rows
-    /// are still as last read, and holds the queue row's lock while it runs.
-    /// Repairs only: the contract's steps each write one row.
-    pub fn claim_in_transaction(&mut self, to: Option<RequestState>) -> bool {
+    /// The transaction of [`Turn::claim_in_transaction`].
+    fn transaction(&mut self, to: Option<RequestState>) -> bool {
         self.uses(|f| f.queue, "queue");
         self.uses(|f| f.request, "request");
         let (slots, r) = (self.model.design.slots(), self.worker.request);
@@ -301,7 +419,7 @@ impl Turn<'_> {
             let _ = l;
             what
         };
-        if !(self.worker.fresh.queue && self.worker.fresh.request) {
+        if !self.wins(self.worker.fresh.queue && self.worker.fresh.request) {
             let (queue_now, row_now) = (self.slots_now(), self.state.request(r));
             self.log.say(|l| {
                 let (queue, queue_version) = l.seen.queue.expect("a transaction follows a read");
@@ -317,6 +435,9 @@ impl Turn<'_> {
                 )
             });
             return false;
+        }
+        if self.skipped() {
+            return true;
         }
         let (queue, row) = (self.slots_now(), self.state.request(r));
         slots.write(self.state, slots.claimed(queue, r));
@@ -414,6 +535,26 @@ impl Turn<'_> {
     /// Submit R's build; idempotent by request ID.
     pub fn submit_build(&mut self) {
         let r = self.worker.request;
+        self.log.site(self.site(), Primitive::Submit, None);
+        match self.operator() {
+            Some(Operator::SubmitSkipped) => {
+                self.log
+                    .say(|_| format!("submit build {}: skipped (a mutant)", request_name(r)));
+                return;
+            }
+            Some(Operator::SubmitNotIdempotent) if self.state.build(r) == Build::Finished => {
+                self.state.set_build(r, Build::Running);
+                self.log.say(|_| {
+                    format!(
+                        "submit build {}: it starts again (a mutant: not idempotent)",
+                        request_name(r)
+                    )
+                });
+                durable_write(self.state);
+                return;
+            }
+            _ => {}
+        }
         if self.state.build(r) == Build::NotSubmitted {
             self.state.set_build(r, Build::Running);
             self.log
@@ -432,7 +573,15 @@ impl Turn<'_> {
     /// Ack: removes the message, unless the worker no longer holds it.
     fn ack(&mut self) {
         let (r, kind) = (self.worker.request, self.worker.message);
-        if self.worker.holds_message {
+        if self.worker.pc == Pc::Ack {
+            self.log.site(self.site(), Primitive::Ack, None);
+            if self.operator() == Some(Operator::AckSkipped) {
+                self.log
+                    .say(|_| format!("ack {}: skipped (a mutant)", kind.render(r)));
+                return;
+            }
+        }
+        if self.worker.holds_message && self.state.message(r, kind).is_some() {
             self.state.set_message(r, kind, None);
             self.log.say(|_| format!("ack {}", kind.render(r)));
         } else {
@@ -466,7 +615,24 @@ impl Turn<'_> {
         } else {
             Delivery::Parked
         };
+        self.log.site(self.site(), Primitive::Hold, None);
         let attempts = self.state.message(r, kind).map_or(0, |m| m.attempts);
+        if self.operator() == Some(Operator::HoldCountsAttempt) && !kind.is_dead() {
+            let attempts = attempts + 1;
+            self.log
+                .say(|_| "the hold counts an attempt (a mutant)".to_string());
+            if attempts >= self.model.bounds.max_deliveries {
+                self.state.set_message(r, kind, None);
+                let dead = match kind {
+                    MessageKind::Process => MessageKind::DeadProcess,
+                    _ => MessageKind::DeadSignal,
+                };
+                publish(self.state, r, dead);
+            } else {
+                self.state.set_message(r, kind, Some((status, attempts)));
+            }
+            return;
+        }
         self.state.set_message(r, kind, Some((status, attempts)));
         self.log.say(|l| {
             let seen = l.seen.queue.expect("a hold follows a read").0;
@@ -677,6 +843,7 @@ pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log
         worker,
         log,
         refreshed: Fresh::NONE,
+        again: false,
     };
     let next = match pc {
         Pc::Ack => {
@@ -707,6 +874,8 @@ pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log
         model.design.name(),
         handler.name()
     );
+    let next = if turn.again { pc } else { next };
+    turn.log.site_next(next);
     let mut worker = turn.worker;
     worker.pc = next;
     turn.state.add_worker(worker);
@@ -809,7 +978,7 @@ fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
                 Ok(seen) => seen,
                 Err(next_read) => return next_read,
             };
-            let release = slots.dlq_releases(seen.request) && seen.slots.has_slot;
+            let release = turn.dlq_releases(&seen);
             if seen.request.is_terminal() {
                 Pc::Ack
             } else if slots.dlq_cancels_build(seen.request) {

@@ -3,7 +3,8 @@
 //! keep: the teller carries them along the path in a [`Ledger`] (the
 //! versions of every row, and what the acting worker last read).
 
-use super::{RequestState, Slots, MAX_REQUESTS};
+use super::mutation::{Primitive, Site, SiteUse};
+use super::{Pc, RequestState, Slots, MAX_REQUESTS};
 
 /// Every row's version, counted as the path writes them.
 #[derive(Clone, Copy, Debug)]
@@ -40,20 +41,58 @@ pub(crate) struct Ledger {
     pub next_worker: usize,
 }
 
-/// Lines and a ledger while a story is told; nothing while checking.
+/// Lines and a ledger while a story is told; nothing while checking; the
+/// primitives each step performs while the sites of mutants are found.
 pub(crate) struct Log {
     telling: Option<(Vec<String>, Ledger)>,
+    sites: Option<Vec<SiteUse>>,
 }
 
 impl Log {
     pub fn quiet() -> Self {
-        Log { telling: None }
+        Log {
+            telling: None,
+            sites: None,
+        }
     }
 
     pub fn telling(ledger: Ledger) -> Self {
         Log {
             telling: Some((Vec::new(), ledger)),
+            sites: None,
         }
+    }
+
+    pub fn recording_sites() -> Self {
+        Log {
+            telling: None,
+            sites: Some(Vec::new()),
+        }
+    }
+
+    /// A primitive a step performed (recorded only while finding sites).
+    pub fn site(&mut self, site: Site, primitive: Primitive, won: Option<bool>) {
+        if let Some(sites) = &mut self.sites {
+            sites.push(SiteUse {
+                site,
+                primitive,
+                won,
+                next: None,
+            });
+        }
+    }
+
+    /// The step after the one whose primitives were just recorded.
+    pub fn site_next(&mut self, next: Pc) {
+        if let Some(sites) = &mut self.sites {
+            for u in sites.iter_mut().filter(|u| u.next.is_none()) {
+                u.next = Some(next);
+            }
+        }
+    }
+
+    pub fn sites(self) -> Vec<SiteUse> {
+        self.sites.unwrap_or_default()
     }
 
     /// Says a line, which may show what the ledger knows.

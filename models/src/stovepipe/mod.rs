@@ -14,6 +14,7 @@ mod design;
 mod fail_open;
 mod handlers;
 mod log;
+pub mod mutation;
 mod owner_keyed;
 mod owner_keyed_atomic_admit;
 mod owner_keyed_atomic_admit_dlq_cancels;
@@ -523,6 +524,9 @@ pub struct Stovepipe {
     /// fewer states and gives the same verdicts: the exactness test compares
     /// the two.
     pub forget_dead_reads: bool,
+    /// A mutant of the design: one step changed (see [`mutation`]); `None`
+    /// for the design itself.
+    pub mutation: Option<mutation::Mutation>,
 }
 
 impl Stovepipe {
@@ -532,6 +536,18 @@ impl Stovepipe {
             design,
             options: Options::default(),
             forget_dead_reads: true,
+            mutation: None,
+        }
+    }
+
+    /// The mutant of this model that changes `mutation`'s step: it keeps
+    /// every read whole, since a changed step may use what the design's
+    /// liveness says its step forgets.
+    pub fn mutant(&self, mutation: mutation::Mutation) -> Stovepipe {
+        Stovepipe {
+            mutation: Some(mutation),
+            forget_dead_reads: false,
+            ..*self
         }
     }
 
@@ -625,6 +641,9 @@ pub const NO_WEDGE: &str = "no-wedge";
 pub const BUILDS_WITHIN_LIMIT: &str = "builds-within-limit";
 pub const COUNT_NOT_LOW: &str = "count-not-low";
 pub const COUNT_NOT_HIGH: &str = "count-not-high";
+pub const OUTCOME_FINAL: &str = "outcome-final";
+pub const NO_MESSAGE_LEFT_IN_FLIGHT: &str = "no-message-left-in-flight";
+pub const DEAD_LETTER_NEEDS_FAULTS: &str = "dead-letter-needs-faults";
 pub const ALL_SUCCEED: &str = "all-succeed";
 pub const SOME_SUPERSEDED: &str = "some-superseded";
 pub const SOME_DEAD_LETTERED: &str = "some-dead-lettered";
@@ -687,6 +706,26 @@ impl Model for Stovepipe {
             }),
             Property::always(COUNT_NOT_HIGH, |m: &Self, s: &State| {
                 !s.is_quiescent() || m.design.slots().count_not_high(s)
+            }),
+            Property::always(OUTCOME_FINAL, |_, s: &State| {
+                s.requests()
+                    .all(|(r, state)| s.first_outcome(r).is_none_or(|first| first == state))
+            }),
+            Property::always(NO_MESSAGE_LEFT_IN_FLIGHT, |_, s: &State| {
+                s.messages()
+                    .filter(|m| m.status == Delivery::InFlight)
+                    .all(|m| {
+                        s.workers().any(|w| {
+                            w.holds_message && w.request == m.request && w.message == m.kind
+                        })
+                    })
+            }),
+            Property::always(DEAD_LETTER_NEEDS_FAULTS, |m: &Self, s: &State| {
+                let dead = s.requests_in(RequestState::DeadLettered).next().is_some()
+                    || s.messages().any(|msg| msg.kind.is_dead());
+                let faults =
+                    (m.bounds.crashes - s.crashes_left()) + (m.bounds.stalls - s.stalls_left());
+                !dead || faults >= m.bounds.max_deliveries
             }),
             Property::sometimes(ALL_SUCCEED, |m: &Self, s: &State| {
                 s.arrived() == m.bounds.requests

@@ -44,7 +44,11 @@ const OWNS_SLOT: Field = Field(5, 1);
 /// and attempts (the dead ones count none).
 const STATUS: [Field; 4] = [Field(6, 2), Field(12, 2), Field(18, 2), Field(20, 2)];
 const ATTEMPTS: [Option<Field>; 4] = [Some(Field(8, 4)), Some(Field(14, 4)), None, None];
-const REQUEST_BITS: u32 = 22;
+/// The first terminal state written (0: none yet), to judge `outcome-final`:
+/// in every design of the contract it is the row's state once terminal, so
+/// it adds no state.
+const FIRST_OUTCOME: Field = Field(22, 3);
+const REQUEST_BITS: u32 = 25;
 
 // A worker's word, most significant first, so that workers sort by request.
 const W_FRESH: Field = Field(0, 3);
@@ -128,7 +132,19 @@ impl State {
     }
 
     pub fn set_request(&mut self, r: Req, state: RequestState) {
-        ROW.set(&mut self.requests[r as usize], state as u32);
+        let word = &mut self.requests[r as usize];
+        ROW.set(word, state as u32);
+        if state.is_terminal() && FIRST_OUTCOME.get(*word) == 0 {
+            FIRST_OUTCOME.set(word, state as u32);
+        }
+    }
+
+    /// The first terminal state written to R's row, if any.
+    pub fn first_outcome(&self, r: Req) -> Option<RequestState> {
+        match FIRST_OUTCOME.get(self.requests[r as usize]) {
+            0 => None,
+            n => Some(RequestState::ALL[n as usize]),
+        }
     }
 
     /// Every arrived request with its row's state, in ID order.
@@ -325,15 +341,27 @@ fn request_bits(bounds: &Bounds) -> u32 {
 }
 
 /// The packed form's layout on these bounds: the header, one field per
-/// request that can arrive, and room for the most workers there can be.
-fn packed_bits(bounds: &Bounds) -> u32 {
+/// request that can arrive, and room for `workers` workers.
+fn packed_bits(bounds: &Bounds, workers: usize) -> u32 {
     let worker = 2 + request_bits(bounds) + W_PC.1 + 1 + 3;
-    29 + REQUEST_BITS * bounds.requests as u32 + worker * bounds.max_workers() as u32
+    29 + REQUEST_BITS * bounds.requests as u32 + worker * workers as u32
+}
+
+impl Stovepipe {
+    /// Room for workers in the packed form: the most a design can have on
+    /// these bounds, or, for a mutant, which may hand a message out while
+    /// it is still held, the most any state can hold.
+    fn worker_room(&self) -> usize {
+        match self.mutation {
+            None => self.bounds.max_workers(),
+            Some(_) => MAX_WORKERS,
+        }
+    }
 }
 
 impl Packed for Stovepipe {
     fn packed_words(&self) -> usize {
-        packed_bits(&self.bounds).div_ceil(64) as usize
+        packed_bits(&self.bounds, self.worker_room()).div_ceil(64) as usize
     }
 
     fn pack(&self, s: &State, words: &mut [u64]) {

@@ -7,7 +7,8 @@ use super::log::{Ledger, Log, Seen, Versions};
 use super::{
     request_name, Action, Build, Delivery, MessageKind, Pc, Req, RequestState, Slots, State,
     Stovepipe, Worker, ALL_SUCCEED, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
-    MAX_REQUESTS, NO_WEDGE, SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
+    DEAD_LETTER_NEEDS_FAULTS, MAX_REQUESTS, NO_MESSAGE_LEFT_IN_FLIGHT, NO_WEDGE, OUTCOME_FINAL,
+    SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
 };
 use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
 use stateright::Model;
@@ -503,6 +504,50 @@ impl Narrated for Stovepipe {
                 requests(processing.len()),
                 if processing.is_empty() { "none".to_string() } else { processing.join(", ") }
             ),
+            OUTCOME_FINAL => {
+                let changed: Vec<String> = s
+                    .requests()
+                    .filter_map(|(r, state)| {
+                        let first = s.first_outcome(r)?;
+                        (first != state).then(|| {
+                            format!(
+                                "{} was written {}, and is now {}",
+                                request_name(r),
+                                first.name(),
+                                state.name()
+                            )
+                        })
+                    })
+                    .collect();
+                format!(
+                    "outcome-final violated: {}: an outcome, once written, was overwritten",
+                    changed.join("; ")
+                )
+            }
+            NO_MESSAGE_LEFT_IN_FLIGHT => {
+                let left: Vec<String> = s
+                    .messages()
+                    .filter(|m| {
+                        m.status == Delivery::InFlight
+                            && !s.workers().any(|w| {
+                                w.holds_message && w.request == m.request && w.message == m.kind
+                            })
+                    })
+                    .map(|m| m.kind.render(m.request))
+                    .collect();
+                format!(
+                    "no-message-left-in-flight violated: {} in flight, and no worker holds it: a handler ended without acking or holding its message, which the broker will hand out again at its timeout, a redelivery the design did not plan",
+                    left.join(", ")
+                )
+            }
+            DEAD_LETTER_NEEDS_FAULTS => {
+                let faults = (self.bounds.crashes - s.crashes_left())
+                    + (self.bounds.stalls - s.stalls_left());
+                format!(
+                    "dead-letter-needs-faults violated: a message was dead-lettered after {faults} fault(s), fewer than its {} deliveries: it ran out of deliveries it never failed",
+                    self.bounds.max_deliveries
+                )
+            }
             ALL_SUCCEED => "all-succeed reached: every request succeeded".into(),
             SOME_SUPERSEDED => format!(
                 "some-superseded reached: {} superseded",

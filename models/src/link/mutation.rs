@@ -1,0 +1,161 @@
+//! Mutants of the link designs: one step of a builder changed in one way
+//! (`slotcheck mutate --model link`). A mutation is data on the model
+//! ([`Link::mutation`]); each step of `steps.rs` asks it, in one place, how
+//! it does the one thing a mutant may change.
+
+use super::{Design, Link, FRESH_FOR};
+
+/// One change to one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mutation {
+    /// take: the freshness test is inverted (a stale key drops the ask).
+    FreshInverted,
+    /// take: a key one tick older still counts as fresh (`<=` for `<`).
+    FreshOneTickLate,
+    /// take: a key one tick younger is already stale.
+    FreshOneTickEarly,
+    /// take: freshness is judged on the server's clock, not the builder's.
+    FreshOnServerClock,
+    /// take: the test that the key names another builder is skipped.
+    DropsItsOwnAsk,
+    /// take: a duplicate is dropped without an ack.
+    DropWithoutAck,
+    /// take: a run starts without putting the running key.
+    KeyNotPutAtStart,
+    /// take: the ask is acked when its run starts, before the result.
+    AckBeforeResult,
+    /// heartbeat: neither the key is put nor in-progress sent.
+    HeartbeatSkipped,
+    /// heartbeat: the key is put, no in-progress is sent.
+    HeartbeatWithoutInProgress,
+    /// heartbeat: in-progress is sent, the key is not put.
+    HeartbeatWithoutKey,
+    /// finish: the result is announced and the ask never acked.
+    FinishWithoutAck,
+    /// finish: the running key is not deleted.
+    KeyNotDeleted,
+    /// deliver: a redelivery is not counted, so `max_deliver` never stops it.
+    DeliveriesNotCounted,
+}
+
+impl Mutation {
+    /// Every mutation, in a fixed order.
+    pub const ALL: [Mutation; 14] = [
+        Mutation::FreshInverted,
+        Mutation::FreshOneTickLate,
+        Mutation::FreshOneTickEarly,
+        Mutation::FreshOnServerClock,
+        Mutation::DropsItsOwnAsk,
+        Mutation::DropWithoutAck,
+        Mutation::KeyNotPutAtStart,
+        Mutation::AckBeforeResult,
+        Mutation::HeartbeatSkipped,
+        Mutation::HeartbeatWithoutInProgress,
+        Mutation::HeartbeatWithoutKey,
+        Mutation::FinishWithoutAck,
+        Mutation::KeyNotDeleted,
+        Mutation::DeliveriesNotCounted,
+    ];
+
+    /// The step it changes and its own name: `take/fresh-inverted`.
+    pub fn site_and_name(self) -> (&'static str, &'static str) {
+        match self {
+            Mutation::FreshInverted => ("take", "fresh-inverted"),
+            Mutation::FreshOneTickLate => ("take", "fresh-one-tick-late"),
+            Mutation::FreshOneTickEarly => ("take", "fresh-one-tick-early"),
+            Mutation::FreshOnServerClock => ("take", "fresh-on-server-clock"),
+            Mutation::DropsItsOwnAsk => ("take", "drops-its-own-ask"),
+            Mutation::DropWithoutAck => ("take", "drop-without-ack"),
+            Mutation::KeyNotPutAtStart => ("take", "key-not-put"),
+            Mutation::AckBeforeResult => ("take", "ack-before-result"),
+            Mutation::HeartbeatSkipped => ("heartbeat", "skipped"),
+            Mutation::HeartbeatWithoutInProgress => ("heartbeat", "no-in-progress"),
+            Mutation::HeartbeatWithoutKey => ("heartbeat", "no-key"),
+            Mutation::FinishWithoutAck => ("finish", "no-ack"),
+            Mutation::KeyNotDeleted => ("finish", "key-not-deleted"),
+            Mutation::DeliveriesNotCounted => ("deliver", "not-counted"),
+        }
+    }
+
+    /// `after-1649/take/fresh-inverted`.
+    pub fn name(self, design: &str) -> String {
+        let (site, name) = self.site_and_name();
+        format!("{design}/{site}/{name}")
+    }
+
+    /// What the mutant changes, in one sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Mutation::FreshInverted => "the running key's freshness test is inverted",
+            Mutation::FreshOneTickLate => "a key 5 s older than the limit still counts as fresh",
+            Mutation::FreshOneTickEarly => "a key 5 s younger than the limit is already stale",
+            Mutation::FreshOnServerClock => {
+                "the key's age is judged on the server's clock, not the builder's"
+            }
+            Mutation::DropsItsOwnAsk => {
+                "a key naming the builder itself drops the ask like another builder's"
+            }
+            Mutation::DropWithoutAck => "a duplicate is dropped without acking it",
+            Mutation::KeyNotPutAtStart => {
+                "a run starts without putting its running key (the first heartbeat puts it)"
+            }
+            Mutation::AckBeforeResult => "the ask is acked when its run starts, before its result",
+            Mutation::HeartbeatSkipped => "a heartbeat neither puts the key nor sends in-progress",
+            Mutation::HeartbeatWithoutInProgress => {
+                "a heartbeat puts the key but sends no in-progress"
+            }
+            Mutation::HeartbeatWithoutKey => {
+                "a heartbeat sends in-progress but does not put the key"
+            }
+            Mutation::FinishWithoutAck => "a finished run announces its result but never acks",
+            Mutation::KeyNotDeleted => "a finished run leaves its running key",
+            Mutation::DeliveriesNotCounted => {
+                "a delivery is not counted, so max_deliver never stops a message"
+            }
+        }
+    }
+
+    /// Whether the mutation changes a step the design takes: the running key
+    /// is read only by a design with the duplicate check.
+    pub fn applies_to(self, design: &Design) -> bool {
+        match self {
+            Mutation::FreshInverted
+            | Mutation::FreshOneTickLate
+            | Mutation::FreshOneTickEarly
+            | Mutation::FreshOnServerClock
+            | Mutation::DropsItsOwnAsk
+            | Mutation::DropWithoutAck
+            | Mutation::KeyNotPutAtStart
+            | Mutation::HeartbeatWithoutKey
+            | Mutation::KeyNotDeleted => design.duplicate_check,
+            _ => true,
+        }
+    }
+}
+
+/// Every mutant of a design.
+pub fn mutations(design: &Design) -> Vec<Mutation> {
+    Mutation::ALL
+        .into_iter()
+        .filter(|m| m.applies_to(design))
+        .collect()
+}
+
+impl Link {
+    pub(crate) fn mutated(&self, m: Mutation) -> bool {
+        self.mutation == Some(m)
+    }
+
+    /// Whether a key `age_here` old by the reader's clock (`age` by the
+    /// server's) is fresh: less than `FRESH_FOR`.
+    pub(crate) fn is_fresh(&self, age: i16, age_here: i16) -> bool {
+        let limit = FRESH_FOR as i16;
+        match self.mutation {
+            Some(Mutation::FreshInverted) => age_here >= limit,
+            Some(Mutation::FreshOneTickLate) => age_here <= limit,
+            Some(Mutation::FreshOneTickEarly) => age_here < limit - 1,
+            Some(Mutation::FreshOnServerClock) => age < limit,
+            _ => age_here < limit,
+        }
+    }
+}

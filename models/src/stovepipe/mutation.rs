@@ -1,0 +1,274 @@
+//! Mutants of the stovepipe designs: one step changed in one way, to show
+//! that the properties notice (`slotcheck mutate`). A mutation is data on
+//! the model ([`Stovepipe::mutation`]): a step, named by its handler and
+//! program counter (a [`Site`]), and an [`Operator`]. The `Turn` primitives
+//! (the reads, the CASes, the submit, the ack, the hold) ask it whether they
+//! are the step it names and, if so, do the mutated thing; the handlers and
+//! designs are the same code for every mutant.
+//!
+//! Which mutants a design has is found, not listed: the model is explored
+//! once with a log that records which primitive each step performs
+//! ([`sites`]), and each operator applies to the steps whose primitive it
+//! changes ([`mutations`]).
+
+use super::log::Log;
+use super::{Handler, Pc, RequestState, Stovepipe};
+use stateright::Model;
+use std::collections::{BTreeSet, HashSet};
+
+/// A step of a handler: its handler and its program counter (a read is one
+/// site however many steps it takes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Site {
+    pub handler: Handler,
+    pub pc: Pc,
+}
+
+impl Site {
+    pub fn of(handler: Handler, pc: Pc) -> Site {
+        let pc = if pc.is_read() { Pc::Read } else { pc };
+        Site { handler, pc }
+    }
+
+    /// `claim`, `signal-release`: the step's name in a mutant's name; the
+    /// handler is said unless it is `process`, whose admit steps are the
+    /// contract's table.
+    pub fn name(self) -> String {
+        let mut kebab = String::new();
+        for (i, c) in self.pc.name().chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                kebab.push('-');
+            }
+            kebab.push(c.to_ascii_lowercase());
+        }
+        match self.handler {
+            Handler::Process => kebab,
+            other => format!("{}-{kebab}", other.name()),
+        }
+    }
+}
+
+/// A write a step performs, as a swap moves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Write {
+    ClaimSlot,
+    ReleaseSlot,
+    Request(RequestState),
+    Transaction(Option<RequestState>),
+}
+
+/// What a step does, as the site log records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Primitive {
+    Read,
+    Write(Write),
+    Submit,
+    Ack,
+    Hold,
+    Other,
+}
+
+/// One change to one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operator {
+    /// The CAS (or transaction) wins whatever the row's version.
+    CasIgnoresVersion,
+    /// The write is not made, but the step goes on as if it were.
+    WriteSkipped,
+    /// The release gives back two slots (a clamped count − 2).
+    ReleaseTwice,
+    /// The message is acked in a step of its own before the write, not
+    /// after it: a crash between them loses the write.
+    AckBeforeWrite,
+    /// This step makes the next step's write, and the next this one's.
+    SwappedWithNext { next: Pc, this: Write, other: Write },
+    /// A submit starts the build again even if it was submitted.
+    SubmitNotIdempotent,
+    /// The build is never submitted.
+    SubmitSkipped,
+    /// The ack removes nothing: the message stays in flight.
+    AckSkipped,
+    /// A hold counts an attempt, as a crash does.
+    HoldCountsAttempt,
+    /// The gate closes at more than K taken, not at K (`>` for `>=`).
+    GateOffByOne,
+    /// The latest-head test is skipped: every request is the latest head.
+    LatestHeadSkipped,
+    /// The latest-head test is inverted.
+    LatestHeadInverted,
+    /// The DLQ releases R's slot whatever R's state.
+    DlqReleasesAlways,
+    /// The DLQ never releases.
+    DlqReleasesNever,
+}
+
+impl Operator {
+    pub fn name(self) -> &'static str {
+        match self {
+            Operator::CasIgnoresVersion => "cas-ignores-version",
+            Operator::WriteSkipped => "write-skipped",
+            Operator::ReleaseTwice => "release-twice",
+            Operator::AckBeforeWrite => "ack-before-write",
+            Operator::SwappedWithNext { .. } => "swapped-with-next",
+            Operator::SubmitNotIdempotent => "submit-not-idempotent",
+            Operator::SubmitSkipped => "submit-skipped",
+            Operator::AckSkipped => "ack-skipped",
+            Operator::HoldCountsAttempt => "hold-counts-attempt",
+            Operator::GateOffByOne => "gate-off-by-one",
+            Operator::LatestHeadSkipped => "latest-head-skipped",
+            Operator::LatestHeadInverted => "latest-head-inverted",
+            Operator::DlqReleasesAlways => "dlq-releases-always",
+            Operator::DlqReleasesNever => "dlq-releases-never",
+        }
+    }
+}
+
+/// A mutant: one operator at one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Mutation {
+    pub site: Site,
+    pub operator: Operator,
+}
+
+impl Mutation {
+    /// `owner-keyed/claim/cas-ignores-version`: stable, and the same in every
+    /// run.
+    pub fn name(&self, design: &str) -> String {
+        format!("{design}/{}/{}", self.site.name(), self.operator.name())
+    }
+
+    /// What the mutant changes, in one sentence.
+    pub fn describe(&self) -> String {
+        let at = format!("at `{}` ({})", self.site.name(), self.site.handler.name());
+        match self.operator {
+            Operator::CasIgnoresVersion => {
+                format!("{at} the CAS wins even when its row changed since the read")
+            }
+            Operator::WriteSkipped => {
+                format!("{at} the write is not made, and the step goes on as if it were")
+            }
+            Operator::ReleaseTwice => format!("{at} the release gives back two slots"),
+            Operator::AckBeforeWrite => {
+                format!("{at} the message is acked in a step before the write instead of after it")
+            }
+            Operator::SwappedWithNext { next, .. } => format!(
+                "{at} the write and the next step's (`{}`) are made in the other order",
+                Site::of(self.site.handler, next).name()
+            ),
+            Operator::SubmitNotIdempotent => {
+                format!("{at} a submit starts the build again, even if it was submitted")
+            }
+            Operator::SubmitSkipped => format!("{at} the build is never submitted"),
+            Operator::AckSkipped => {
+                format!("{at} the ack removes nothing: the message stays in flight")
+            }
+            Operator::HoldCountsAttempt => {
+                format!("{at} a hold counts an attempt, as a crash does")
+            }
+            Operator::GateOffByOne => {
+                format!("{at} the gate closes at more than K slots taken (`>` for `>=`)")
+            }
+            Operator::LatestHeadSkipped => {
+                format!("{at} the latest-head test is skipped: every request is the head")
+            }
+            Operator::LatestHeadInverted => format!("{at} the latest-head test is inverted"),
+            Operator::DlqReleasesAlways => {
+                format!("{at} the DLQ releases R's slot whatever R's state")
+            }
+            Operator::DlqReleasesNever => format!("{at} the DLQ never releases a slot"),
+        }
+    }
+}
+
+/// A step taken: its site, what it did, whether its write won, and the step
+/// after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteUse {
+    pub site: Site,
+    pub primitive: Primitive,
+    pub won: Option<bool>,
+    pub next: Option<Pc>,
+}
+
+/// Every step the model takes on its bounds, and what each does: the model
+/// explored whole, each step told to a log that records its primitives.
+pub fn sites(model: &Stovepipe) -> BTreeSet<SiteUse> {
+    let mut uses = BTreeSet::new();
+    let mut seen = HashSet::new();
+    let mut todo = vec![model.initial_state()];
+    let mut actions = Vec::new();
+    while let Some(state) = todo.pop() {
+        if !seen.insert(state) {
+            continue;
+        }
+        model.actions(&state, &mut actions);
+        for action in actions.drain(..) {
+            let mut log = Log::recording_sites();
+            let next = model.apply(&state, action, &mut log);
+            uses.extend(log.sites());
+            todo.push(next);
+        }
+    }
+    uses
+}
+
+/// Every mutant of the model's design: each operator at each step whose
+/// primitive it changes, as found on the model's bounds.
+pub fn mutations(model: &Stovepipe) -> Vec<Mutation> {
+    let uses = sites(model);
+    let mut found = BTreeSet::new();
+    let mut add = |site: Site, operator: Operator| {
+        found.insert(Mutation { site, operator });
+    };
+    for u in &uses {
+        match u.primitive {
+            Primitive::Write(write) => {
+                add(u.site, Operator::CasIgnoresVersion);
+                add(u.site, Operator::WriteSkipped);
+                add(u.site, Operator::AckBeforeWrite);
+                if write == Write::ReleaseSlot {
+                    add(u.site, Operator::ReleaseTwice);
+                }
+                // A write whose winning step is followed by another write.
+                if let (Some(true), Some(next)) = (u.won, u.next) {
+                    let then = uses.iter().find_map(|v| match v.primitive {
+                        Primitive::Write(other) if v.site == Site::of(u.site.handler, next) => {
+                            Some(other)
+                        }
+                        _ => None,
+                    });
+                    if let Some(other) = then {
+                        add(
+                            u.site,
+                            Operator::SwappedWithNext {
+                                next,
+                                this: write,
+                                other,
+                            },
+                        );
+                    }
+                }
+            }
+            Primitive::Submit => {
+                add(u.site, Operator::SubmitNotIdempotent);
+                add(u.site, Operator::SubmitSkipped);
+            }
+            Primitive::Ack => add(u.site, Operator::AckSkipped),
+            Primitive::Hold => add(u.site, Operator::HoldCountsAttempt),
+            Primitive::Read => match u.site.handler {
+                Handler::Process => {
+                    add(u.site, Operator::GateOffByOne);
+                    add(u.site, Operator::LatestHeadSkipped);
+                    add(u.site, Operator::LatestHeadInverted);
+                }
+                Handler::Dlq => {
+                    add(u.site, Operator::DlqReleasesAlways);
+                    add(u.site, Operator::DlqReleasesNever);
+                }
+                Handler::Signal => {}
+            },
+            Primitive::Other => {}
+        }
+    }
+    found.into_iter().collect()
+}
