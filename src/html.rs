@@ -548,6 +548,16 @@ pub fn render(page: &Page) -> String {
     out
 }
 
+/// A page of our own style around a body of plain HTML (`slotcheck mutate`).
+pub fn plain_page(title: &str, subtitle: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p class=\"subtitle\">{}</p>\n{body}</body>\n</html>\n",
+        xml_escape(title),
+        xml_escape(title),
+        xml_escape(subtitle)
+    )
+}
+
 /// Writes the page whole or not at all.
 pub fn write(path: &Path, page: &Page) -> Result<(), String> {
     crate::itf::write_atomically(path, render(page).as_bytes())

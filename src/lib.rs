@@ -13,6 +13,7 @@ pub mod html;
 pub mod itf;
 pub mod link;
 pub mod memory;
+pub mod mutate;
 pub mod progress;
 pub mod replay;
 pub mod report;

@@ -38,7 +38,7 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
     max_deliver: 3,
 };
 
-/// The link model's bounds (see `shared/docs/link-model.md`); each is
+/// The link model's bounds (see `docs/link.md`, "Bounds"); each is
 /// rejected under `--model stovepipe`. Times in seconds, multiples of 5.
 #[derive(Args, Clone, Debug, Default)]
 pub struct LinkArgs {
@@ -348,6 +348,21 @@ impl Simulated for Link {
             return None;
         }
         Some(init_with_offsets(self, &offsets))
+    }
+}
+
+impl crate::mutate::Mutable for Link {
+    fn mutants(&self) -> Vec<(String, String, Self)> {
+        slotcheck_models::link::mutation::mutations(self.design)
+            .into_iter()
+            .map(|m| {
+                let mutant = Link {
+                    mutation: Some(m),
+                    ..*self
+                };
+                (m.name(self.design.name), m.describe().to_string(), mutant)
+            })
+            .collect()
     }
 }
 

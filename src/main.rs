@@ -56,6 +56,9 @@ enum Command {
     Scenario(ScenarioCommand),
     /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
     Bench(BenchArgs),
+    /// Mutation testing: check every mutant of each design (one step changed: a CAS that ignores
+    /// its version, a write skipped, two writes swapped...) and say whether the properties kill it.
+    Mutate(MutateArgs),
     /// Serve stateright's Explorer on 127.0.0.1 to walk one design's states by hand (Ctrl-C stops it).
     Explore(ExploreArgs),
     /// Seeded random walks (plain or swarm) for bounds too large to exhaust; shrinks and saves what they find.
@@ -74,6 +77,41 @@ enum Command {
 }
 
 #[derive(Args)]
+struct MutateArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Only this design's mutants (repeatable); default: every design of the model.
+    #[arg(long, value_name = "DESIGN", value_parser = design_names())]
+    design: Vec<String>,
+    /// Also check every mutant on the bounds of each scenario file of the model under PATH
+    /// (repeatable; `--scenarios scenarios` for the shipped ones), smallest first: a mutant is
+    /// killed on any. Scenarios marked `slow` are left out.
+    #[arg(long, value_name = "PATH")]
+    scenarios: Vec<PathBuf>,
+    /// The list of equivalent mutants (that cannot change behaviour) and of known survivors,
+    /// each with why (default: mutants/equivalent.toml, if it exists). One that is killed is
+    /// reported: the list must stay true.
+    #[arg(long, value_name = "FILE")]
+    equivalent: Option<PathBuf>,
+    /// Exit 0 when every survivor is listed as a known one (a nightly run: it fails only on a
+    /// new survivor, or a listed mutant killed). Without it any survivor exits 1.
+    #[arg(long)]
+    allow_known_survivors: bool,
+    /// For each survivor, look for the smallest bounds that kill it on a ladder of richer
+    /// bounds (one to three requests, one or two slots, up to two crashes and two stalls):
+    /// what says the given bounds were too small.
+    #[arg(long)]
+    search: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    json: JsonArgs,
+    /// Also write the report as a self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+#[derive(Args)]
 struct SimulateArgs {
     #[command(flatten)]
     model: ModelArgs,
@@ -81,7 +119,7 @@ struct SimulateArgs {
     simulate: slotcheck::simulate::SimulateArgs,
 }
 
-/// The stovepipe model's bounds (see `shared/docs/stovepipe-model.md`).
+/// The stovepipe model's bounds (see `docs/stovepipe.md`, "Bounds").
 #[derive(Args, Clone, Debug)]
 struct BoundsArgs {
     /// N: how many requests arrive (at any time, in ID order).
@@ -92,10 +130,10 @@ struct BoundsArgs {
     #[arg(long, value_name = "K", default_value_t = DEFAULT_BOUNDS.max_concurrent,
           value_parser = whole(1u8, Some(32)))]
     max_concurrent: u8,
-    /// How many times a worker may crash (its message becomes visible again, attempt +1).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.crashes,
-          value_parser = whole(0u8, Some(u8::MAX)))]
-    crashes: u8,
+    /// How many times a worker may crash (its message becomes visible again, attempt +1);
+    /// link: a builder [default: 2; link: 1].
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
+    crashes: Option<u8>,
     /// How many times a message's visibility may expire while its worker still runs.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.stalls,
           value_parser = whole(0u8, Some(u8::MAX)))]
@@ -115,7 +153,7 @@ impl BoundsArgs {
         Bounds {
             requests: self.requests,
             max_concurrent: self.max_concurrent,
-            crashes: self.crashes,
+            crashes: self.crashes.unwrap_or(DEFAULT_BOUNDS.crashes),
             stalls: self.stalls,
             max_deliveries: self.max_deliveries,
         }
@@ -154,7 +192,8 @@ struct LimitArgs {
     /// Stop after generating this many states (at least 1); what is not yet decided is inconclusive.
     #[arg(long, value_name = "N", value_parser = budget_count)]
     max_states: Option<usize>,
-    /// Stop after this many seconds (more than 0); what is not yet decided is inconclusive.
+    /// Stop this many seconds (more than 0) after the command starts, whatever it runs (every
+    /// design of a compare, every scenario); what is not yet decided is inconclusive.
     #[arg(long, value_name = "SECONDS", value_parser = budget_seconds)]
     timeout: Option<f64>,
     /// Stop before the process holds more memory than this (512M, 8G...);
@@ -189,7 +228,11 @@ impl LimitArgs {
         Ok(Limits {
             threads: self.threads as usize,
             max_states: self.max_states,
-            timeout: self.timeout.map(Duration::from_secs_f64),
+            // One deadline for every run of the command: a wall-clock promise.
+            timeout: None,
+            deadline: self
+                .timeout
+                .map(|t| std::time::Instant::now() + Duration::from_secs_f64(t)),
             max_memory: self.max_memory.or_else(slotcheck::memory::default_budget),
             stop_once_found: false,
             progress: slotcheck::progress::wanted(self.quiet),
@@ -237,6 +280,10 @@ struct CheckArgs {
     /// The design to check ad hoc; with scenarios, run only this design.
     #[arg(long, value_name = "DESIGN", value_parser = design_names())]
     design: Option<String>,
+    /// With --design: check this mutant of the design instead (a name that `slotcheck mutate`
+    /// prints, `owner-keyed/claim/cas-ignores-version`), to read its stories.
+    #[arg(long, value_name = "NAME", requires = "design")]
+    mutant: Option<String>,
     /// Check only this property (repeatable); default: all of them.
     #[arg(long, value_name = "NAME")]
     property: Vec<String>,
@@ -307,11 +354,9 @@ struct BenchArgs {
     /// Print the measurements as JSON.
     #[arg(long)]
     json: bool,
-    /// Checker threads for every run of the matrix.
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = whole(1u16, Some(256)))]
-    threads: u16,
-    /// Add the larger bounds (a few minutes).
+    /// Add the large bounds (N 3 with a crash and a stall; N 3, K 2 with two crashes and a
+    /// stall), each with one thread and two, and how far past a --timeout a run stops (about
+    /// a quarter of an hour).
     #[arg(long)]
     large: bool,
     /// No progress line on stderr (it is shown only on a terminal anyway).
@@ -365,7 +410,26 @@ fn design_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(DESIGNS.iter().map(|d| d.name()).chain(link))
 }
 
+/// A closed pipe (`slotcheck ... | head`) ends the program quietly, as it
+/// ends `cat`, rather than in a panic at the next line printed.
+fn exit_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    {
+        extern "C" {
+            fn signal(signum: i32, handler: usize) -> usize;
+        }
+        const SIGPIPE: i32 = 13;
+        const SIG_DFL: usize = 0;
+        // SAFETY: resetting a signal to its default action, before any
+        // thread starts.
+        unsafe {
+            signal(SIGPIPE, SIG_DFL);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_a_closed_pipe();
     // `--requests -1` is a bad value, and says so, rather than an unknown flag.
     let matches = Cli::command()
         .mut_subcommands(|c| c.allow_negative_numbers(true))
@@ -414,7 +478,7 @@ fn main() -> ExitCode {
             Ok(true) => args
                 .model
                 .link
-                .bounds(Some(args.model.bounds.crashes))
+                .bounds(args.model.bounds.crashes)
                 .and_then(|bounds| {
                     let options = link_cli::options(&args.model.bounds.options)?;
                     let model = link_cli::model_for(&args.design, bounds, options)?;
@@ -426,8 +490,8 @@ fn main() -> ExitCode {
                     explore_model(model, &args, &heading)
                 }),
         },
+        Command::Mutate(args) => mutate(args, sub),
         Command::Bench(args) => slotcheck::bench::run(
-            args.threads as usize,
             args.large,
             args.json,
             slotcheck::progress::wanted(args.quiet),
@@ -438,7 +502,7 @@ fn main() -> ExitCode {
             Ok(true) => args
                 .model
                 .link
-                .bounds(Some(args.model.bounds.crashes))
+                .bounds(args.model.bounds.crashes)
                 .and_then(|bounds| {
                     let options = link_cli::options(&args.model.bounds.options)?;
                     link_cli::simulate(bounds, options, &args.simulate)
@@ -626,7 +690,7 @@ fn model_flags_given(args: &ModelArgs, matches: Option<&ArgMatches>) -> Vec<Stri
 }
 
 fn compare_link(args: CompareArgs) -> Result<u8, String> {
-    let bounds = args.model.link.bounds(Some(args.model.bounds.crashes))?;
+    let bounds = args.model.link.bounds(args.model.bounds.crashes)?;
     let options = link_cli::options(&args.model.bounds.options)?;
     let models = slotcheck_models::link::DESIGNS
         .iter()
@@ -720,11 +784,167 @@ fn new_scenario(id: &str, dir: &Path) -> Result<u8, String> {
 }
 
 /// `check --model link --design D`.
+/// `slotcheck mutate`: every mutant of each design, on the bounds given and
+/// (with `--scenarios`) on each scenario's.
+fn mutate(args: MutateArgs, matches: Option<&ArgMatches>) -> Result<u8, String> {
+    let link = one_model(&args.model, matches)?;
+    let names: Vec<String> = if args.design.is_empty() {
+        if link {
+            slotcheck_models::link::DESIGNS
+                .iter()
+                .map(|d| d.name.to_string())
+                .collect()
+        } else {
+            DESIGNS.iter().map(|d| d.name().to_string()).collect()
+        }
+    } else {
+        args.design.clone()
+    };
+    if link {
+        let bounds = args.model.link.bounds(args.model.bounds.crashes)?;
+        let options = link_cli::options(&args.model.bounds.options)?;
+        let models = names
+            .iter()
+            .map(|d| link_cli::model_for(d, bounds, options))
+            .collect::<Result<Vec<_>, _>>()?;
+        run_mutate(models, &args)
+    } else {
+        let models = names
+            .iter()
+            .map(|d| model_for(&args.model.bounds, d))
+            .collect::<Result<Vec<_>, _>>()?;
+        run_mutate(models, &args)
+    }
+}
+
+fn run_mutate<M: slotcheck::mutate::Mutable>(
+    designs: Vec<M>,
+    args: &MutateArgs,
+) -> Result<u8, String> {
+    use slotcheck::mutate::{self as mutation, Equivalents};
+    let default_list = PathBuf::from("mutants/equivalent.toml");
+    let equivalents = match &args.equivalent {
+        Some(file) => Equivalents::load(file)?,
+        None if default_list.exists() => Equivalents::load(&default_list)?,
+        None => Equivalents::default(),
+    };
+    let mut outputs = Vec::new();
+    if let Some(file) = &args.json.json_out {
+        outputs.push(slotcheck::itf::Output::file("--json-out", file));
+    }
+    if let Some(file) = &args.html {
+        outputs.push(slotcheck::itf::Output::file("--html", file));
+    }
+    let mut inputs = args.scenarios.clone();
+    inputs.extend(args.equivalent.clone());
+    slotcheck::itf::check_outputs(&outputs, &inputs)?;
+    let model_name = designs[0].model_name();
+    let mut sets: Vec<Vec<M>> = designs.iter().map(|d| vec![d.clone()]).collect();
+    let mut heading = designs[0].bounds_line();
+    if !args.scenarios.is_empty() {
+        let files = scenario::files(&args.scenarios).map_err(|e| e.to_string())?;
+        let scenarios = scenario::load_all(&files, &scenario::Selection::default())
+            .map_err(|e| e.to_string())?;
+        let mut mine: Vec<_> = scenarios
+            .iter()
+            .filter(|s| s.heading.model == model_name && !s.slow)
+            .collect();
+        // Smallest first: most mutants die on the first bounds that show them.
+        let states = |s: &&scenario::Scenario| {
+            let meta = s.meta();
+            meta["bounds"]
+                .as_object()
+                .map_or(0u64, |b| b.values().filter_map(|v| v.as_u64()).sum())
+        };
+        mine.sort_by_key(states);
+        for s in &mine {
+            let mut meta = s.meta();
+            for (set, design) in sets.iter_mut().zip(&designs) {
+                meta["design"] = serde_json::json!(design.variant());
+                let object = meta.as_object().expect("meta is an object");
+                set.push(M::from_meta(object)?);
+            }
+        }
+        heading.push_str(&format!(", and the bounds of {} scenario(s)", mine.len()));
+    }
+    let reports = mutation::run(&sets, &equivalents, &args.limits.limits()?, args.search);
+    let listed: Vec<&String> = equivalents
+        .reasons
+        .keys()
+        .filter(|name| {
+            designs
+                .iter()
+                .any(|d| name.starts_with(&format!("{}/", d.variant())))
+                && !reports
+                    .iter()
+                    .any(|r| r.mutants.iter().any(|m| &m.name == *name))
+        })
+        .collect();
+    let json = serde_json::to_string_pretty(&mutation::json(&reports)).expect("JSON") + "\n";
+    if args.json.json {
+        print!("{json}");
+    } else {
+        let style = Style::for_stdout();
+        println!(
+            "{}\n",
+            style.bold(&format!("slotcheck mutate: {model_name}, {heading}"))
+        );
+        let model_flag = match model_name {
+            "stovepipe" => String::new(),
+            other => format!(" --model {other}"),
+        };
+        print!(
+            "{}",
+            mutation::text(&reports, &designs[0].bounds_line(), &model_flag, style)
+        );
+    }
+    for name in &listed {
+        eprintln!(
+            "warning: the equivalent list names `{name}`, which is no mutant on these bounds"
+        );
+    }
+    let mut writes = Vec::new();
+    if let Some(file) = &args.json.json_out {
+        writes.push((file.clone(), json.into_bytes()));
+    }
+    if let Some(file) = &args.html {
+        writes.push((
+            file.clone(),
+            mutation::html(&reports, &heading).into_bytes(),
+        ));
+    }
+    slotcheck::itf::write_reports(&writes, |_| {})?;
+    Ok(mutation::exit_code(&reports, args.allow_known_survivors))
+}
+
+/// The model, or with `--mutant` the mutant of it that has that name.
+fn maybe_mutant<M: slotcheck::mutate::Mutable>(
+    model: M,
+    mutant: Option<&str>,
+) -> Result<M, String> {
+    let Some(name) = mutant else {
+        return Ok(model);
+    };
+    let mutants = model.mutants();
+    let known: Vec<&str> = mutants.iter().map(|(n, _, _)| n.as_str()).collect();
+    match mutants.iter().find(|(n, _, _)| n == name) {
+        Some((_, _, m)) => Ok(m.clone()),
+        None => Err(format!(
+            "--mutant: `{name}` is no mutant of {} on these bounds (its mutants: {})",
+            model.variant(),
+            known.join(", ")
+        )),
+    }
+}
+
 fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
-    let bounds = args.model.link.bounds(Some(args.model.bounds.crashes))?;
+    let bounds = args.model.link.bounds(args.model.bounds.crashes)?;
     let options = link_cli::options(&args.model.bounds.options)?;
     adhoc::check_design(
-        link_cli::model_for(&design, bounds, options)?,
+        maybe_mutant(
+            link_cli::model_for(&design, bounds, options)?,
+            args.mutant.as_deref(),
+        )?,
         &args.property,
         &args.limits.limits()?,
         &args.json,
@@ -735,7 +955,10 @@ fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
 
 fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
     adhoc::check_design(
-        model_for(&args.model.bounds, &design)?,
+        maybe_mutant(
+            model_for(&args.model.bounds, &design)?,
+            args.mutant.as_deref(),
+        )?,
         &args.property,
         &args.limits.limits()?,
         &args.json,

@@ -7,13 +7,13 @@ use slotcheck_models::stovepipe::{design_named, Action, Bounds, Options, Stovepi
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
 
-/// The bounds `compare` uses when given none: the richest on which all three
-/// designs finish in about half a minute on a 2-core machine (measured; see
-/// the README).
+/// The bounds `compare` uses when given none: the richest on which every
+/// design finishes in a few seconds on a 2-core machine (measured; see the
+/// README), and on which every finding of one or two requests shows.
 pub const DEFAULT_BOUNDS: Bounds = Bounds {
     requests: 2,
     max_concurrent: 1,
-    crashes: 1,
+    crashes: 2,
     stalls: 1,
     max_deliveries: 2,
 };
@@ -225,6 +225,50 @@ impl Simulated for Stovepipe {
                 .map(|k| (*self, without_worker(script, k))),
         );
         candidates
+    }
+}
+
+impl crate::mutate::Mutable for Stovepipe {
+    fn mutants(&self) -> Vec<(String, String, Self)> {
+        slotcheck_models::stovepipe::mutation::mutations(self)
+            .into_iter()
+            .map(|m| (m.name(self.design.name()), m.describe(), self.mutant(m)))
+            .collect()
+    }
+
+    /// One to three requests, one or two slots, up to two crashes and two
+    /// stalls, one or two deliveries, smallest first (three requests with at
+    /// most two faults: richer takes minutes per mutant).
+    fn ladder(&self) -> Vec<Self> {
+        let mut ladder = Vec::new();
+        for requests in 1..=3u8 {
+            for max_concurrent in 1..=requests.min(2) {
+                for crashes in 0..=2u8 {
+                    for stalls in 0..=2u8 {
+                        for max_deliveries in 1..=2u8 {
+                            if requests == 3 && crashes + stalls > 2 {
+                                continue;
+                            }
+                            let bounds = Bounds {
+                                requests,
+                                max_concurrent,
+                                crashes,
+                                stalls,
+                                max_deliveries,
+                            };
+                            let size = requests as u32 * 4
+                                + max_concurrent as u32
+                                + crashes as u32 * 3
+                                + stalls as u32 * 4
+                                + max_deliveries as u32;
+                            ladder.push((size, Stovepipe { bounds, ..*self }));
+                        }
+                    }
+                }
+            }
+        }
+        ladder.sort_by_key(|(size, m)| (*size, m.bounds.requests));
+        ladder.into_iter().map(|(_, m)| m).collect()
     }
 }
 

@@ -1,0 +1,613 @@
+//! `slotcheck mutate`: mutation testing of the designs. Each mutant changes
+//! one step of a design in one way (a CAS that ignores its version, a write
+//! skipped, two writes swapped, a release done twice, the gate off by one...);
+//! it is checked on the same bounds as the design, and it is **killed** when
+//! some property's verdict or shortest counterexample differs from the
+//! design's, that is, when the scenario files' expectations would catch it.
+//! A mutant that survives shows a weakness of the properties or the bounds,
+//! unless it cannot change behaviour at all: such **equivalent** mutants are
+//! listed, each with its reason, in `mutants/equivalent.toml`. The same file
+//! lists the known survivors (`[[survivor]]`), each with what it teaches:
+//! they count as survived, and with `--allow-known-survivors` do not fail the
+//! run, so that a nightly run fails only on a new one. A listed mutant that
+//! is killed is reported, so that the list stays true.
+
+use crate::adhoc::Described;
+use crate::check::{check, Limits, Outcome, Verdict};
+use crate::report::{self, count, Style};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// A model whose designs have mutants.
+pub trait Mutable: Described {
+    /// The design's mutants on these bounds: each its stable name, what it
+    /// changes in one sentence, and its model.
+    fn mutants(&self) -> Vec<(String, String, Self)>;
+
+    /// The same design on a ladder of bounds, smallest first, where a
+    /// survivor is looked for (`mutate --search`): the smallest that kills
+    /// it says the bounds were too small. Default: none.
+    fn ladder(&self) -> Vec<Self> {
+        Vec::new()
+    }
+}
+
+/// The mutants listed as equivalent, each with why, and the known
+/// survivors, each with what it teaches.
+#[derive(Clone, Debug, Default)]
+pub struct Equivalents {
+    pub reasons: BTreeMap<String, String>,
+    pub survivors: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EquivalentsFile {
+    #[serde(default)]
+    mutant: Vec<EquivalentEntry>,
+    #[serde(default)]
+    survivor: Vec<EquivalentEntry>,
+}
+
+/// One entry: a mutant by its full name, or the same steps and operators
+/// (`step/operator`) in several designs.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EquivalentEntry {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    designs: Vec<String>,
+    #[serde(default)]
+    mutants: Vec<String>,
+    why: String,
+}
+
+impl Equivalents {
+    /// Reads the list; an entry without a reason, or named twice, is an error
+    /// naming the file and line.
+    pub fn load(file: &Path) -> Result<Equivalents, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let raw: EquivalentsFile = toml::from_str(&text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| {
+                    let (line, column) = crate::scenario::line_column(&text, s.start);
+                    format!(":{line}:{column}")
+                })
+                .unwrap_or_default();
+            format!("{}{at}: {}", file.display(), e.message())
+        })?;
+        let mut reasons = BTreeMap::new();
+        let mut survivors = BTreeMap::new();
+        for (entries, list, what) in [
+            (raw.mutant, &mut reasons, "an equivalent mutant says why"),
+            (
+                raw.survivor,
+                &mut survivors,
+                "a known survivor says what it teaches",
+            ),
+        ] {
+            for entry in entries {
+                let mut names: Vec<String> = entry.name.into_iter().collect();
+                for design in &entry.designs {
+                    names.extend(entry.mutants.iter().map(|m| format!("{design}/{m}")));
+                }
+                if names.is_empty() {
+                    return Err(format!(
+                        "{}: an entry names no mutant: give `name`, or `designs` and `mutants`",
+                        file.display()
+                    ));
+                }
+                for name in names {
+                    if entry.why.trim().is_empty() {
+                        return Err(format!(
+                            "{}: `{name}` has no reason (`why`): {what}",
+                            file.display()
+                        ));
+                    }
+                    if list.insert(name.clone(), entry.why.clone()).is_some() {
+                        return Err(format!("{}: `{name}` is listed twice", file.display()));
+                    }
+                }
+            }
+        }
+        if let Some(name) = reasons.keys().find(|n| survivors.contains_key(*n)) {
+            return Err(format!(
+                "{}: `{name}` is listed both as equivalent and as a known survivor",
+                file.display()
+            ));
+        }
+        Ok(Equivalents { reasons, survivors })
+    }
+}
+
+/// What became of a mutant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fate {
+    /// A property differs: its name, the mutant's and the design's verdicts
+    /// (with steps), and on which bounds.
+    Killed {
+        property: &'static str,
+        mutant: String,
+        design: String,
+        bounds: String,
+        flags: String,
+    },
+    /// Not killed on the bounds given; with `--search`, the smallest bounds
+    /// of the ladder that kill it, if any (and what differs there).
+    Survived(Option<Box<Fate>>),
+    /// Listed as equivalent, and indeed not killed.
+    Equivalent(String),
+    /// Listed as a known survivor (with what it teaches), and not killed:
+    /// it counts as survived, but does not fail the run.
+    Known(String),
+    /// Listed (as equivalent or as a known survivor), yet killed: the list
+    /// is wrong.
+    ListedButKilled {
+        listed_as: &'static str,
+        why: String,
+        property: &'static str,
+        mutant: String,
+        design: String,
+    },
+    /// A budget ran out before it was decided.
+    Inconclusive(String),
+}
+
+pub struct MutantReport {
+    pub name: String,
+    pub change: String,
+    pub fate: Fate,
+}
+
+pub struct DesignReport {
+    pub design: String,
+    pub mutants: Vec<MutantReport>,
+}
+
+impl DesignReport {
+    fn counted(&self, f: impl Fn(&Fate) -> bool) -> usize {
+        self.mutants.iter().filter(|m| f(&m.fate)).count()
+    }
+    pub fn killed(&self) -> usize {
+        self.counted(|f| matches!(f, Fate::Killed { .. }))
+    }
+    /// Survived, known survivors included.
+    pub fn survived(&self) -> usize {
+        self.counted(|f| matches!(f, Fate::Survived(_) | Fate::Known(_)))
+    }
+    /// Survived, and listed as known survivors.
+    pub fn known(&self) -> usize {
+        self.counted(|f| matches!(f, Fate::Known(_)))
+    }
+    pub fn equivalent(&self) -> usize {
+        self.counted(|f| matches!(f, Fate::Equivalent(_)))
+    }
+    /// Killed, of the mutants that could be (all but the equivalent ones).
+    pub fn score(&self) -> f64 {
+        let counted = self.mutants.len() - self.equivalent();
+        if counted == 0 {
+            1.0
+        } else {
+            self.killed() as f64 / counted as f64
+        }
+    }
+}
+
+/// `violated (9 steps)`, `holds`.
+fn verdict_of<M: Described>(outcome: &Outcome<M>, property: &str) -> (Verdict, Option<usize>) {
+    let r = outcome.result(property).expect("the same properties");
+    (r.verdict, report::steps(r))
+}
+
+fn words((verdict, steps): (Verdict, Option<usize>)) -> String {
+    match (verdict, steps) {
+        (Verdict::Violated, Some(n)) => format!("violated ({})", count(n as u64, "step")),
+        (Verdict::Reached, Some(n)) => format!("reached ({})", count(n as u64, "step")),
+        (v, _) => v.word().to_string(),
+    }
+}
+
+/// The first property whose verdict or shortest path differs.
+fn difference<M: Described>(
+    design: &Outcome<M>,
+    mutant: &Outcome<M>,
+) -> Option<(&'static str, String, String)> {
+    design.results.iter().find_map(|r| {
+        let (d, m) = (verdict_of(design, r.name), verdict_of(mutant, r.name));
+        (d != m).then(|| (r.name, words(m), words(d)))
+    })
+}
+
+/// The fate of one mutant: checked on each set of bounds in turn (the
+/// design's outcome there beside it) until some property differs.
+fn judge<M: Mutable>(
+    name: &str,
+    sets: &[(&M, &Outcome<M>, &BTreeMap<String, M>)],
+    limits: &Limits,
+) -> Fate {
+    for (model, original, found) in sets {
+        // The same mutant on these bounds, if its step is taken there.
+        let Some(mutant) = found.get(name) else {
+            continue;
+        };
+        let outcome = check(mutant.clone(), &[], limits);
+        if let Some(cut) = outcome.stats.cut.or(original.stats.cut) {
+            return Fate::Inconclusive(cut.describe().to_string());
+        }
+        if let Some((property, m, d)) = difference(original, &outcome) {
+            return Fate::Killed {
+                property,
+                mutant: m,
+                design: d,
+                bounds: model.bounds_line(),
+                flags: model.bounds_flags(),
+            };
+        }
+    }
+    Fate::Survived(None)
+}
+
+/// A rung of the ladder, worked out once for every survivor that climbs it:
+/// the design on those bounds, its outcome there, and its mutants there.
+struct Rung<M: Mutable> {
+    model: M,
+    outcome: Outcome<M>,
+    mutants: BTreeMap<String, M>,
+}
+
+/// For a survivor, the first bounds of the ladder on which it dies.
+fn search<M: Mutable>(
+    name: &str,
+    ladder: &[M],
+    rungs: &[OnceLock<Rung<M>>],
+    limits: &Limits,
+) -> Option<Box<Fate>> {
+    for (model, rung) in ladder.iter().zip(rungs) {
+        let rung = rung.get_or_init(|| Rung {
+            model: model.clone(),
+            outcome: check(model.clone(), &[], limits),
+            mutants: model
+                .mutants()
+                .into_iter()
+                .map(|(n, _, m)| (n, m))
+                .collect(),
+        });
+        if !rung.mutants.contains_key(name) {
+            continue;
+        }
+        let sets = [(&rung.model, &rung.outcome, &rung.mutants)];
+        if let fate @ Fate::Killed { .. } = judge(name, &sets, limits) {
+            return Some(Box::new(fate));
+        }
+    }
+    None
+}
+
+/// Checks every mutant of each design on each of its bounds. `designs`:
+/// per design, its model on each set of bounds (the first is where its
+/// mutants are found). Mutants are checked `limits.threads` at a time, each
+/// on one thread; the report is the same whatever that number.
+pub fn run<M: Mutable>(
+    designs: &[Vec<M>],
+    equivalents: &Equivalents,
+    limits: &Limits,
+    search_bounds: bool,
+) -> Vec<DesignReport> {
+    let one = Limits {
+        threads: 1,
+        ..*limits
+    };
+    designs
+        .iter()
+        .map(|models| {
+            let first = &models[0];
+            let originals: Vec<Outcome<M>> = models
+                .iter()
+                .map(|m| check(m.clone(), &[], limits))
+                .collect();
+            // Each set of bounds has the mutants whose step it takes.
+            let on_bounds: Vec<BTreeMap<String, M>> = models
+                .iter()
+                .map(|m| m.mutants().into_iter().map(|(n, _, m)| (n, m)).collect())
+                .collect();
+            let sets: Vec<(&M, &Outcome<M>, &BTreeMap<String, M>)> = models
+                .iter()
+                .zip(&originals)
+                .zip(&on_bounds)
+                .map(|((m, o), f)| (m, o, f))
+                .collect();
+            let listed = first.mutants();
+            let ladder = if search_bounds {
+                first.ladder()
+            } else {
+                Vec::new()
+            };
+            let rungs: Vec<OnceLock<Rung<M>>> = ladder.iter().map(|_| OnceLock::new()).collect();
+            let next = AtomicUsize::new(0);
+            let fates: Mutex<Vec<Option<Fate>>> = Mutex::new(vec![None; listed.len()]);
+            std::thread::scope(|scope| {
+                for _ in 0..limits.threads.max(1) {
+                    scope.spawn(|| loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((name, _, _)) = listed.get(i) else {
+                            break;
+                        };
+                        let mut fate = judge(name, &sets, &one);
+                        if fate == Fate::Survived(None) && !equivalents.reasons.contains_key(name) {
+                            fate = Fate::Survived(search(name, &ladder, &rungs, &one));
+                        }
+                        fates.lock().expect("no thread panicked")[i] = Some(fate);
+                    });
+                }
+            });
+            let fates = fates.into_inner().expect("no thread panicked");
+            let mutants = listed
+                .into_iter()
+                .zip(fates)
+                .map(|((name, change, _), fate)| {
+                    let mut fate = fate.expect("every mutant judged");
+                    let listed = [
+                        (equivalents.reasons.get(&name), "equivalent"),
+                        (equivalents.survivors.get(&name), "a known survivor"),
+                    ];
+                    if let Some((Some(why), listed_as)) = listed.into_iter().find(|l| l.0.is_some())
+                    {
+                        fate = match fate {
+                            Fate::Killed {
+                                property,
+                                mutant,
+                                design,
+                                ..
+                            } => Fate::ListedButKilled {
+                                listed_as,
+                                why: why.clone(),
+                                property,
+                                mutant,
+                                design,
+                            },
+                            Fate::Survived(_) if listed_as == "equivalent" => {
+                                Fate::Equivalent(why.clone())
+                            }
+                            Fate::Survived(_) => Fate::Known(why.clone()),
+                            other => other,
+                        };
+                    }
+                    MutantReport { name, change, fate }
+                })
+                .collect();
+            DesignReport {
+                design: first.variant().to_string(),
+                mutants,
+            }
+        })
+        .collect()
+}
+
+/// 0 every mutant killed or listed as equivalent; 1 a mutant survived or a
+/// listed one was killed; 3 a budget ran out (and nothing else failed).
+/// 1 a survivor (a known one too, unless `allow_known`) or a listed mutant
+/// killed; 3 a budget ran out; else 0.
+pub fn exit_code(reports: &[DesignReport], allow_known: bool) -> u8 {
+    let fates = || {
+        reports
+            .iter()
+            .flat_map(|r| r.mutants.iter().map(|m| &m.fate))
+    };
+    let fails = |f: &Fate| match f {
+        Fate::Survived(_) | Fate::ListedButKilled { .. } => true,
+        Fate::Known(_) => !allow_known,
+        _ => false,
+    };
+    if fates().any(fails) {
+        1
+    } else if fates().any(|f| matches!(f, Fate::Inconclusive(_))) {
+        3
+    } else {
+        0
+    }
+}
+
+/// The report for people: each mutant's fate (with the bounds that killed
+/// it, when they are not `given`), then each design's score.
+pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Style) -> String {
+    let mut out = String::new();
+    let width = reports
+        .iter()
+        .flat_map(|r| r.mutants.iter().map(|m| m.name.len()))
+        .max()
+        .unwrap_or(20)
+        + 2;
+    for r in reports {
+        out.push_str(&style.bold(&format!(
+            "{}: {}\n",
+            r.design,
+            count(r.mutants.len() as u64, "mutant")
+        )));
+        for m in &r.mutants {
+            let (line, verdict) = match &m.fate {
+                Fate::Killed {
+                    property,
+                    mutant,
+                    design,
+                    bounds,
+                    ..
+                } => (
+                    format!(
+                        "killed by {property}: {mutant}, the design {design}{}",
+                        if bounds == given {
+                            String::new()
+                        } else {
+                            format!(" (on {bounds})")
+                        }
+                    ),
+                    Verdict::Holds,
+                ),
+                Fate::Survived(None) => (format!("SURVIVED: {}", m.change), Verdict::Violated),
+                Fate::Survived(Some(larger)) => match larger.as_ref() {
+                    Fate::Killed {
+                        property,
+                        mutant,
+                        design,
+                        bounds,
+                        ..
+                    } => (
+                        format!("SURVIVED here; killed on {bounds} by {property}: {mutant}, the design {design}"),
+                        Verdict::Violated,
+                    ),
+                    _ => (format!("SURVIVED: {}", m.change), Verdict::Violated),
+                },
+                Fate::Equivalent(why) => (format!("equivalent: {why}"), Verdict::Reached),
+                Fate::Known(why) => (format!("survived (known): {why}"), Verdict::Inconclusive),
+                Fate::ListedButKilled {
+                    listed_as,
+                    property,
+                    mutant,
+                    design,
+                    ..
+                } => (
+                    format!(
+                        "LISTED AS {} BUT KILLED by {property}: {mutant}, the design {design}",
+                        listed_as.to_uppercase()
+                    ),
+                    Verdict::Violated,
+                ),
+                Fate::Inconclusive(why) => (format!("inconclusive: {why}"), Verdict::Inconclusive),
+            };
+            out.push_str(&format!(
+                "  {:<width$}{}\n",
+                m.name,
+                style.verdict(verdict, &line)
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&style.bold("mutation score (killed / mutants not listed as equivalent)\n"));
+    for r in reports {
+        out.push_str(&format!(
+            "  {:<38}{:>6.1}%  {} killed, {} survived ({} known), {} equivalent\n",
+            r.design,
+            100.0 * r.score(),
+            r.killed(),
+            r.survived(),
+            r.known(),
+            r.equivalent()
+        ));
+    }
+    out.push_str(&format!(
+        "\nA mutant's story: slotcheck check{model_flag} --design DESIGN --mutant NAME --property PROPERTY [its bounds]\n"
+    ));
+    out
+}
+
+pub fn json(reports: &[DesignReport]) -> Value {
+    Value::Array(
+        reports
+            .iter()
+            .map(|r| {
+                json!({
+                    "design": r.design,
+                    "mutants": r.mutants.iter().map(|m| {
+                        let mut entry = json!({"name": m.name, "change": m.change});
+                        match &m.fate {
+                            Fate::Killed { property, mutant, design, bounds, flags } => {
+                                entry["fate"] = json!("killed");
+                                entry["killed_by"] = json!({
+                                    "property": property, "mutant": mutant, "design": design,
+                                    "bounds": bounds, "flags": flags,
+                                });
+                            }
+                            Fate::Survived(larger) => {
+                                entry["fate"] = json!("survived");
+                                if let Some(Fate::Killed { property, mutant, design, bounds, flags }) = larger.as_deref() {
+                                    entry["killed_on_larger_bounds"] = json!({
+                                        "property": property, "mutant": mutant, "design": design,
+                                        "bounds": bounds, "flags": flags,
+                                    });
+                                }
+                            }
+                            Fate::Equivalent(why) => {
+                                entry["fate"] = json!("equivalent");
+                                entry["why"] = json!(why);
+                            }
+                            Fate::Known(why) => {
+                                entry["fate"] = json!("known-survivor");
+                                entry["why"] = json!(why);
+                            }
+                            Fate::ListedButKilled { listed_as, why, property, mutant, design } => {
+                                entry["fate"] = json!("listed-but-killed");
+                                entry["listed_as"] = json!(listed_as);
+                                entry["why"] = json!(why);
+                                entry["killed_by"] = json!({"property": property, "mutant": mutant, "design": design});
+                            }
+                            Fate::Inconclusive(why) => {
+                                entry["fate"] = json!("inconclusive");
+                                entry["why"] = json!(why);
+                            }
+                        }
+                        entry
+                    }).collect::<Vec<_>>(),
+                    "killed": r.killed(),
+                    "survived": r.survived(),
+                    "known_survivors": r.known(),
+                    "equivalent": r.equivalent(),
+                    "score": r.score(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The report as a page: a table per design, a row per mutant.
+pub fn html(reports: &[DesignReport], heading: &str) -> String {
+    use crate::report::xml_escape;
+    let mut body = String::new();
+    for r in reports {
+        body.push_str(&format!(
+            "<h2>{} <small>{:.1}% killed ({} of {}; {} equivalent)</small></h2>\n<table><thead><tr><th>mutant</th><th>what it changes</th><th>fate</th></tr></thead><tbody>\n",
+            xml_escape(&r.design),
+            100.0 * r.score(),
+            r.killed(),
+            r.mutants.len() - r.equivalent(),
+            r.equivalent()
+        ));
+        for m in &r.mutants {
+            let (class, fate) = match &m.fate {
+                Fate::Killed { property, mutant, design, bounds, .. } => (
+                    "good",
+                    format!("killed by {property}: {mutant}, the design {design} ({bounds})"),
+                ),
+                Fate::Survived(None) => ("bad", "SURVIVED".to_string()),
+                Fate::Survived(Some(larger)) => (
+                    "bad",
+                    match larger.as_ref() {
+                        Fate::Killed { property, bounds, .. } => {
+                            format!("SURVIVED here; killed on {bounds} by {property}")
+                        }
+                        _ => "SURVIVED".to_string(),
+                    },
+                ),
+                Fate::Equivalent(why) => ("good", format!("equivalent: {why}")),
+                Fate::Known(why) => ("unsure", format!("survived (known): {why}")),
+                Fate::ListedButKilled { listed_as, property, mutant, design, .. } => (
+                    "bad",
+                    format!("listed as {listed_as} but killed by {property}: {mutant}, the design {design}"),
+                ),
+                Fate::Inconclusive(why) => ("unsure", format!("inconclusive: {why}")),
+            };
+            body.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td class=\"{class}\">{}</td></tr>\n",
+                xml_escape(&m.name),
+                xml_escape(&m.change),
+                xml_escape(&fate)
+            ));
+        }
+        body.push_str("</tbody></table>\n");
+    }
+    crate::html::plain_page("slotcheck mutate", heading, &body)
+}

@@ -1,0 +1,190 @@
+//! Mutation testing (`slotcheck mutate`): every design has its mutants, a
+//! known mutant is killed by the property that should kill it, and the list
+//! of equivalent mutants stays true.
+
+mod common;
+
+use common::slotcheck;
+use serde_json::Value;
+use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::mutate::{Equivalents, Mutable};
+use slotcheck::stovepipe::DEFAULT_BOUNDS;
+use slotcheck_models::link::{self, Link};
+use slotcheck_models::stovepipe::{design_named, Stovepipe, DESIGNS};
+
+/// `slotcheck mutate` on claim-first's smallest bounds with a crash, the
+/// list `list` and `extra` flags, as JSON.
+fn mutate_claim_first(list: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "mutate",
+        "--design",
+        "claim-first",
+        "--requests",
+        "1",
+        "--crashes",
+        "1",
+        "--stalls",
+        "0",
+        "--equivalent",
+        list.to_str().unwrap(),
+        "--json",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    slotcheck(&args)
+}
+
+#[test]
+fn every_design_has_at_least_twelve_mutants_each_named_and_said() {
+    for design in DESIGNS {
+        let mutants = Stovepipe::new(design, DEFAULT_BOUNDS).mutants();
+        assert!(mutants.len() >= 12, "{}: {}", design.name(), mutants.len());
+        for (name, change, _) in &mutants {
+            assert!(name.starts_with(&format!("{}/", design.name())), "{name}");
+            assert_eq!(name.split('/').count(), 3, "design/step/operator: {name}");
+            assert!(!change.is_empty());
+        }
+    }
+    let after = Link::new(
+        link::design_named("after-1649").unwrap(),
+        link::Bounds::default(),
+    );
+    assert!(after.mutants().len() >= 12);
+    assert!(link::mutation::Mutation::ALL.len() >= 12);
+}
+
+#[test]
+fn a_gate_off_by_one_is_killed_by_builds_within_limit_where_the_design_holds() {
+    let design = Stovepipe::new(
+        design_named("owner-keyed-atomic-admit-dlq-cancels").unwrap(),
+        DEFAULT_BOUNDS,
+    );
+    let name = "owner-keyed-atomic-admit-dlq-cancels/read/gate-off-by-one";
+    let (_, change, mutant) = design
+        .mutants()
+        .into_iter()
+        .find(|(n, _, _)| n == name)
+        .expect("the gate is read");
+    assert!(change.contains("`>` for `>=`"), "{change}");
+    let property = "builds-within-limit";
+    let verdict = |m: Stovepipe| check(m, &[property], &Limits::default()).results[0].verdict;
+    assert_eq!(verdict(design), Verdict::Holds);
+    assert_eq!(verdict(mutant), Verdict::Violated);
+    // Its story, from the command line.
+    let output = slotcheck(&[
+        "check",
+        "--design",
+        "owner-keyed-atomic-admit-dlq-cancels",
+        "--mutant",
+        name,
+        "--property",
+        property,
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("builds-within-limit violated: 2 builds run at once"),
+        "{text}"
+    );
+}
+
+#[test]
+fn mutate_reports_each_mutant_and_a_listed_equivalent_that_is_killed() {
+    let dir = common::scratch("mutate", "equivalent");
+    let list = dir.join("equivalent.toml");
+    std::fs::write(
+        &list,
+        "[[mutant]]\nname = \"claim-first/submit-build/submit-skipped\"\nwhy = \"wrongly listed\"\n",
+    )
+    .unwrap();
+    let output = mutate_claim_first(&list, &[]);
+    assert_eq!(output.status.code(), Some(1), "the list is not true");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mutants = report[0]["mutants"].as_array().unwrap();
+    let listed = mutants
+        .iter()
+        .find(|m| m["name"] == "claim-first/submit-build/submit-skipped")
+        .unwrap();
+    assert_eq!(listed["fate"], "listed-but-killed");
+    assert!(listed["killed_by"]["property"].is_string());
+    // Every mutant has a fate, and the score counts them.
+    let killed = mutants.iter().filter(|m| m["fate"] == "killed").count();
+    assert_eq!(report[0]["killed"], killed);
+    assert!(killed > 0);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_list_of_equivalent_mutants_names_real_mutants_each_with_a_reason() {
+    let list =
+        Equivalents::load(&std::path::Path::new(common::ROOT).join("mutants/equivalent.toml"))
+            .expect("the list reads");
+    assert!(!list.reasons.is_empty());
+    let mut known: Vec<String> = DESIGNS
+        .iter()
+        .flat_map(|d| Stovepipe::new(*d, DEFAULT_BOUNDS).mutants())
+        .map(|(n, _, _)| n)
+        .collect();
+    known.extend(
+        link::DESIGNS
+            .iter()
+            .flat_map(|d| Link::new(d, link::Bounds::default()).mutants())
+            .map(|(n, _, _)| n),
+    );
+    for (name, why) in list.reasons.iter().chain(&list.survivors) {
+        assert!(known.contains(name), "`{name}` is no mutant");
+        assert!(why.len() > 20, "`{name}`: say why");
+    }
+}
+
+#[test]
+fn a_known_survivor_does_not_fail_the_run_but_a_killed_one_does() {
+    let dir = common::scratch("mutate", "survivors");
+    let list = dir.join("equivalent.toml");
+    let run_with = |entries: &str, extra: &[&str]| {
+        std::fs::write(&list, entries).unwrap();
+        mutate_claim_first(&list, extra)
+    };
+    let run = |entries: &str| run_with(entries, &["--allow-known-survivors"]);
+    // Every survivor on these bounds listed: the run passes, and each still
+    // counts as survived in the score.
+    let first: Value = serde_json::from_slice(&run("").stdout).unwrap();
+    let survivors: Vec<String> = first[0]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["fate"] == "survived")
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!survivors.is_empty(), "these small bounds leave survivors");
+    let entries: String = survivors
+        .iter()
+        .map(|n| format!("[[survivor]]\nname = \"{n}\"\nwhy = \"too small bounds for it\"\n"))
+        .collect();
+    let output = run(&entries);
+    assert_eq!(output.status.code(), Some(0), "only known survivors");
+    // Without the flag a known survivor is still a survivor: exit 1.
+    let strict = run_with(&entries, &[]);
+    assert_eq!(strict.status.code(), Some(1), "a survivor, known or not");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report[0]["survived"], first[0]["survived"]);
+    let known = report[0]["mutants"].as_array().unwrap().iter();
+    assert_eq!(
+        known.filter(|m| m["fate"] == "known-survivor").count(),
+        survivors.len()
+    );
+    // A killed mutant listed as a known survivor: the list is not true.
+    let output = run("[[survivor]]\nname = \"claim-first/submit-build/submit-skipped\"\nwhy = \"wrongly listed\"\n");
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let listed = report[0]["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "claim-first/submit-build/submit-skipped")
+        .unwrap()
+        .clone();
+    assert_eq!(listed["fate"], "listed-but-killed");
+    assert_eq!(listed["listed_as"], "a known survivor");
+    std::fs::remove_dir_all(dir).unwrap();
+}
