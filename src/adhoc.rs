@@ -245,9 +245,17 @@ fn print_check_text<M: Described>(
     let design = model.variant();
     let style = Style::for_stdout();
     println!("{}\n", style.bold(&format!("slotcheck check: {heading}")));
+    let width = outcome
+        .results
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(20)
+        + 2;
     for r in &outcome.results {
         let cell = report::verdict_cell(r);
-        println!("  {:<22}{}", r.name, style.verdict(r.verdict, &cell));
+        println!("  {:<width$}{}", r.name, style.verdict(r.verdict, &cell));
     }
     if let Some(note) = note {
         println!("\n{note}");

@@ -1,54 +1,62 @@
-//! `slotcheck bench`: a fixed matrix of bounds for each design, measured as
-//! unique states, states per second, peak memory and time to verdict (and to
-//! the first violation). Figures, never assertions: they vary by machine.
+//! `slotcheck bench`: a fixed matrix of bounds, measured as unique states,
+//! states per second, bytes per unique state, peak memory and time to verdict
+//! (and to the first violation), with one thread and, on the large bounds,
+//! two; then how far past a `--timeout` a run stops, how long `mutate`
+//! takes, and the simulator. Figures, never assertions: they vary by machine.
 
 use crate::check::{check, Limits, Verdict};
+use crate::memory::{peak_bytes, reset_peak};
+use crate::mutate::{self, Equivalents};
 use crate::stovepipe::DEFAULT_BOUNDS;
-use serde_json::json;
-use slotcheck_models::stovepipe::{Bounds, Stovepipe, DESIGNS};
+use serde_json::{json, Value};
+use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
+use std::time::{Duration, Instant};
 
-/// The matrix: named bounds, from the smallest claim to the default.
-pub fn matrix(large: bool) -> Vec<(&'static str, Bounds)> {
-    let b = |requests, crashes, stalls| Bounds {
+/// The designs measured: the source's three and the recommended repair.
+const DESIGNS: [&str; 4] = [
+    "claim-first",
+    "fail-open",
+    "owner-keyed",
+    "owner-keyed-atomic-admit-dlq-cancels",
+];
+
+fn bounds(requests: u8, max_concurrent: u8, crashes: u8, stalls: u8) -> Bounds {
+    Bounds {
         requests,
-        max_concurrent: 1,
+        max_concurrent,
         crashes,
         stalls,
         max_deliveries: 2,
-    };
-    let mut rows = vec![
-        ("N1 c1 s0", b(1, 1, 0)),
-        ("N2 c1 s0", b(2, 1, 0)),
-        ("default", DEFAULT_BOUNDS),
-        ("N3 c1 s0", b(3, 1, 0)),
+    }
+}
+
+/// The matrix: named bounds and the thread counts to run them with. The
+/// large bounds are the issue's targets: three requests with a crash and a
+/// stall, and two slots with two crashes and a stall.
+pub fn matrix(large: bool) -> Vec<(&'static str, Bounds, &'static [usize])> {
+    let mut rows: Vec<(&'static str, Bounds, &'static [usize])> = vec![
+        ("N1 K1 c1 s0", bounds(1, 1, 1, 0), &[1]),
+        ("N2 K1 c1 s0", bounds(2, 1, 1, 0), &[1]),
+        ("default", DEFAULT_BOUNDS, &[1]),
+        ("N3 K1 c1 s0", bounds(3, 1, 1, 0), &[1]),
     ];
     if large {
-        rows.push(("N2 c2 s1", b(2, 2, 1)));
+        rows.push(("N3 K1 c1 s1", bounds(3, 1, 1, 1), &[1, 2]));
+        rows.push(("N3 K2 c2 s1", bounds(3, 2, 2, 1), &[1, 2]));
     }
     rows
-}
-
-/// The process's peak resident memory (VmHWM) in MiB, on Linux.
-fn peak_memory_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
-/// Resets the peak to the current resident size, so each run's peak is its
-/// own (Linux: writing 5 to clear_refs).
-fn reset_peak_memory() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 pub struct Measurement {
     pub bounds: &'static str,
     pub design: &'static str,
+    pub threads: usize,
     pub unique: usize,
     pub states: usize,
     pub states_per_second: f64,
     pub peak_mib: Option<f64>,
+    /// Peak memory over unique states: what the search costs per state.
+    pub bytes_per_state: Option<f64>,
     pub seconds: f64,
     /// Seconds to the first violation of any `always` property.
     pub first_violation: Option<f64>,
@@ -56,78 +64,179 @@ pub struct Measurement {
 
 /// `progress`: a progress line on stderr during each run (it does not
 /// change the figures beyond a poll every few milliseconds).
-pub fn measure(threads: usize, large: bool, progress: bool) -> Vec<Measurement> {
-    let limits = Limits {
-        threads,
-        progress,
-        ..Limits::default()
-    };
+pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
     let mut rows = Vec::new();
-    for (name, bounds) in matrix(large) {
+    for (name, bounds, threads) in matrix(large) {
         for design in DESIGNS {
-            let peak_is_own = reset_peak_memory();
-            let outcome = check(Stovepipe::new(design, bounds), &[], &limits);
-            let first_violation = outcome
-                .results
-                .iter()
-                .filter(|r| r.verdict == Verdict::Violated)
-                .filter_map(|r| r.found_after)
-                .fold(None, |min: Option<f64>, t| {
-                    Some(min.map_or(t, |m| m.min(t)))
+            for &threads in threads {
+                let limits = Limits {
+                    threads,
+                    progress,
+                    ..Limits::default()
+                };
+                let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
+                let own_peak = reset_peak();
+                let outcome = check(model, &[], &limits);
+                let peak = own_peak.then(peak_bytes).flatten();
+                let first_violation = outcome
+                    .results
+                    .iter()
+                    .filter(|r| r.verdict == Verdict::Violated)
+                    .filter_map(|r| r.found_after)
+                    .fold(None, |min: Option<f64>, t| {
+                        Some(min.map_or(t, |m| m.min(t)))
+                    });
+                rows.push(Measurement {
+                    bounds: name,
+                    design,
+                    threads,
+                    unique: outcome.stats.unique,
+                    states: outcome.stats.states,
+                    states_per_second: outcome.stats.states_per_second(),
+                    peak_mib: peak.map(|b| b as f64 / (1 << 20) as f64),
+                    bytes_per_state: peak.map(|b| b as f64 / outcome.stats.unique.max(1) as f64),
+                    seconds: outcome.stats.seconds,
+                    first_violation,
                 });
-            rows.push(Measurement {
-                bounds: name,
-                design: design.name(),
-                unique: outcome.stats.unique,
-                states: outcome.stats.states,
-                states_per_second: outcome.stats.states_per_second(),
-                peak_mib: if peak_is_own { peak_memory_mib() } else { None },
-                seconds: outcome.stats.seconds,
-                first_violation,
-            });
+            }
         }
     }
     rows
 }
 
-pub fn run(threads: usize, large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
-    let rows = measure(threads, large, progress);
+/// How far past its `--timeout` a run that cannot finish stops: fail-open
+/// on the largest bounds, cut at `timeout`, with one thread and two.
+pub fn timeout_overshoot(timeout: Duration) -> Vec<(usize, f64)> {
+    [1, 2]
+        .into_iter()
+        .map(|threads| {
+            let model = Stovepipe::new(
+                design_named("fail-open").expect("a design"),
+                bounds(3, 2, 2, 1),
+            );
+            let limits = Limits {
+                threads,
+                timeout: Some(timeout),
+                ..Limits::default()
+            };
+            let started = Instant::now();
+            let outcome = check(model, &[], &limits);
+            assert!(outcome.stats.cut.is_some(), "the run is cut");
+            (threads, started.elapsed().as_secs_f64())
+        })
+        .collect()
+}
+
+/// `slotcheck mutate` on the default bounds, for the recommended design: its
+/// mutants and the seconds they take.
+pub fn mutate_time() -> (usize, f64) {
+    let model = Stovepipe::new(
+        design_named("owner-keyed-atomic-admit-dlq-cancels").expect("a design"),
+        DEFAULT_BOUNDS,
+    );
+    let started = Instant::now();
+    let reports = mutate::run(
+        &[vec![model]],
+        &Equivalents::default(),
+        &Limits::default(),
+        false,
+    );
+    (reports[0].mutants.len(), started.elapsed().as_secs_f64())
+}
+
+fn json_of(m: &Measurement) -> Value {
+    let round = |x: f64, places: i32| (x * 10f64.powi(places)).round() / 10f64.powi(places);
+    json!({
+        "bounds": m.bounds, "design": m.design, "threads": m.threads,
+        "unique": m.unique, "states": m.states,
+        "states_per_second": m.states_per_second.round(),
+        "peak_mib": m.peak_mib.map(|p| round(p, 1)),
+        "bytes_per_state": m.bytes_per_state.map(|b| round(b, 1)),
+        "seconds": round(m.seconds, 3),
+        "first_violation_seconds": m.first_violation.map(|t| round(t, 3)),
+    })
+}
+
+pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
+    let rows = measure(large, progress);
+    let timeout = Duration::from_secs(2);
+    let overshoot = if large {
+        timeout_overshoot(timeout)
+    } else {
+        Vec::new()
+    };
+    let (mutants, mutate_seconds) = mutate_time();
     if as_json {
-        let value: Vec<_> = rows
-            .iter()
-            .map(|m| {
-                json!({
-                    "bounds": m.bounds, "design": m.design, "unique": m.unique,
-                    "states": m.states, "states_per_second": m.states_per_second.round(),
-                    "peak_mib": m.peak_mib.map(|p| (p * 10.0).round() / 10.0),
-                    "seconds": (m.seconds * 1000.0).round() / 1000.0,
-                    "first_violation_seconds": m.first_violation.map(|t| (t * 1000.0).round() / 1000.0),
-                })
-            })
-            .collect();
+        let value = json!({
+            "checks": rows.iter().map(json_of).collect::<Vec<_>>(),
+            "timeout": overshoot.iter().map(|(threads, s)| json!({
+                "threads": threads, "timeout_seconds": timeout.as_secs_f64(), "stopped_after_seconds": s,
+            })).collect::<Vec<_>>(),
+            "mutate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "mutants": mutants, "seconds": mutate_seconds},
+        });
         println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
         return Ok(0);
     }
+    let width = DESIGNS.iter().map(|d| d.len()).max().unwrap_or(10) + 2;
     println!(
-        "{:<10}{:<13}{:>11}{:>12}{:>12}{:>10}{:>10}{:>12}",
-        "bounds", "design", "unique", "states", "states/s", "peak MiB", "verdict s", "1st viol. s"
+        "{:<13}{:<width$}{:>3}{:>11}{:>12}{:>11}{:>9}{:>10}{:>9}{:>10}",
+        "bounds",
+        "design",
+        "t",
+        "unique",
+        "states",
+        "states/s",
+        "B/state",
+        "peak MiB",
+        "seconds",
+        "1st viol"
     );
     for m in &rows {
         println!(
-            "{:<10}{:<13}{:>11}{:>12}{:>12.0}{:>10}{:>10.2}{:>12}",
+            "{:<13}{:<width$}{:>3}{:>11}{:>12}{:>11.0}{:>9}{:>10}{:>9.2}{:>10}",
             m.bounds,
             m.design,
+            m.threads,
             m.unique,
             m.states,
             m.states_per_second,
+            m.bytes_per_state.map_or("-".into(), |b| format!("{b:.1}")),
             m.peak_mib.map_or("-".into(), |p| format!("{p:.1}")),
             m.seconds,
             m.first_violation.map_or("-".into(), |t| format!("{t:.3}")),
         );
     }
     println!(
-        "\nbounds: N requests, c crashes, s stalls (K 1, max_deliveries 2); default = compare's defaults.\n\
-         verdict s: time until every verdict is known (the whole space); 1st viol. s: until the first violation.\n"
+        "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults. t: threads.\n\
+         B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation."
+    );
+    let speedups: Vec<String> = rows
+        .iter()
+        .filter(|m| m.threads == 2)
+        .filter_map(|two| {
+            let one = rows
+                .iter()
+                .find(|m| m.threads == 1 && m.bounds == two.bounds && m.design == two.design)?;
+            Some(format!(
+                "{} {}: {:.2}x",
+                two.bounds,
+                two.design,
+                one.seconds / two.seconds
+            ))
+        })
+        .collect();
+    if !speedups.is_empty() {
+        println!("two threads against one: {}", speedups.join("; "));
+    }
+    for (threads, seconds) in &overshoot {
+        println!(
+            "--timeout {:.0} s (fail-open, N3 K2 c2 s1, {threads} thread{}): stopped after {seconds:.2} s",
+            timeout.as_secs_f64(),
+            if *threads == 1 { "" } else { "s" }
+        );
+    }
+    println!(
+        "mutate (owner-keyed-atomic-admit-dlq-cancels, default bounds): {mutants} mutants in {mutate_seconds:.1} s\n"
     );
     // The simulator's side: runs per second and runs to the first violation
     // of each claim of the contract (also `slotcheck simulate --bench`).

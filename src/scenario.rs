@@ -580,6 +580,12 @@ impl Scenario {
         self.plan.run(self, selection, limits)
     }
 
+    /// The model's `#meta` on the scenario's bounds and options (design: the
+    /// first of the model), for `Simulated::from_meta`.
+    pub fn meta(&self) -> Json {
+        self.plan.meta()
+    }
+
     /// Checks the scenario's finding in every design of its model, on its
     /// bounds: one column of the what-to-merge table, a cell per design (its
     /// verdict, steps and story), with each run's figures.
@@ -606,6 +612,9 @@ trait Plan {
         selection: &Selection,
         limits: &Limits,
     ) -> (Vec<Finding>, Vec<RunStats>);
+    /// The `#meta` of the scenario's first design's model: what
+    /// `Simulated::from_meta` rebuilds any design from on these bounds.
+    fn meta(&self) -> Json;
     /// See [`Scenario::check_finding`].
     fn check_finding(
         &self,
@@ -687,6 +696,10 @@ impl<M: Simulated> Plan for ModelPlan<M> {
             .filter(|s| selection.design(&s.design) && selection.property(s.violates))
             .count();
         checks + stories
+    }
+
+    fn meta(&self) -> Json {
+        model_meta(&self.every_design[0].1)
     }
 
     fn check_finding(

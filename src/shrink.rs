@@ -193,6 +193,8 @@ pub fn shrink<M: Simulated>(
         let search = |m: &M| {
             let limits = Limits {
                 max_states: Some(budget),
+                // The shortest path is all it needs, not the counts.
+                stop_once_found: true,
                 ..Limits::default()
             };
             let outcome = check(m.clone(), &[property], &limits);

@@ -933,7 +933,7 @@ pub fn report_text<M: Simulated>(
         ));
         for v in &d.violations {
             out.push_str(&format!(
-                "  {:<22}violated in {} (first: run {}, {}, shrunk to {})\n",
+                "  {:<27}violated in {} (first: run {}, {}, shrunk to {})\n",
                 v.property,
                 report::count(v.runs, "run"),
                 v.first_run,

@@ -226,3 +226,17 @@ fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
         }
     }
 }
+
+#[test]
+fn a_deadline_is_shared_by_every_run_of_a_command() {
+    // A command's --timeout sets one deadline; a run that starts after it
+    // stops at once, inconclusive, rather than getting a timeout of its own.
+    let limits = Limits {
+        deadline: Some(Instant::now()),
+        ..Limits::default()
+    };
+    let outcome = check(Line { end: u32::MAX }, &["never"], &limits);
+    assert_eq!(outcome.stats.cut, Some(Cut::Timeout));
+    assert_eq!(outcome.stats.unique, 1, "nothing past the initial state");
+    assert_eq!(outcome.exit_code(), 3);
+}

@@ -1,5 +1,5 @@
 //! The stovepipe model pinned to its source: one test per row of the table
-//! "What the source says the results are" in `shared/docs/stovepipe-model.md`,
+//! "What is claimed, and what is found" in `docs/stovepipe.md`,
 //! on the smallest bounds that show it, asserting the verdict and the shape of
 //! the counterexample; and the witnesses next to every verdict.
 

@@ -518,7 +518,7 @@ fn filters_that_select_nothing_are_usage_errors() {
             "--design before-1649: no selected scenario expects anything of it",
         ),
         (
-            vec!["check", "--only", "nightly", "--skip-slow"],
+            vec!["check", "--only", "nightly-n3-k2", "--skip-slow"],
             "--skip-slow leaves out every selected scenario",
         ),
         (
@@ -554,6 +554,8 @@ fn unreached_witnesses_say_why_the_check_fails() {
         "--design",
         "owner-keyed",
         "--requests",
+        "1",
+        "--crashes",
         "1",
         "--stalls",
         "0",
@@ -754,4 +756,32 @@ fn a_duplicate_id_names_both_files_and_lines() {
     );
     assert!(err.contains(&format!("a.toml:{line}:6")), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `--timeout` is one promise for the whole command: every design of a
+/// compare shares it, so the designs after the first find it spent.
+#[test]
+fn compare_timeout_bounds_the_whole_command_not_each_design() {
+    let output = slotcheck(&[
+        "compare",
+        "--requests",
+        "3",
+        "--max-concurrent",
+        "2",
+        "--crashes",
+        "2",
+        "--timeout",
+        "0.5",
+        "--json",
+        "--quiet",
+    ]);
+    assert_eq!(code(&output), 3);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stats = report["stats"].as_array().unwrap();
+    assert!(stats.iter().all(|s| s["cut_short"].is_string()));
+    let last = stats.last().unwrap();
+    assert_eq!(
+        last["unique"], 1,
+        "the last design found the deadline spent"
+    );
 }

@@ -135,11 +135,15 @@ fn the_reduced_state_gives_every_verdict_and_shortest_length_of_the_whole_one() 
             before.options.split_read = split_read;
             let mut after = Stovepipe::new(design_named(design).unwrap(), bounds);
             after.options.split_read = split_read;
-            assert_eq!(
-                shortest(&before),
-                checked(after),
-                "{design} on {bounds:?}, split-read {split_read}"
-            );
+            // The reference has the properties the model had then; the
+            // model's later ones are judged by the second test.
+            let now = checked(after);
+            let then = shortest(&before);
+            let now: Vec<_> = now
+                .into_iter()
+                .filter(|(name, _)| then.iter().any(|(n, _)| n == name))
+                .collect();
+            assert_eq!(then, now, "{design} on {bounds:?}, split-read {split_read}");
             settings += 1;
         }
     }

@@ -1,4 +1,4 @@
-//! The repairs of owner-keyed (issue 10, `REPAIRS.md`): on each finding's own
+//! The repairs of owner-keyed (issue 10, `docs/stovepipe.md`): on each finding's own
 //! bounds, which single change closes it and which does not, and that the two
 //! combinations hold every always property while reaching every witness that
 //! owner-keyed reaches. The step counts are pinned by the scenario files.

@@ -110,7 +110,7 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
     let junit = dir.join("junit.xml");
     let json = dir.join("report.json");
     let out = dir.join("traces");
-    // The nightly scenario is `slow = true`: CI runs it, the test suite does not.
+    // nightly-n3-k2 is `slow = true`: CI runs it nightly, the test suite does not.
     let output = slotcheck(&[
         "check",
         "--skip-slow",

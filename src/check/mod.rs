@@ -36,6 +36,9 @@ pub struct Limits {
     pub max_states: Option<usize>,
     /// Wall-clock time from the start of the run.
     pub timeout: Option<Duration>,
+    /// An instant no run may go past: what a command's `--timeout` sets,
+    /// once, so that every run of the command shares it.
+    pub deadline: Option<Instant>,
     /// Resident memory of the process, in bytes.
     pub max_memory: Option<u64>,
     /// Stop after the level in which every property asked for was decided
@@ -53,6 +56,7 @@ impl Default for Limits {
             threads: 1,
             max_states: None,
             timeout: None,
+            deadline: None,
             max_memory: None,
             stop_once_found: false,
             progress: false,

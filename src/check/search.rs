@@ -154,7 +154,10 @@ where
     let group_of = |fp: u64| Table::shard_of(fp) / per_group;
     let budget = Budget {
         max_states: limits.max_states,
-        deadline: limits.timeout.map(|t| started + t),
+        deadline: match (limits.timeout.map(|t| started + t), limits.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        },
         max_memory: limits.max_memory,
         generated: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
