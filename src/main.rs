@@ -862,10 +862,17 @@ fn run_mutate<M: slotcheck::mutate::Mutable>(
             for (set, design) in sets.iter_mut().zip(&designs) {
                 meta["design"] = serde_json::json!(design.variant());
                 let object = meta.as_object().expect("meta is an object");
-                set.push(M::from_meta(object)?);
+                let model = M::from_meta(object)?;
+                // Bounds already in the set would check the same mutants again.
+                if !set.iter().any(|m| m.bounds_flags() == model.bounds_flags()) {
+                    set.push(model);
+                }
             }
         }
-        heading.push_str(&format!(", and the bounds of {} scenario(s)", mine.len()));
+        heading.push_str(&format!(
+            ", and the bounds of {}",
+            slotcheck::report::count(mine.len() as u64, "scenario")
+        ));
     }
     let reports = mutation::run(&sets, &equivalents, &args.limits.limits()?, args.search);
     let listed: Vec<&String> = equivalents
