@@ -3,12 +3,56 @@
 
 use super::mutation::Mutation;
 use super::{
-    ask_name, builder_name, Ask, Bid, Key, Link, Log, Run, State, Status, ACK_WAIT,
-    HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
+    ask_name, at, builder_name, Ask, Bid, Builder, Key, Link, Log, Run, State, Status, ACK_WAIT,
+    FRESH_FOR, HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
 };
 
 fn seconds(ticks: u8) -> u16 {
     ticks as u16 * TICK_SECONDS
+}
+
+/// The time `ticks` from now, as a story writes it.
+fn from_now(s: &State, ticks: u8) -> String {
+    at(s.now as i16 + ticks as i16)
+}
+
+/// Where the message of `a` stands, for a builder `b` that loses its copy:
+/// whether anything will ever hand the ask out again is what decides a loss.
+fn message_fate(m: &Link, s: &State, b: Bid, a: Ask) -> String {
+    let msg = s.messages[a as usize];
+    let last = msg.deliveries >= m.bounds.max_deliver;
+    match msg.status {
+        Status::Delivered { to, ack_in } => {
+            let holder = if to == b {
+                "it".to_string()
+            } else {
+                builder_name(to)
+            };
+            let then = if last {
+                format!(
+                    "never delivered again: that was its last delivery (max_deliver {})",
+                    m.bounds.max_deliver
+                )
+            } else {
+                "delivered again".into()
+            };
+            format!(
+                "{}'s message is held by {holder} until its ack wait runs out at {}, and then {then}",
+                ask_name(a),
+                from_now(s, ack_in)
+            )
+        }
+        Status::Available => format!("{}'s message is available", ask_name(a)),
+        Status::Acked => format!(
+            "{}'s message is already acked: nothing times out, the server never delivers it again",
+            ask_name(a)
+        ),
+        Status::Exhausted => format!(
+            "{}'s message is out of deliveries (max_deliver {}): the server never delivers it again",
+            ask_name(a),
+            m.bounds.max_deliver
+        ),
+    }
 }
 
 /// The server hands message `a` to builder `b`: into its buffer, with a
@@ -24,7 +68,13 @@ fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     };
     s.builders[b as usize].buffer.push(a);
     let n = m.deliveries;
-    log.say(|| format!("{} delivered (delivery {n}) into its buffer", ask_name(a)));
+    let max = link.bounds.max_deliver;
+    log.say(|| {
+        format!(
+            "{} delivered (delivery {n}, max_deliver {max}) into its buffer",
+            ask_name(a)
+        )
+    });
 }
 
 /// Whether the server takes an ack or in-progress for `a` from `b`: by the
@@ -40,14 +90,30 @@ fn counts(m: &Link, status: Status, b: Bid) -> bool {
 
 fn ack(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let msg = &mut s.messages[a as usize];
-    if counts(m, msg.status, b) {
+    let before = msg.status;
+    if counts(m, before, b) {
         msg.status = Status::Acked;
-        log.say(|| format!("ack {}: the server removes it", ask_name(a)));
+        log.say(|| match before {
+            Status::Delivered { to, .. } if to != b => format!(
+                "ack {}: the server removes it, though {} holds it now",
+                ask_name(a),
+                builder_name(to)
+            ),
+            _ => format!("ack {}: the server removes it", ask_name(a)),
+        });
     } else {
-        let why = match msg.status {
-            Status::Acked => "already gone",
-            Status::Exhausted => "no longer handed out",
-            _ => "not the current holder, ignored",
+        let why = match before {
+            Status::Acked => "already gone".to_string(),
+            Status::Exhausted => {
+                format!("out of deliveries (max_deliver {})", m.bounds.max_deliver)
+            }
+            Status::Delivered { to, .. } => format!(
+                "ignored: {} holds it now (stale-ack-ignored)",
+                builder_name(to)
+            ),
+            Status::Available => {
+                "ignored: it waits to be delivered again (stale-ack-ignored)".to_string()
+            }
         };
         log.say(|| format!("ack {} ({why})", ask_name(a)));
     }
@@ -57,14 +123,14 @@ pub fn fetch(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a fetch is enabled with a message available");
-    log.say(|| "fetch".to_string());
+    log.say(|| "fetch: the server answers its pull request at once".to_string());
     deliver(m, s, b, a, log);
 }
 
 pub fn fetch_late(s: &mut State, b: Bid, log: &mut Log) {
     s.builders[b as usize].late_answer = true;
     log.say(|| {
-        "fetch gives up empty-handed; the server's answer is still on the way (no fetch margin)"
+        "fetch gives up empty-handed before its pull request expires on the server (no fetch margin): the answer is still on the way"
             .into()
     });
 }
@@ -76,8 +142,11 @@ pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     s.builders[b as usize].late_answer = false;
     let busy = s.builders[b as usize].run.map(|r| r.ask);
     log.say(|| match busy {
-        Some(r) => format!("a late answer lands while it builds {}", ask_name(r)),
-        None => "a late answer lands".into(),
+        Some(r) => format!(
+            "the late answer to its pull request lands while it builds {}",
+            ask_name(r)
+        ),
+        None => "the late answer to its pull request lands".into(),
     });
     deliver(m, s, b, a, log);
 }
@@ -92,20 +161,41 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
             // Seen is server time; freshness is judged on this builder's clock.
             let age_here = key.age as i16 + offset as i16;
             let fresh = m.is_fresh(key.age as i16, age_here);
+            let now = s.now;
+            let put_at = log.ledger().and_then(|l| l.put_at[a as usize]);
+            let expired = log.ledger().is_some_and(|l| l.expired(a, now));
             log.say(|| {
-                let stale = if key.age >= m.stale_at() { "at least " } else { "" };
+                let verdict = if key.builder == b {
+                    "its own".to_string()
+                } else if fresh {
+                    format!("fresh (under {} s)", seconds(FRESH_FOR))
+                } else {
+                    format!("stale ({} s or more)", seconds(FRESH_FOR))
+                };
+                // The state's age stops where every clock reads it stale; the
+                // story's ledger knows the put itself.
+                let (put, age) = match put_at {
+                    Some(p) => (format!("last put {}", at(p as i16)), now - p),
+                    None => ("last put".to_string(), key.age),
+                };
+                let at_least = if put_at.is_none() && key.age >= m.stale_at() {
+                    "at least "
+                } else {
+                    ""
+                };
+                if expired {
+                    return format!(
+                        "{}'s running key, {put}, expired {} s after it (the KV bucket's TTL): no running key",
+                        ask_name(a),
+                        seconds(KEY_LIFETIME)
+                    );
+                }
                 format!(
-                    "running key names {}, seen {stale}{} s ago by the server, {} s by its clock: {}",
+                    "{}'s running key in the KV bucket names {}, {put}: {at_least}{} s ago by the server's clock, {at_least}{} s by its own: {verdict}",
+                    ask_name(a),
                     builder_name(key.builder),
-                    seconds(key.age),
-                    age_here * TICK_SECONDS as i16,
-                    if key.builder == b {
-                        "its own"
-                    } else if fresh {
-                        "fresh"
-                    } else {
-                        "stale"
-                    }
+                    seconds(age),
+                    (age as i16 + offset as i16) * TICK_SECONDS as i16,
                 )
             });
             let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
@@ -118,7 +208,7 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
                 return;
             }
         } else {
-            log.say(|| "no running key".into());
+            log.say(|| format!("no running key of {} in the KV bucket", ask_name(a)));
         }
     }
     if !m.mutated(Mutation::KeyNotPutAtStart) {
@@ -131,7 +221,7 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         grace: 0,
         delayed: false,
     });
-    log.say(|| format!("run {}, put its running key", ask_name(a)));
+    log.say(|| format!("run {}, put its running key in the KV bucket", ask_name(a)));
     if m.mutated(Mutation::AckBeforeResult) {
         ack(m, s, b, a, log);
     }
@@ -155,24 +245,54 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     if key {
         s.keys[a as usize] = Some(Key { builder: b, age: 0 });
     }
+    let now = s.now;
     let msg = &mut s.messages[a as usize];
-    let taken = in_progress && counts(m, msg.status, b);
+    let before = msg.status;
+    let taken = in_progress && counts(m, before, b);
     if let (true, Status::Delivered { ack_in, .. }) = (taken, &mut msg.status) {
         *ack_in = ACK_WAIT;
-        log.say(|| {
-            format!(
-                "heartbeat {}: put the running key, in-progress moves the deadline an ack wait on",
-                ask_name(a)
-            )
-        });
-    } else {
-        log.say(|| {
-            format!(
-                "heartbeat {}: put the running key, in-progress changes nothing",
-                ask_name(a)
-            )
-        });
     }
+    log.say(|| {
+        let put = if key {
+            "put the running key"
+        } else {
+            "the running key is not put"
+        };
+        let progress = match before {
+            _ if !in_progress => "no AckProgress (in-progress) is sent".to_string(),
+            Status::Delivered { to, .. } if taken => {
+                let held = if to == b {
+                    String::new()
+                } else {
+                    format!(" (delivered to {} now)", builder_name(to))
+                };
+                format!(
+                    "AckProgress (in-progress) restarts the ack wait of {}{held}, to run out at {}",
+                    ask_name(a),
+                    at(now as i16 + ACK_WAIT as i16)
+                )
+            }
+            Status::Delivered { to, .. } => format!(
+                "AckProgress (in-progress) is ignored: {} holds {} now (stale-ack-ignored)",
+                builder_name(to),
+                ask_name(a)
+            ),
+            Status::Available => format!(
+                "AckProgress (in-progress) changes nothing: {} waits to be delivered again, no ack wait runs",
+                ask_name(a)
+            ),
+            Status::Acked => format!(
+                "AckProgress (in-progress) changes nothing: {} is already acked",
+                ask_name(a)
+            ),
+            Status::Exhausted => format!(
+                "AckProgress (in-progress) changes nothing: {} is out of deliveries (max_deliver {})",
+                ask_name(a),
+                m.bounds.max_deliver
+            ),
+        };
+        format!("heartbeat {}: {put}; {progress}", ask_name(a))
+    });
 }
 
 pub fn finish(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
@@ -201,6 +321,18 @@ pub fn finish(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     }
 }
 
+/// The builders whose heartbeat for `a` is due at this very instant (not
+/// late): at a deadline of `a`, the model lets the deadline come first.
+fn heartbeats_due(builders: &[Builder], a: Ask) -> Vec<Bid> {
+    (0..builders.len() as Bid)
+        .filter(|&b| {
+            builders[b as usize]
+                .run
+                .is_some_and(|r| r.ask == a && r.heartbeat_in == 0 && r.grace == 0)
+        })
+        .collect()
+}
+
 pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
     s.now += 1;
     log.say(|| format!("{TICK_SECONDS} s pass"));
@@ -216,58 +348,119 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
         }
     }
     let max_deliver = m.bounds.max_deliver;
-    for (a, msg) in s.messages.iter_mut().enumerate() {
+    // Kept as ticks: checking never tells, so it must not format.
+    let now = s.now;
+    let State {
+        messages, builders, ..
+    } = s;
+    let builders: &[Builder] = builders;
+    for (a, msg) in messages.iter_mut().enumerate() {
         if let Status::Delivered { to, ack_in } = &mut msg.status {
             *ack_in -= 1;
             if *ack_in == 0 {
                 let to = *to;
-                if msg.deliveries >= max_deliver {
-                    msg.status = Status::Exhausted;
-                    log.say(|| {
-                        format!(
-                            "{}'s ack deadline passes at its last delivery: never handed out again",
-                            ask_name(a as Ask)
-                        )
-                    });
+                let last = msg.deliveries >= max_deliver;
+                msg.status = if last {
+                    Status::Exhausted
                 } else {
-                    msg.status = Status::Available;
-                    log.say(|| {
+                    Status::Available
+                };
+                log.say(|| {
+                    let a = a as Ask;
+                    let then = if last {
+                        format!("at its last delivery (max_deliver {max_deliver}): the server never delivers it again")
+                    } else {
+                        "the server delivers it again".into()
+                    };
+                    // Where a heartbeat was due at this instant too, the
+                    // order the model chose decides: the story says so.
+                    let due = heartbeats_due(builders, a);
+                    let tie = if due.is_empty() {
+                        String::new()
+                    } else {
+                        let who: Vec<String> = due.iter().map(|&b| builder_name(b)).collect();
                         format!(
-                            "{}'s ack deadline passes unacked by {}: available again",
-                            ask_name(a as Ask),
-                            builder_name(to)
+                            " ({}'s heartbeat is due at this same instant; the model lets the ack wait run out first, so its AckProgress comes too late to restart it)",
+                            who.join(" and ")
                         )
-                    });
-                }
+                    };
+                    format!(
+                        "at {} the ack wait of {} runs out unacked by {}{tie}: {then}",
+                        at(now as i16),
+                        ask_name(a),
+                        builder_name(to)
+                    )
+                });
             }
         }
     }
     let stale_at = m.stale_at();
     for (a, key) in s.keys.iter_mut().enumerate() {
         if let Some(k) = key {
+            let a = a as Ask;
+            let expires = |log: &mut Log| {
+                log.say(|| {
+                    format!(
+                        "at {} the running key of {} expires: the KV bucket's TTL, {} s after its last put",
+                        at(now as i16),
+                        ask_name(a),
+                        seconds(KEY_LIFETIME)
+                    )
+                })
+            };
             if k.age + 1 >= KEY_LIFETIME {
                 *key = None;
-                log.say(|| format!("the running key of {} expires", ask_name(a as Ask)));
+                expires(log);
             } else {
                 k.age = (k.age + 1).min(stale_at);
+                // A key past the stale age is kept as stale, never removed;
+                // the story's ledger knows when its TTL ends.
+                let ledger_expires = log
+                    .ledger()
+                    .is_some_and(|l| l.put_at[a as usize].is_some_and(|p| now - p == KEY_LIFETIME));
+                if ledger_expires {
+                    expires(log);
+                }
             }
         }
     }
 }
 
-pub fn crash(s: &mut State, b: Bid, log: &mut Log) {
+/// Says what a crash loses, from the state before it: the build, each
+/// buffered message, an answer on the way, and where each of their messages
+/// stands.
+pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    log.say(|| {
+        let builder = &s.builders[b as usize];
+        let mut lost = Vec::new();
+        if let Some(r) = builder.run {
+            lost.push(format!(
+                "the build of {} is lost ({})",
+                ask_name(r.ask),
+                message_fate(m, s, b, r.ask)
+            ));
+        }
+        for &a in builder.buffer.iter() {
+            lost.push(format!(
+                "{} in its buffer is lost ({})",
+                ask_name(a),
+                message_fate(m, s, b, a)
+            ));
+        }
+        if builder.late_answer {
+            lost.push("the answer on the way never lands (nothing was delivered)".into());
+        }
+        let doing = match builder.run {
+            Some(r) => format!(" while building {}", ask_name(r.ask)),
+            None => String::new(),
+        };
+        format!("crashes{doing} and restarts idle: {}", lost.join("; "))
+    });
     s.crashes_left -= 1;
     let builder = &mut s.builders[b as usize];
-    let run = builder.run.take();
+    builder.run = None;
     builder.buffer.clear();
     builder.late_answer = false;
-    log.say(|| match run {
-        Some(r) => format!(
-            "crashes while building {} and restarts idle; its messages time out",
-            ask_name(r.ask)
-        ),
-        None => "crashes and restarts idle; its buffer is lost".into(),
-    });
 }
 
 pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
@@ -279,5 +472,10 @@ pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .expect("a running builder");
     run.grace = late;
     run.delayed = true;
-    log.say(|| format!("its heartbeat is late, by up to {} s", seconds(late)));
+    log.say(|| {
+        format!(
+            "its heartbeat (the key's put and the AckProgress) is late, by up to {} s",
+            seconds(late)
+        )
+    });
 }

@@ -3,15 +3,12 @@
 //! that changed.
 
 use super::{
-    ask_name, builder_name, Action, Ask, Bid, Link, Log, State, Status, ASKS_FINISH, NO_DOUBLE_RUN,
-    NO_LOST_ASK, NO_RUN_AFTER_RESULT, SOME_DROPPED, SOME_REDELIVERED, TICK_SECONDS,
+    ask_name, at, builder_name, Action, Ask, Bid, Ledger, Link, Log, State, Status, ASKS_FINISH,
+    KEY_LIFETIME, NO_DOUBLE_RUN, NO_LOST_ASK, NO_RUN_AFTER_RESULT, SOME_DROPPED, SOME_REDELIVERED,
+    TICK_SECONDS,
 };
 use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
 use stateright::Model;
-
-fn at(ticks: i16) -> String {
-    format!("t={}s", ticks * TICK_SECONDS as i16)
-}
 
 impl Link {
     /// `b2` or, with a skew, `b2 (its clock t=25s)`.
@@ -92,38 +89,55 @@ fn ask_list(asks: impl Iterator<Item = Ask>) -> String {
     asks.map(ask_name).collect::<Vec<_>>().join(", ")
 }
 
-impl Narrated for Link {
-    fn rows(&self, s: &State) -> Vec<(String, String)> {
+impl Link {
+    /// The state as rows; with a story's ledger, each running key at its
+    /// last put (and gone at the end of its TTL) rather than at its clamped
+    /// age.
+    fn rows_told(&self, s: &State, ledger: Option<&Ledger>) -> Vec<(String, String)> {
         let now = s.now as i16;
         let mut rows = vec![("time".to_string(), at(now))];
         for (a, m) in s.messages.iter().enumerate() {
             let a = a as Ask;
-            let deliveries = format!("{}/{} deliveries", m.deliveries, self.bounds.max_deliver);
+            let deliveries = format!(
+                "deliveries {} of max_deliver {}",
+                m.deliveries, self.bounds.max_deliver
+            );
             let status = match m.status {
                 Status::Available => format!("available, {deliveries}"),
                 Status::Delivered { to, ack_in } => format!(
-                    "delivered to {}, ack deadline {}, {deliveries}",
+                    "delivered to {}, ack wait runs out {}, {deliveries}",
                     builder_name(to),
                     at(now + ack_in as i16)
                 ),
                 Status::Acked => "acked (gone)".into(),
-                Status::Exhausted => format!("never handed out again, {deliveries}"),
+                Status::Exhausted => format!("never delivered again, {deliveries}"),
             };
             rows.push((format!("{} message", ask_name(a)), status));
+            let put_at = ledger.and_then(|l| l.put_at[a as usize]);
             if let Some(key) = s.keys[a as usize] {
-                let clamped = if key.age >= self.stale_at() {
-                    "at or before "
-                } else {
-                    ""
-                };
-                rows.push((
-                    format!("{} running key", ask_name(a)),
-                    format!(
-                        "{}, seen {clamped}{}",
-                        builder_name(key.builder),
+                let put = match put_at {
+                    _ if ledger.is_some_and(|l| l.expired(a, s.now)) => None,
+                    Some(p) => Some(format!(
+                        "last put {}, TTL ends {}",
+                        at(p as i16),
+                        at(p as i16 + KEY_LIFETIME as i16)
+                    )),
+                    None if key.age >= self.stale_at() => Some(format!(
+                        "last put at or before {} (stale by every clock)",
                         at(now - key.age as i16)
-                    ),
-                ));
+                    )),
+                    None => Some(format!(
+                        "last put {}, TTL ends {}",
+                        at(now - key.age as i16),
+                        at(now - key.age as i16 + KEY_LIFETIME as i16)
+                    )),
+                };
+                if let Some(put) = put {
+                    rows.push((
+                        format!("{} running key", ask_name(a)),
+                        format!("{}, {put}", builder_name(key.builder)),
+                    ));
+                }
             }
             if s.results[a as usize] {
                 rows.push((format!("{} result", ask_name(a)), "announced".into()));
@@ -163,6 +177,12 @@ impl Narrated for Link {
             }
         }
         rows
+    }
+}
+
+impl Narrated for Link {
+    fn rows(&self, s: &State) -> Vec<(String, String)> {
+        self.rows_told(s, None)
     }
 
     /// Messages live in the consumer, running keys in the bucket, results
@@ -276,16 +296,21 @@ impl Narrated for Link {
         ]
     }
 
+    /// Replays the path with a ledger of the keys' puts, which the state
+    /// does not keep.
     fn tell(&self, init: &State, actions: &[Action]) -> Vec<StoryStep> {
         let mut state = *init;
+        let mut ledger = Ledger::of(self, init);
         let mut steps = Vec::new();
         for &action in actions {
-            let mut log = Log::recording();
+            let mut log = Log::telling(ledger);
             let next = self.apply(&state, action, &mut log);
+            let before = self.rows_told(&state, Some(&ledger));
+            ledger.record(&next);
             steps.push(StoryStep {
                 actor: self.actor(&state, action),
                 action: log.text(),
-                changes: diff_rows(&self.rows(&state), &self.rows(&next)),
+                changes: diff_rows(&before, &self.rows_told(&next, Some(&ledger))),
             });
             state = next;
         }

@@ -237,3 +237,215 @@ fn a_heartbeat_is_late_at_most_once_so_its_lateness_stays_within_the_bound() {
     assert_eq!(s.lates_left, 1, "a late heartbeat is left in the budget");
     assert!(!enabled(&s), "the same heartbeat is not made late twice");
 }
+
+/// The lines of a story, actor and action, one a step.
+fn lines(story: &[crate::StoryStep]) -> Vec<String> {
+    story
+        .iter()
+        .map(|s| format!("{}: {}", s.actor, s.action))
+        .collect()
+}
+
+/// b1 runs A1 at t=0 and crashes at once; time passes until A1 comes back
+/// at t=60s, and b2 takes it. No skew: the key's age is clamped at 25 s.
+fn crash_story(m: &Link) -> Vec<crate::StoryStep> {
+    let init = with_offsets(m, &[0, 0]);
+    let mut actions = vec![Action::Fetch(0), Action::Take(0), Action::Crash(0)];
+    actions.extend([Action::Tick; ACK_WAIT as usize]);
+    actions.extend([Action::Fetch(1), Action::Take(1)]);
+    run(m, &init, &actions);
+    m.tell(&init, &actions)
+}
+
+#[test]
+fn a_key_is_told_at_its_last_put_not_at_its_clamped_age() {
+    let m = model("after-1649", 1, 0);
+    let story = crash_story(&m);
+    let key_rows: Vec<(usize, Option<&str>)> = story
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.changes
+                .iter()
+                .filter(|c| c.row == "A1 running key")
+                .map(move |c| (i, c.after.as_deref()))
+        })
+        .collect();
+    // Put once by b1's start, once by b2's: no renewal in between.
+    assert_eq!(
+        key_rows,
+        [
+            (1, Some("b1, last put t=0s, TTL ends t=120s")),
+            (16, Some("b2, last put t=60s, TTL ends t=180s")),
+        ]
+    );
+    assert!(
+        story[16].action.contains(
+            "names b1, last put t=0s: 60 s ago by the server's clock, 60 s by its own: stale"
+        ),
+        "{}",
+        story[16].action
+    );
+}
+
+#[test]
+fn a_key_past_the_buckets_ttl_is_told_gone_though_the_state_keeps_it_stale() {
+    // Two asks, one delivery each: A1's message is spent at t=60s while b2
+    // builds A2 on, so time runs past A1's key's TTL with nobody putting it.
+    let mut m = model("after-1649", 2, 0);
+    m.bounds.horizon = 150;
+    m.bounds.longest_build = 150;
+    m.bounds.max_deliver = 1;
+    let init = with_offsets(&m, &[0, 0]);
+    let mut actions = vec![
+        Action::Fetch(0),
+        Action::Take(0),
+        Action::Crash(0),
+        Action::Fetch(1),
+        Action::Take(1),
+    ];
+    let mut s = run(&m, &init, &actions);
+    while s.now < KEY_LIFETIME {
+        let step = if s.builders[1].run.unwrap().heartbeat_in == 0 {
+            Action::Heartbeat(1)
+        } else {
+            Action::Tick
+        };
+        s = run(&m, &s, &[step]);
+        actions.push(step);
+    }
+    assert!(s.keys[0].is_some(), "the state keeps the stale key");
+    let story = m.tell(&init, &actions);
+    let last = story.last().unwrap();
+    assert_eq!(last.actor, "t=115s time");
+    assert!(
+        last.action
+            .contains("at t=120s the running key of A1 expires: the KV bucket's TTL, 120 s after its last put"),
+        "{}",
+        last.action
+    );
+    assert!(last
+        .changes
+        .iter()
+        .any(|c| c.row == "A1 running key" && c.after.is_none()));
+}
+
+#[test]
+fn a_crash_says_where_the_message_of_what_it_loses_stands() {
+    let m = model("after-1649", 1, 0);
+    let story = crash_story(&m);
+    assert_eq!(
+        story[2].action,
+        "crashes while building A1 and restarts idle: the build of A1 is lost \
+         (A1's message is held by it until its ack wait runs out at t=60s, and then delivered again)"
+    );
+}
+
+/// after-1649, no skew, b1's first heartbeat 50 s late: it is due at t=60s,
+/// the very instant A1's ack wait runs out; b2 gets A1, b1's heartbeat puts
+/// the key, b2 drops A1 as a duplicate (acking it) and b1 crashes.
+fn late_heartbeat_story(m: &Link) -> Vec<crate::StoryStep> {
+    let init = with_offsets(m, &[0, 0]);
+    let mut actions = vec![
+        Action::Fetch(0),
+        Action::Take(0),
+        Action::Tick,
+        Action::Tick,
+        Action::Delay(0),
+    ];
+    actions.extend([Action::Tick; 10]);
+    actions.extend([
+        Action::Fetch(1),
+        Action::Heartbeat(0),
+        Action::Take(1),
+        Action::Crash(0),
+    ]);
+    let s = run(m, &init, &actions);
+    assert!(s.is_lost(0));
+    m.tell(&init, &actions)
+}
+
+fn late_by_50() -> Link {
+    let mut m = model("after-1649", 1, 0);
+    m.bounds.late_heartbeats = 1;
+    m.bounds.late_by = 50;
+    m
+}
+
+#[test]
+fn a_crash_whose_message_is_acked_says_that_nothing_times_out() {
+    let story = late_heartbeat_story(&late_by_50());
+    let crash = &story.last().unwrap().action;
+    assert!(
+        crash.contains("the build of A1 is lost (A1's message is already acked: nothing times out, the server never delivers it again)"),
+        "{crash}"
+    );
+    assert!(!crash.contains("time out;"), "{crash}");
+}
+
+#[test]
+fn a_tick_tells_each_event_at_the_time_it_happens() {
+    let m = model("after-1649", 1, 0);
+    let story = crash_story(&m);
+    let deadline = &story[14];
+    assert_eq!(deadline.actor, "t=55s time");
+    assert_eq!(
+        deadline.action,
+        "5 s pass; at t=60s the ack wait of A1 runs out unacked by b1: the server delivers it again"
+    );
+}
+
+#[test]
+fn a_deadline_and_a_heartbeat_at_one_instant_say_which_came_first() {
+    let story = late_heartbeat_story(&late_by_50());
+    let tied: Vec<String> = lines(&story)
+        .into_iter()
+        .filter(|l| l.contains("same instant"))
+        .collect();
+    assert_eq!(
+        tied,
+        [
+            "t=55s time: 5 s pass; at t=60s the ack wait of A1 runs out unacked by b1 \
+          (b1's heartbeat is due at this same instant; the model lets the ack wait run out first, \
+          so its AckProgress comes too late to restart it): the server delivers it again"
+        ]
+    );
+    // Where no heartbeat is due at the deadline, nothing is said of an order.
+    let m = model("after-1649", 1, 0);
+    assert!(!lines(&crash_story(&m))
+        .iter()
+        .any(|l| l.contains("same instant")));
+}
+
+#[test]
+fn a_story_names_the_servers_concepts() {
+    let story = late_heartbeat_story(&late_by_50());
+    let text: String = story
+        .iter()
+        .map(|s| {
+            let changes: Vec<String> = s
+                .changes
+                .iter()
+                .map(|c| format!("{}: {:?} -> {:?}", c.row, c.before, c.after))
+                .collect();
+            format!("{}\n{}\n", s.action, changes.join("\n"))
+        })
+        .collect();
+    for concept in [
+        "pull request",
+        "ack wait",
+        "AckProgress (in-progress)",
+        "max_deliver 3",
+        "KV bucket",
+        "TTL",
+    ] {
+        assert!(text.contains(concept), "{concept} missing from:\n{text}");
+    }
+    assert!(
+        story[16]
+            .action
+            .contains("AckProgress (in-progress) restarts the ack wait of A1 (delivered to b2 now), to run out at t=120s"),
+        "{}",
+        story[16].action
+    );
+}
