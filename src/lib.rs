@@ -21,4 +21,5 @@ pub mod scenario;
 pub mod see;
 pub mod shrink;
 pub mod simulate;
+pub mod skew;
 pub mod stovepipe;

@@ -287,6 +287,11 @@ struct CheckArgs {
     /// Check only this property (repeatable); default: all of them.
     #[arg(long, value_name = "NAME")]
     property: Vec<String>,
+    /// Link, with --design: check the design at every skew from FROM to TO seconds (`0..60`),
+    /// a tick (5 s) apart, on the other bounds given, and say the largest skew under which
+    /// every property holds, with the story of the first skew that breaks one.
+    #[arg(long, value_name = "FROM..TO", requires = "design", conflicts_with_all = ["mutant", "property"])]
+    skew_range: Option<String>,
     #[command(flatten)]
     model: ModelArgs,
     #[command(flatten)]
@@ -461,6 +466,9 @@ fn main() -> ExitCode {
                     Ok(false) => check_design(args, design),
                     Ok(true) => check_link_design(args, design),
                 }
+            }
+            _ if args.skew_range.is_some() => {
+                Err("--skew-range checks one design ad hoc: give no scenario PATH".to_string())
             }
             _ => check_scenarios(args, sub.expect("check's arguments")),
         },
@@ -947,6 +955,19 @@ fn maybe_mutant<M: slotcheck::mutate::Mutable>(
 fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
     let bounds = args.model.link.bounds(args.model.bounds.crashes)?;
     let options = link_cli::options(&args.model.bounds.options)?;
+    if let Some(range) = &args.skew_range {
+        if args.model.link.skew.is_some() {
+            return Err("--skew-range varies the skew: leave out --skew".to_string());
+        }
+        let range = slotcheck::skew::parse_range(range)?;
+        let points =
+            slotcheck::skew::measure(&design, bounds, options, range, &args.limits.limits()?)?;
+        print!(
+            "{}",
+            slotcheck::skew::text(&design, &points, Style::for_stdout())
+        );
+        return Ok(slotcheck::skew::exit_code(&points));
+    }
     adhoc::check_design(
         maybe_mutant(
             link_cli::model_for(&design, bounds, options)?,
@@ -961,6 +982,11 @@ fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
 }
 
 fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
+    if args.skew_range.is_some() {
+        return Err(
+            "--skew-range is for the link model's clock skew: add --model link".to_string(),
+        );
+    }
     adhoc::check_design(
         maybe_mutant(
             model_for(&args.model.bounds, &design)?,

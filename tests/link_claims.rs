@@ -2,6 +2,8 @@
 //! bounds that show it, and what the model found beyond them. Every verdict
 //! comes from the checker; each test also says which witnesses were reached.
 
+mod common;
+
 use slotcheck::check::{check, Limits, Outcome, Verdict};
 use slotcheck_models::link::{
     design_named, Bounds, Link, Options, ASKS_FINISH, NO_DOUBLE_RUN, NO_LOST_ASK, SOME_DROPPED,
@@ -212,4 +214,82 @@ fn the_story_of_the_heartbeat_50_s_late_says_the_deadline_came_first_and_nothing
         ),
         "{told}"
     );
+}
+
+#[test]
+fn the_skew_boundary_of_after_1649_is_measured_at_35_s() {
+    let output = common::slotcheck(&[
+        "check",
+        "--model",
+        "link",
+        "--design",
+        "after-1649",
+        "--skew-range",
+        "30..45",
+        "--asks",
+        "1",
+        "--horizon",
+        "60",
+        "--longest-build",
+        "60",
+        "--late-heartbeats",
+        "0",
+        "--quiet",
+    ]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a skew in the range breaks it\n{text}"
+    );
+    assert!(
+        text.contains("after-1649: every property holds up to a skew of 35 s; at 40 s no-lost-ask is violated (17 steps)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no-lost-ask: the shortest counterexample at a skew of 40 s"),
+        "{text}"
+    );
+    // One row per skew, a tick apart.
+    for skew in ["30 s", "35 s", "40 s", "45 s"] {
+        assert!(text.lines().any(|l| l.starts_with(skew)), "{skew}\n{text}");
+    }
+    for (range, says) in [
+        ("0..7", "not a multiple of the model's tick"),
+        ("40..35", "is more than"),
+        ("35", "write FROM..TO"),
+    ] {
+        let output = common::slotcheck(&[
+            "check",
+            "--model",
+            "link",
+            "--design",
+            "after-1649",
+            "--skew-range",
+            range,
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{range}");
+        let error = String::from_utf8(output.stderr).unwrap();
+        assert!(error.contains(says), "{range}: {error}");
+    }
+    // Within the 35 s the source promises, it holds: exit 0.
+    let output = common::slotcheck(&[
+        "check",
+        "--model",
+        "link",
+        "--design",
+        "after-1649",
+        "--skew-range",
+        "30..35",
+        "--asks",
+        "1",
+        "--horizon",
+        "60",
+        "--longest-build",
+        "60",
+        "--late-heartbeats",
+        "0",
+        "--quiet",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
 }
