@@ -352,6 +352,14 @@ impl Simulated for Link {
 }
 
 impl crate::mutate::Mutable for Link {
+    fn on_bounds_of(&self, other: &Self) -> Self {
+        Link {
+            bounds: other.bounds,
+            options: other.options,
+            ..*self
+        }
+    }
+
     fn mutants(&self) -> Vec<(String, String, Self)> {
         slotcheck_models::link::mutation::mutations(self.design)
             .into_iter()

@@ -34,6 +34,11 @@ pub trait Mutable: Described {
     fn ladder(&self) -> Vec<Self> {
         Vec::new()
     }
+
+    /// This mutant on the bounds and options of `other`, a model of the same
+    /// design: checked where its step may not be taken, it behaves as the
+    /// design and is not killed there.
+    fn on_bounds_of(&self, other: &Self) -> Self;
 }
 
 /// The mutants listed as equivalent, each with why, and the known
@@ -311,10 +316,17 @@ pub fn run<M: Mutable>(
                 .iter()
                 .map(|m| check(m.clone(), &[], limits))
                 .collect();
-            // Each set of bounds has the mutants whose step it takes.
+            let listed = first.mutants();
+            // The mutants are found on the first bounds (exploring them);
+            // on the others each is the same mutation on those bounds.
             let on_bounds: Vec<BTreeMap<String, M>> = models
                 .iter()
-                .map(|m| m.mutants().into_iter().map(|(n, _, m)| (n, m)).collect())
+                .map(|other| {
+                    listed
+                        .iter()
+                        .map(|(n, _, m)| (n.clone(), m.on_bounds_of(other)))
+                        .collect()
+                })
                 .collect();
             let sets: Vec<(&M, &Outcome<M>, &BTreeMap<String, M>)> = models
                 .iter()
@@ -322,7 +334,6 @@ pub fn run<M: Mutable>(
                 .zip(&on_bounds)
                 .map(|((m, o), f)| (m, o, f))
                 .collect();
-            let listed = first.mutants();
             let ladder = if search_bounds {
                 first.ladder()
             } else {

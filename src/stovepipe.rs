@@ -229,6 +229,14 @@ impl Simulated for Stovepipe {
 }
 
 impl crate::mutate::Mutable for Stovepipe {
+    fn on_bounds_of(&self, other: &Self) -> Self {
+        Stovepipe {
+            bounds: other.bounds,
+            options: other.options,
+            ..*self
+        }
+    }
+
     fn mutants(&self) -> Vec<(String, String, Self)> {
         slotcheck_models::stovepipe::mutation::mutations(self)
             .into_iter()
