@@ -622,12 +622,7 @@ impl Turn<'_> {
             self.log
                 .say(|_| "the hold counts an attempt (a mutant)".to_string());
             if attempts >= self.model.bounds.max_deliveries {
-                self.state.set_message(r, kind, None);
-                let dead = match kind {
-                    MessageKind::Process => MessageKind::DeadProcess,
-                    _ => MessageKind::DeadSignal,
-                };
-                publish(self.state, r, dead);
+                dead_letter(self.model, self.state, r, kind, attempts, self.log);
             } else {
                 self.state.set_message(r, kind, Some((status, attempts)));
             }
@@ -781,6 +776,19 @@ fn expire(model: &Stovepipe, state: &mut State, r: Req, kind: MessageKind, log: 
         });
         return;
     }
+    dead_letter(model, state, r, kind, attempts, log);
+}
+
+/// Out of deliveries after `attempts`: the message is replaced by `dead(R)`.
+fn dead_letter(
+    model: &Stovepipe,
+    state: &mut State,
+    r: Req,
+    kind: MessageKind,
+    attempts: u8,
+    log: &mut Log,
+) {
+    let max = model.bounds.max_deliveries;
     state.set_message(r, kind, None);
     let dead = match kind {
         MessageKind::Process => MessageKind::DeadProcess,
