@@ -131,21 +131,41 @@ impl Equivalents {
     }
 }
 
+/// How a mutant was killed: the first property that differs, the mutant's
+/// and the design's verdicts there (with steps), and on which bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kill {
+    pub property: &'static str,
+    pub mutant: String,
+    pub design: String,
+    pub bounds: String,
+    pub flags: String,
+}
+
+impl Kill {
+    /// `PROPERTY: MUTANT'S VERDICT, the design DESIGN'S`.
+    fn words(&self) -> String {
+        format!(
+            "{}: {}, the design {}",
+            self.property, self.mutant, self.design
+        )
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "property": self.property, "mutant": self.mutant, "design": self.design,
+            "bounds": self.bounds, "flags": self.flags,
+        })
+    }
+}
+
 /// What became of a mutant.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fate {
-    /// A property differs: its name, the mutant's and the design's verdicts
-    /// (with steps), and on which bounds.
-    Killed {
-        property: &'static str,
-        mutant: String,
-        design: String,
-        bounds: String,
-        flags: String,
-    },
+    Killed(Kill),
     /// Not killed on the bounds given; with `--search`, the smallest bounds
-    /// of the ladder that kill it, if any (and what differs there).
-    Survived(Option<Box<Fate>>),
+    /// of the ladder that kill it, if any.
+    Survived(Option<Kill>),
     /// Listed as equivalent, and indeed not killed.
     Equivalent(String),
     /// Listed as a known survivor (with what it teaches), and not killed:
@@ -156,9 +176,7 @@ pub enum Fate {
     ListedButKilled {
         listed_as: &'static str,
         why: String,
-        property: &'static str,
-        mutant: String,
-        design: String,
+        kill: Kill,
     },
     /// A budget ran out before it was decided.
     Inconclusive(String),
@@ -180,7 +198,7 @@ impl DesignReport {
         self.mutants.iter().filter(|m| f(&m.fate)).count()
     }
     pub fn killed(&self) -> usize {
-        self.counted(|f| matches!(f, Fate::Killed { .. }))
+        self.counted(|f| matches!(f, Fate::Killed(_)))
     }
     /// Survived, known survivors included.
     pub fn survived(&self) -> usize {
@@ -246,13 +264,13 @@ fn judge<M: Mutable>(
             return Fate::Inconclusive(cut.describe().to_string());
         }
         if let Some((property, m, d)) = difference(original, &outcome) {
-            return Fate::Killed {
+            return Fate::Killed(Kill {
                 property,
                 mutant: m,
                 design: d,
                 bounds: model.bounds_line(),
                 flags: model.bounds_flags(),
-            };
+            });
         }
     }
     Fate::Survived(None)
@@ -272,7 +290,7 @@ fn search<M: Mutable>(
     ladder: &[M],
     rungs: &[OnceLock<Rung<M>>],
     limits: &Limits,
-) -> Option<Box<Fate>> {
+) -> Option<Kill> {
     for (model, rung) in ladder.iter().zip(rungs) {
         let rung = rung.get_or_init(|| Rung {
             model: model.clone(),
@@ -287,8 +305,8 @@ fn search<M: Mutable>(
             continue;
         }
         let sets = [(&rung.model, &rung.outcome, &rung.mutants)];
-        if let fate @ Fate::Killed { .. } = judge(name, &sets, limits) {
-            return Some(Box::new(fate));
+        if let Fate::Killed(kill) = judge(name, &sets, limits) {
+            return Some(kill);
         }
     }
     None
@@ -370,17 +388,10 @@ pub fn run<M: Mutable>(
                     if let Some((Some(why), listed_as)) = listed.into_iter().find(|l| l.0.is_some())
                     {
                         fate = match fate {
-                            Fate::Killed {
-                                property,
-                                mutant,
-                                design,
-                                ..
-                            } => Fate::ListedButKilled {
+                            Fate::Killed(kill) => Fate::ListedButKilled {
                                 listed_as,
                                 why: why.clone(),
-                                property,
-                                mutant,
-                                design,
+                                kill,
                             },
                             Fate::Survived(_) if listed_as == "equivalent" => {
                                 Fate::Equivalent(why.clone())
@@ -442,49 +453,36 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
         )));
         for m in &r.mutants {
             let (line, verdict) = match &m.fate {
-                Fate::Killed {
-                    property,
-                    mutant,
-                    design,
-                    bounds,
-                    ..
-                } => (
+                Fate::Killed(kill) => (
                     format!(
-                        "killed by {property}: {mutant}, the design {design}{}",
-                        if bounds == given {
+                        "killed by {}{}",
+                        kill.words(),
+                        if kill.bounds == given {
                             String::new()
                         } else {
-                            format!(" (on {bounds})")
+                            format!(" (on {})", kill.bounds)
                         }
                     ),
                     Verdict::Holds,
                 ),
                 Fate::Survived(None) => (format!("SURVIVED: {}", m.change), Verdict::Violated),
-                Fate::Survived(Some(larger)) => match larger.as_ref() {
-                    Fate::Killed {
-                        property,
-                        mutant,
-                        design,
-                        bounds,
-                        ..
-                    } => (
-                        format!("SURVIVED here; killed on {bounds} by {property}: {mutant}, the design {design}"),
-                        Verdict::Violated,
+                Fate::Survived(Some(kill)) => (
+                    format!(
+                        "SURVIVED here; killed on {} by {}",
+                        kill.bounds,
+                        kill.words()
                     ),
-                    _ => (format!("SURVIVED: {}", m.change), Verdict::Violated),
-                },
+                    Verdict::Violated,
+                ),
                 Fate::Equivalent(why) => (format!("equivalent: {why}"), Verdict::Reached),
                 Fate::Known(why) => (format!("survived (known): {why}"), Verdict::Inconclusive),
                 Fate::ListedButKilled {
-                    listed_as,
-                    property,
-                    mutant,
-                    design,
-                    ..
+                    listed_as, kill, ..
                 } => (
                     format!(
-                        "LISTED AS {} BUT KILLED by {property}: {mutant}, the design {design}",
-                        listed_as.to_uppercase()
+                        "LISTED AS {} BUT KILLED by {}",
+                        listed_as.to_uppercase(),
+                        kill.words()
                     ),
                     Verdict::Violated,
                 ),
@@ -526,20 +524,14 @@ pub fn json(reports: &[DesignReport]) -> Value {
                     "mutants": r.mutants.iter().map(|m| {
                         let mut entry = json!({"name": m.name, "change": m.change});
                         match &m.fate {
-                            Fate::Killed { property, mutant, design, bounds, flags } => {
+                            Fate::Killed(kill) => {
                                 entry["fate"] = json!("killed");
-                                entry["killed_by"] = json!({
-                                    "property": property, "mutant": mutant, "design": design,
-                                    "bounds": bounds, "flags": flags,
-                                });
+                                entry["killed_by"] = kill.json();
                             }
                             Fate::Survived(larger) => {
                                 entry["fate"] = json!("survived");
-                                if let Some(Fate::Killed { property, mutant, design, bounds, flags }) = larger.as_deref() {
-                                    entry["killed_on_larger_bounds"] = json!({
-                                        "property": property, "mutant": mutant, "design": design,
-                                        "bounds": bounds, "flags": flags,
-                                    });
+                                if let Some(kill) = larger {
+                                    entry["killed_on_larger_bounds"] = kill.json();
                                 }
                             }
                             Fate::Equivalent(why) => {
@@ -550,11 +542,11 @@ pub fn json(reports: &[DesignReport]) -> Value {
                                 entry["fate"] = json!("known-survivor");
                                 entry["why"] = json!(why);
                             }
-                            Fate::ListedButKilled { listed_as, why, property, mutant, design } => {
+                            Fate::ListedButKilled { listed_as, why, kill } => {
                                 entry["fate"] = json!("listed-but-killed");
                                 entry["listed_as"] = json!(listed_as);
                                 entry["why"] = json!(why);
-                                entry["killed_by"] = json!({"property": property, "mutant": mutant, "design": design});
+                                entry["killed_by"] = kill.json();
                             }
                             Fate::Inconclusive(why) => {
                                 entry["fate"] = json!("inconclusive");
@@ -589,25 +581,26 @@ pub fn html(reports: &[DesignReport], heading: &str) -> String {
         ));
         for m in &r.mutants {
             let (class, fate) = match &m.fate {
-                Fate::Killed { property, mutant, design, bounds, .. } => (
+                Fate::Killed(kill) => (
                     "good",
-                    format!("killed by {property}: {mutant}, the design {design} ({bounds})"),
+                    format!("killed by {} ({})", kill.words(), kill.bounds),
                 ),
                 Fate::Survived(None) => ("bad", "SURVIVED".to_string()),
-                Fate::Survived(Some(larger)) => (
+                Fate::Survived(Some(kill)) => (
                     "bad",
-                    match larger.as_ref() {
-                        Fate::Killed { property, bounds, .. } => {
-                            format!("SURVIVED here; killed on {bounds} by {property}")
-                        }
-                        _ => "SURVIVED".to_string(),
-                    },
+                    format!(
+                        "SURVIVED here; killed on {} by {}",
+                        kill.bounds,
+                        kill.words()
+                    ),
                 ),
                 Fate::Equivalent(why) => ("good", format!("equivalent: {why}")),
                 Fate::Known(why) => ("unsure", format!("survived (known): {why}")),
-                Fate::ListedButKilled { listed_as, property, mutant, design, .. } => (
+                Fate::ListedButKilled {
+                    listed_as, kill, ..
+                } => (
                     "bad",
-                    format!("listed as {listed_as} but killed by {property}: {mutant}, the design {design}"),
+                    format!("listed as {listed_as} but killed by {}", kill.words()),
                 ),
                 Fate::Inconclusive(why) => ("unsure", format!("inconclusive: {why}")),
             };
