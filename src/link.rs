@@ -193,6 +193,9 @@ const LINK_KINDS: &[&str] = &[
     "tick",
     "crash",
     "delay",
+    "read",
+    "start",
+    "drop",
 ];
 
 /// The initial state of `model` with these clock offsets (in ticks,
@@ -234,6 +237,9 @@ impl Simulated for Link {
             Action::Tick => 6,
             Action::Crash(_) => 7,
             Action::Delay(_) => 8,
+            Action::Read(_) => 9,
+            Action::Start(_) => 10,
+            Action::Drop(_) => 11,
         }
     }
 

@@ -143,7 +143,7 @@ struct BoundsArgs {
           value_parser = whole(1u8, Some(u8::MAX)))]
     max_deliveries: u8,
     /// A model option (repeatable): split-read (R, Q and the head read in three steps);
-    /// link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing).
+    /// link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing), atomic-start (a builder reads the running key and puts it, or acks the duplicate, in one step).
     #[arg(long = "option", value_name = "NAME")]
     options: Vec<String>,
 }

@@ -693,7 +693,7 @@ fn a_stovepipe_option_in_a_link_scenario_exits_2() {
         &err,
         &format!("{line}:12"),
         "options",
-        "unknown link option `split-read` (known: stale-ack-ignored)",
+        "unknown link option `split-read` (known: stale-ack-ignored, atomic-start)",
     );
 }
 
@@ -744,7 +744,7 @@ fn the_html_report_has_every_scenario_design_and_property_with_the_diagrams() {
     );
     assert!(html.contains(&format!("<section class=\"finding\" id=\"{anchor}\">")));
     assert!(html.contains("<th>story (no-double-run)</th>"));
-    assert!(html.contains("no-double-run violated at t=60s: A2 is built by b1 and b2"));
+    assert!(html.contains("no-double-run violated at t=60s: A1 is built by b1 and b2"));
     let violations = results
         .iter()
         .filter(|r| r["verdict"] == "violated")

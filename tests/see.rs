@@ -107,7 +107,7 @@ fn the_link_models_lanes_are_builders_the_consumer_and_the_bucket() {
     };
     let model = Link::new(design_named("check-only").unwrap(), bounds);
     let init = model.init_states().remove(0);
-    let mut script = vec!["fetch b1", "take b1", "crash b1"];
+    let mut script = vec!["fetch b1", "read b1", "start b1", "crash b1"];
     script.extend(["tick"; 6]);
     let script: Vec<String> = script.iter().map(|s| s.to_string()).collect();
     let actions = model.parse(&init, &script).unwrap();
@@ -115,14 +115,14 @@ fn the_link_models_lanes_are_builders_the_consumer_and_the_bucket() {
     let d = Diagram::of(&model, "link", &steps, None);
     assert_eq!(d.lanes, ["time", "consumer", "b1", "bucket"]);
     assert!(
-        d.events[2].note[0].starts_with("3. CRASH t=0s"),
+        d.events[3].note[0].starts_with("4. CRASH t=0s"),
         "{:?}",
-        d.events[2]
+        d.events[3]
     );
     // Six ticks with nothing else happening are one note.
-    assert_eq!(d.events.len(), 4, "{:?}", d.events);
-    assert_eq!(d.events[3].note[0], "4.–9. t=0s: 30 s pass");
-    assert_eq!(d.events[3].note[1], "t=0s → t=30s");
+    assert_eq!(d.events.len(), 5, "{:?}", d.events);
+    assert_eq!(d.events[4].note[0], "5.–10. t=0s: 30 s pass");
+    assert_eq!(d.events[4].note[1], "t=0s → t=30s");
 }
 
 #[test]

@@ -111,6 +111,15 @@ pub struct Run {
     pub delayed: bool,
 }
 
+/// What a builder decided from the running key it read (the split reading:
+/// the decision waits for its next step, which acks or puts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Decided {
+    pub ask: Ask,
+    /// The key named another builder, fresh by this builder's clock.
+    pub duplicate: bool,
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Builder {
     /// Its clock minus the server's, in ticks (fixed for a run).
@@ -118,13 +127,19 @@ pub struct Builder {
     pub run: Option<Run>,
     /// Messages that reached it and that it has not read, oldest first.
     pub buffer: Inline<Ask, BUFFER_ROOM>,
-    /// A fetch gave up and its answer can still land (within this tick).
-    pub late_answer: bool,
+    /// A fetch gave up, and the server's answer to its pull request, this
+    /// message, is still on the way: it lands in the buffer before time
+    /// passes, whatever the builder does meanwhile.
+    pub on_the_way: Option<Ask>,
+    /// It read this ask and its running key and has not yet acted on what
+    /// it decided.
+    pub decided: Option<Decided>,
 }
 
 impl Builder {
+    /// Neither running nor between a read and the step that acts on it.
     pub fn is_idle(&self) -> bool {
-        self.run.is_none()
+        self.run.is_none() && self.decided.is_none()
     }
 }
 
@@ -151,8 +166,14 @@ impl State {
             .filter(move |&b| self.builders[b as usize].run.is_some_and(|r| r.ask == a))
     }
 
+    /// A builder holds a copy it has not run yet: in its buffer, on the way
+    /// to it, or read and decided on.
     pub fn buffered(&self, a: Ask) -> bool {
-        self.builders.iter().any(|b| b.buffer.contains(&a))
+        self.builders.iter().any(|b| {
+            b.buffer.contains(&a)
+                || b.on_the_way == Some(a)
+                || b.decided.is_some_and(|d| d.ask == a)
+        })
     }
 
     /// The first available message, which a fetch or a late answer gets.
@@ -176,7 +197,7 @@ impl State {
     pub fn is_settled(&self) -> bool {
         self.builders
             .iter()
-            .all(|b| b.is_idle() && b.buffer.is_empty() && !b.late_answer)
+            .all(|b| b.is_idle() && b.buffer.is_empty() && b.on_the_way.is_none())
             && self.messages.iter().all(|m| !m.is_left())
     }
 }
@@ -283,13 +304,21 @@ pub struct Options {
     /// the message's current holder does nothing (nats-server issue 4786's
     /// wish); the default is JetStream's documented behaviour, where it counts.
     pub stale_ack_ignored: bool,
+    /// `atomic-start`: a builder reads the running key, decides, and puts the
+    /// key (or acks the duplicate) in one step, as if a compare-and-set made
+    /// them one. The default is the source's order: a KV get, then later a
+    /// put with nothing in between that stops another builder's steps.
+    pub atomic_start: bool,
 }
 
 impl crate::NamedOptions for Options {
     const MODEL: &'static str = "link";
 
     fn flags(&mut self) -> Vec<(&'static str, &mut bool)> {
-        vec![("stale-ack-ignored", &mut self.stale_ack_ignored)]
+        vec![
+            ("stale-ack-ignored", &mut self.stale_ack_ignored),
+            ("atomic-start", &mut self.atomic_start),
+        ]
     }
 }
 
@@ -308,13 +337,23 @@ pub enum Action {
     /// An idle builder's fetch gets the first available message.
     Fetch(Bid),
     /// Without the margin: an idle builder's fetch gives up empty-handed while
-    /// its answer is still on the way.
+    /// the server's answer to its pull request, the first available message,
+    /// is on the way (the oldest pull request is served first).
     FetchLate(Bid),
     /// That late answer lands in the builder's buffer, whatever it does now.
     Land(Bid),
     /// An idle builder reads its oldest buffered message, decides, and runs it
-    /// (putting the running key) or drops it (acking it).
+    /// (putting the running key) or drops it (acking it), all in one step:
+    /// designs without the duplicate check (which read nothing shared before
+    /// the put), and every design under `atomic-start`.
     Take(Bid),
+    /// With the duplicate check: an idle builder reads its oldest buffered
+    /// message and gets its running key from the KV bucket, and decides.
+    Read(Bid),
+    /// It decided to run: it puts the running key and starts the build.
+    Start(Bid),
+    /// It decided the ask is a duplicate: it acks it and does not run it.
+    Drop(Bid),
     /// A running builder puts its key and sends in-progress.
     Heartbeat(Bid),
     /// A running build ends: result, ack, key deleted.
@@ -475,13 +514,20 @@ impl Link {
             .collect()
     }
 
+    /// Whether a builder reads the key and acts on it in separate steps.
+    pub fn splits_start(&self) -> bool {
+        self.design.duplicate_check && !self.options.atomic_start
+    }
+
     /// Something must happen before time may pass: an idle builder reads its
     /// buffer or fetches an available message at once (builders poll every
-    /// second), a due heartbeat is sent unless it is late, and a build at its
-    /// longest ends.
+    /// second), a decision is acted on (milliseconds after the read), an
+    /// answer on the way lands, a due heartbeat is sent unless it is late,
+    /// and a build at its longest ends.
     pub fn must_act(&self, s: &State) -> bool {
         let available = s.first_available().is_some();
         s.builders.iter().any(|b| match b.run {
+            _ if b.decided.is_some() || b.on_the_way.is_some() => true,
             None => !b.buffer.is_empty() || available,
             Some(run) => {
                 (run.heartbeat_in == 0 && run.grace == 0)
@@ -498,9 +544,11 @@ impl Link {
         let mut next = *state;
         match action {
             Action::Fetch(b) => steps::fetch(self, &mut next, b, log),
-            Action::FetchLate(b) => steps::fetch_late(&mut next, b, log),
-            Action::Land(b) => steps::land(self, &mut next, b, log),
+            Action::FetchLate(b) => steps::fetch_late(self, &mut next, b, log),
+            Action::Land(b) => steps::land(&mut next, b, log),
             Action::Take(b) => steps::take(self, &mut next, b, log),
+            Action::Read(b) => steps::read(self, &mut next, b, log),
+            Action::Start(b) | Action::Drop(b) => steps::act(self, &mut next, b, log),
             Action::Heartbeat(b) => steps::heartbeat(self, &mut next, b, log),
             Action::Finish(b) => steps::finish(self, &mut next, b, log),
             Action::Tick => steps::tick(self, &mut next, log),
@@ -524,10 +572,15 @@ impl Model for Link {
         for (i, b) in s.builders.iter().enumerate() {
             let i = i as Bid;
             match b.run {
+                None if b.decided.is_some_and(|d| d.duplicate) => actions.push(Action::Drop(i)),
+                None if b.decided.is_some() => actions.push(Action::Start(i)),
+                None if !b.buffer.is_empty() && self.splits_start() => {
+                    actions.push(Action::Read(i))
+                }
                 None if !b.buffer.is_empty() => actions.push(Action::Take(i)),
                 None if available => {
                     actions.push(Action::Fetch(i));
-                    if !self.design.fetch_margin && !b.late_answer {
+                    if !self.design.fetch_margin && b.on_the_way.is_none() {
                         actions.push(Action::FetchLate(i));
                     }
                 }
@@ -541,7 +594,7 @@ impl Model for Link {
                     }
                 }
             }
-            if b.late_answer && available {
+            if b.on_the_way.is_some() {
                 actions.push(Action::Land(i));
             }
         }
@@ -550,7 +603,9 @@ impl Model for Link {
         }
         for (i, b) in s.builders.iter().enumerate() {
             let i = i as Bid;
-            if s.crashes_left > 0 && (b.run.is_some() || !b.buffer.is_empty() || b.late_answer) {
+            if s.crashes_left > 0
+                && (!b.is_idle() || !b.buffer.is_empty() || b.on_the_way.is_some())
+            {
                 actions.push(Action::Crash(i));
             }
             if s.lates_left > 0

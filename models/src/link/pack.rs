@@ -2,8 +2,8 @@
 //! as these bounds let it reach.
 
 use super::{
-    Builder, Key, Link, Message, Run, State, Status, ACK_WAIT, BUFFER_ROOM, HEARTBEAT_EVERY,
-    KEY_LIFETIME,
+    Builder, Decided, Key, Link, Message, Run, State, Status, ACK_WAIT, BUFFER_ROOM,
+    HEARTBEAT_EVERY, KEY_LIFETIME,
 };
 use crate::{bits_for, BitReader, BitWriter, Inline, Packed};
 
@@ -56,7 +56,8 @@ impl Widths {
             + 1
             + self.buffered
             + BUFFER_ROOM as u32 * self.ask
-            + 1;
+            + (1 + self.ask)
+            + (2 + self.ask);
         self.now
             + self.crashes
             + self.lates
@@ -109,7 +110,12 @@ impl Packed for Link {
             for i in 0..BUFFER_ROOM {
                 out.put(b.buffer.get(i).copied().unwrap_or(0) as u64, w.ask);
             }
-            out.put(b.late_answer as u64, 1);
+            out.put(b.on_the_way.is_some() as u64, 1);
+            out.put(b.on_the_way.unwrap_or(0) as u64, w.ask);
+            // 0: nothing decided, 1: run, 2: duplicate.
+            let decided = b.decided.map_or(0, |d| 1 + d.duplicate as u64);
+            out.put(decided, 2);
+            out.put(b.decided.map_or(0, |d| d.ask) as u64, w.ask);
         }
     }
 
@@ -164,11 +170,19 @@ impl Packed for Link {
                     buffer.push(ask);
                 }
             }
+            let answering = input.get(1) == 1;
+            let answer = input.get(w.ask) as u8;
+            let decided = input.get(2);
+            let decided_ask = input.get(w.ask) as u8;
             builders.push(Builder {
                 offset,
                 run: running.then_some(run),
                 buffer,
-                late_answer: input.get(1) == 1,
+                on_the_way: answering.then_some(answer),
+                decided: (decided > 0).then_some(Decided {
+                    ask: decided_ask,
+                    duplicate: decided == 2,
+                }),
             });
         }
         State {

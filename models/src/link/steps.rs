@@ -3,8 +3,8 @@
 
 use super::mutation::Mutation;
 use super::{
-    ask_name, at, builder_name, Ask, Bid, Builder, Key, Link, Log, Run, State, Status, ACK_WAIT,
-    FRESH_FOR, HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
+    ask_name, at, builder_name, Ask, Bid, Builder, Decided, Key, Link, Log, Run, State, Status,
+    ACK_WAIT, FRESH_FOR, HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
 };
 
 fn seconds(ticks: u8) -> u16 {
@@ -55,7 +55,7 @@ fn message_fate(m: &Link, s: &State, b: Bid, a: Ask) -> String {
     }
 }
 
-/// The server hands message `a` to builder `b`: into its buffer, with a
+/// The server hands message `a` to builder `b`'s pull request, with a
 /// deadline an ack wait from now.
 fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let m = &mut s.messages[a as usize];
@@ -66,12 +66,11 @@ fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
         to: b,
         ack_in: ACK_WAIT,
     };
-    s.builders[b as usize].buffer.push(a);
     let n = m.deliveries;
     let max = link.bounds.max_deliver;
     log.say(|| {
         format!(
-            "{} delivered (delivery {n}, max_deliver {max}) into its buffer",
+            "{} delivered (delivery {n}, max_deliver {max})",
             ask_name(a)
         )
     });
@@ -125,92 +124,161 @@ pub fn fetch(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .expect("a fetch is enabled with a message available");
     log.say(|| "fetch: the server answers its pull request at once".to_string());
     deliver(m, s, b, a, log);
+    s.builders[b as usize].buffer.push(a);
+    log.say(|| format!("{} into its buffer", ask_name(a)));
 }
 
-pub fn fetch_late(s: &mut State, b: Bid, log: &mut Log) {
-    s.builders[b as usize].late_answer = true;
-    log.say(|| {
-        "fetch gives up empty-handed before its pull request expires on the server (no fetch margin): the answer is still on the way"
-            .into()
-    });
-}
-
-pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+/// No margin: the fetch gives up before its pull request expires on the
+/// server, and the server answers that request with the first available
+/// message. The abandoned request is older than any the builders make after
+/// it, and JetStream serves the oldest waiting pull request first, so the
+/// message is delivered now and is on the way to a builder that moved on.
+pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
-        .expect("a late answer lands a message available");
-    s.builders[b as usize].late_answer = false;
-    let busy = s.builders[b as usize].run.map(|r| r.ask);
-    log.say(|| match busy {
-        Some(r) => format!(
-            "the late answer to its pull request lands while it builds {}",
-            ask_name(r)
-        ),
-        None => "the late answer to its pull request lands".into(),
+        .expect("a late fetch is enabled with a message available");
+    log.say(|| {
+        "fetch gives up empty-handed before its pull request expires on the server (no fetch margin); the server answers that pull request"
+            .into()
     });
     deliver(m, s, b, a, log);
+    s.builders[b as usize].on_the_way = Some(a);
+    log.say(|| format!("the answer, {}, is still on the way", ask_name(a)));
 }
 
-/// Steps 2 to 4's start: read the oldest buffered message, decide, run or drop.
+pub fn land(s: &mut State, b: Bid, log: &mut Log) {
+    let builder = &mut s.builders[b as usize];
+    let a = builder
+        .on_the_way
+        .take()
+        .expect("a late answer lands what is on the way");
+    builder.buffer.push(a);
+    let busy = builder.run.map(|r| r.ask);
+    log.say(|| match busy {
+        Some(r) => format!(
+            "the late answer to its pull request lands while it builds {}: {} into its buffer",
+            ask_name(r),
+            ask_name(a)
+        ),
+        None => format!(
+            "the late answer to its pull request lands: {} into its buffer",
+            ask_name(a)
+        ),
+    });
+}
+
+/// Steps 2 and 3 and 4's first put in one step: read the oldest buffered
+/// message, decide, run or drop. The designs without the duplicate check
+/// (nothing shared is read before the put) and `atomic-start`.
 pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    let decided = decide(m, s, b, log);
+    act_on(m, s, b, decided, log);
+}
+
+/// The split reading's first step: read the oldest buffered message, get
+/// its running key, decide. Nothing is written; the next step acts.
+pub fn read(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    let decided = decide(m, s, b, log);
+    s.builders[b as usize].decided = Some(decided);
+}
+
+/// The split reading's second step: the put of a start, or the ack of a
+/// duplicate, as the read decided.
+pub fn act(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    let decided = s.builders[b as usize]
+        .decided
+        .take()
+        .expect("a builder that decided");
+    act_on(m, s, b, decided, log);
+}
+
+/// Step 2 and step 3's decision: read the oldest buffered message and, with
+/// the duplicate check, its running key from the KV bucket.
+fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     let a = s.builders[b as usize].buffer.remove(0);
     let offset = s.builders[b as usize].offset;
     log.say(|| format!("read {}", ask_name(a)));
-    if m.design.duplicate_check {
-        if let Some(key) = s.keys[a as usize] {
-            // Seen is server time; freshness is judged on this builder's clock.
-            let age_here = key.age as i16 + offset as i16;
-            let fresh = m.is_fresh(key.age as i16, age_here);
-            let now = s.now;
-            let put_at = log.ledger().and_then(|l| l.put_at[a as usize]);
-            let expired = log.ledger().is_some_and(|l| l.expired(a, now));
-            log.say(|| {
-                let verdict = if key.builder == b {
-                    "its own".to_string()
-                } else if fresh {
-                    format!("fresh (under {} s)", seconds(FRESH_FOR))
-                } else {
-                    format!("stale ({} s or more)", seconds(FRESH_FOR))
-                };
-                // The state's age stops where every clock reads it stale; the
-                // story's ledger knows the put itself.
-                let (put, age) = match put_at {
-                    Some(p) => (format!("last put {}", at(p as i16)), now - p),
-                    None => ("last put".to_string(), key.age),
-                };
-                let at_least = if put_at.is_none() && key.age >= m.stale_at() {
-                    "at least "
-                } else {
-                    ""
-                };
-                if expired {
-                    return format!(
-                        "{}'s running key, {put}, expired {} s after it (the KV bucket's TTL): no running key",
-                        ask_name(a),
-                        seconds(KEY_LIFETIME)
-                    );
-                }
-                format!(
-                    "{}'s running key in the KV bucket names {}, {put}: {at_least}{} s ago by the server's clock, {at_least}{} s by its own: {verdict}",
-                    ask_name(a),
-                    builder_name(key.builder),
-                    seconds(age),
-                    (age as i16 + offset as i16) * TICK_SECONDS as i16,
-                )
-            });
-            let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
-            if another && fresh {
-                log.say(|| format!("drop {} as a duplicate", ask_name(a)));
-                if !m.mutated(Mutation::DropWithoutAck) {
-                    ack(m, s, b, a, log);
-                }
-                s.dropped = true;
-                return;
-            }
-        } else {
-            log.say(|| format!("no running key of {} in the KV bucket", ask_name(a)));
-        }
+    let mut decided = Decided {
+        ask: a,
+        duplicate: false,
+    };
+    if !m.design.duplicate_check {
+        return decided;
     }
+    let Some(key) = s.keys[a as usize] else {
+        log.say(|| {
+            format!(
+                "get {}'s running key from the KV bucket: there is none; decide to run it",
+                ask_name(a)
+            )
+        });
+        return decided;
+    };
+    // Seen is server time; freshness is judged on this builder's clock.
+    let age_here = key.age as i16 + offset as i16;
+    let fresh = m.is_fresh(key.age as i16, age_here);
+    let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
+    decided.duplicate = another && fresh;
+    let now = s.now;
+    let put_at = log.ledger().and_then(|l| l.put_at[a as usize]);
+    let expired = log.ledger().is_some_and(|l| l.expired(a, now));
+    log.say(|| {
+        let then = if decided.duplicate {
+            "decide to drop it as a duplicate"
+        } else {
+            "decide to run it"
+        };
+        if expired {
+            return format!(
+                "get {}'s running key from the KV bucket: last put {}, it expired {} s after it (the KV bucket's TTL), so there is none; {then}",
+                ask_name(a),
+                put_at.map_or(String::new(), |p| at(p as i16)),
+                seconds(KEY_LIFETIME)
+            );
+        }
+        let verdict = if key.builder == b {
+            "its own".to_string()
+        } else if fresh {
+            format!("fresh (under {} s)", seconds(FRESH_FOR))
+        } else {
+            format!("stale ({} s or more)", seconds(FRESH_FOR))
+        };
+        // The state's age stops where every clock reads it stale; the
+        // story's ledger knows the put itself.
+        let (put, age) = match put_at {
+            Some(p) => (format!("last put {}", at(p as i16)), now - p),
+            None => ("last put".to_string(), key.age),
+        };
+        let at_least = if put_at.is_none() && key.age >= m.stale_at() {
+            "at least "
+        } else {
+            ""
+        };
+        format!(
+            "get {}'s running key from the KV bucket: it names {}, {put}: {at_least}{} s ago by the server's clock, {at_least}{} s by its own: {verdict}; {then}",
+            ask_name(a),
+            builder_name(key.builder),
+            seconds(age),
+            (age as i16 + offset as i16) * TICK_SECONDS as i16,
+        )
+    });
+    decided
+}
+
+/// Step 3's ack of a duplicate, or step 4's start: put the running key, run.
+fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
+    let a = decided.ask;
+    if decided.duplicate {
+        log.say(|| format!("drop {} as a duplicate", ask_name(a)));
+        if !m.mutated(Mutation::DropWithoutAck) {
+            ack(m, s, b, a, log);
+        }
+        s.dropped = true;
+        return;
+    }
+    // Between a split read and this put another builder may have put its
+    // own key: the put overwrites it, as the source's unconditional put does.
+    let over = s.keys[a as usize].filter(|k| k.builder != b && m.splits_start());
     if !m.mutated(Mutation::KeyNotPutAtStart) {
         s.keys[a as usize] = Some(Key { builder: b, age: 0 });
     }
@@ -221,7 +289,14 @@ pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         grace: 0,
         delayed: false,
     });
-    log.say(|| format!("run {}, put its running key in the KV bucket", ask_name(a)));
+    log.say(|| match over {
+        Some(k) => format!(
+            "run {}, put its running key in the KV bucket over {}'s, put since the read",
+            ask_name(a),
+            builder_name(k.builder)
+        ),
+        None => format!("run {}, put its running key in the KV bucket", ask_name(a)),
+    });
     if m.mutated(Mutation::AckBeforeResult) {
         ack(m, s, b, a, log);
     }
@@ -337,7 +412,6 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
     s.now += 1;
     log.say(|| format!("{TICK_SECONDS} s pass"));
     for b in s.builders.iter_mut() {
-        b.late_answer = false;
         if let Some(run) = &mut b.run {
             run.built = run.built.saturating_add(1);
             if run.heartbeat_in > 0 {
@@ -447,8 +521,20 @@ pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
                 message_fate(m, s, b, a)
             ));
         }
-        if builder.late_answer {
-            lost.push("the answer on the way never lands (nothing was delivered)".into());
+        if let Some(a) = builder.on_the_way {
+            lost.push(format!(
+                "the answer on the way, {}, never lands ({})",
+                ask_name(a),
+                message_fate(m, s, b, a)
+            ));
+        }
+        if let Some(d) = builder.decided {
+            lost.push(format!(
+                "{}, read and not yet {}, is lost ({})",
+                ask_name(d.ask),
+                if d.duplicate { "acked" } else { "started" },
+                message_fate(m, s, b, d.ask)
+            ));
         }
         let doing = match builder.run {
             Some(r) => format!(" while building {}", ask_name(r.ask)),
@@ -460,7 +546,8 @@ pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let builder = &mut s.builders[b as usize];
     builder.run = None;
     builder.buffer.clear();
-    builder.late_answer = false;
+    builder.on_the_way = None;
+    builder.decided = None;
 }
 
 pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {

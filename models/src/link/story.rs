@@ -33,6 +33,9 @@ impl Link {
             | Action::FetchLate(b)
             | Action::Land(b)
             | Action::Take(b)
+            | Action::Read(b)
+            | Action::Start(b)
+            | Action::Drop(b)
             | Action::Heartbeat(b)
             | Action::Finish(b) => self.builder_label(s, b),
         };
@@ -47,6 +50,9 @@ fn word(action: Action) -> String {
         Action::FetchLate(b) => ("fetch-late", b),
         Action::Land(b) => ("land", b),
         Action::Take(b) => ("take", b),
+        Action::Read(b) => ("read", b),
+        Action::Start(b) => ("start", b),
+        Action::Drop(b) => ("drop", b),
         Action::Heartbeat(b) => ("heartbeat", b),
         Action::Finish(b) => ("finish", b),
         Action::Crash(b) => ("crash", b),
@@ -73,13 +79,16 @@ fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
         ["fetch-late", b] => Action::FetchLate(builder(b)?),
         ["land", b] => Action::Land(builder(b)?),
         ["take", b] => Action::Take(builder(b)?),
+        ["read", b] => Action::Read(builder(b)?),
+        ["start", b] => Action::Start(builder(b)?),
+        ["drop", b] => Action::Drop(builder(b)?),
         ["heartbeat", b] => Action::Heartbeat(builder(b)?),
         ["finish", b] => Action::Finish(builder(b)?),
         ["crash", b] => Action::Crash(builder(b)?),
         ["delay", b] => Action::Delay(builder(b)?),
         _ => {
             return Err(format!(
-                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, take b1, heartbeat b1, finish b1, crash b1, delay b1)"
+                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1)"
             ))
         }
     })
@@ -146,7 +155,13 @@ impl Link {
         for (b, builder) in s.builders.iter().enumerate() {
             let name = builder_name(b as Bid);
             let state = match builder.run {
-                None => "idle".to_string(),
+                None => match builder.decided {
+                    Some(d) if d.duplicate => {
+                        format!("read {}: a duplicate, to be acked", ask_name(d.ask))
+                    }
+                    Some(d) => format!("read {}: to be started", ask_name(d.ask)),
+                    None => "idle".to_string(),
+                },
                 Some(run) => {
                     let heartbeat = if run.heartbeat_in > 0 {
                         format!("next heartbeat {}", at(now + run.heartbeat_in as i16))
@@ -172,8 +187,11 @@ impl Link {
                     format!("[{}]", ask_list(builder.buffer.iter().copied())),
                 ));
             }
-            if builder.late_answer {
-                rows.push((format!("{name} late answer"), "on the way".into()));
+            if let Some(a) = builder.on_the_way {
+                rows.push((
+                    format!("{name} late answer"),
+                    format!("{} on the way", ask_name(a)),
+                ));
             }
         }
         rows
@@ -215,11 +233,17 @@ impl Narrated for Link {
                         Status::Acked => ("acked", None, None),
                         Status::Exhausted => ("exhausted", None, None),
                     };
+                    // A clamped age knows only a latest time of the put.
                     let key = match s.keys[a] {
                         Some(k) => Value::Record(vec![
                             ("builder".into(), Value::Str(builder_name(k.builder))),
                             (
-                                "seen_s".into(),
+                                if k.age >= self.stale_at() {
+                                    "seen_at_or_before_s"
+                                } else {
+                                    "seen_s"
+                                }
+                                .into(),
                                 int((s.now as i64 - k.age as i64) * TICK_SECONDS as i64),
                             ),
                         ]),
@@ -250,6 +274,13 @@ impl Narrated for Link {
                 .iter()
                 .enumerate()
                 .map(|(b, builder)| {
+                    let decided = match builder.decided {
+                        Some(d) => Value::Record(vec![
+                            ("ask".into(), Value::Str(ask_name(d.ask))),
+                            ("duplicate".into(), Value::Bool(d.duplicate)),
+                        ]),
+                        None => Value::Record(vec![]),
+                    };
                     let run = match builder.run {
                         Some(r) => Value::Record(vec![
                             ("ask".into(), Value::Str(ask_name(r.ask))),
@@ -280,7 +311,11 @@ impl Narrated for Link {
                                         .collect(),
                                 ),
                             ),
-                            ("late_answer".into(), Value::Bool(builder.late_answer)),
+                            (
+                                "late_answer".into(),
+                                Value::Str(builder.on_the_way.map(ask_name).unwrap_or_default()),
+                            ),
+                            ("decided".into(), decided),
                         ]),
                     )
                 })

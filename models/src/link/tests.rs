@@ -16,8 +16,38 @@ fn model(design: &str, asks: u8, skew: u16) -> Link {
     )
 }
 
+/// The actions as `m` takes them: where the model splits a builder's start,
+/// a `Take` is its read and then what the read decided (start or drop).
+fn split(m: &Link, init: &State, actions: &[Action]) -> Vec<Action> {
+    let mut s = *init;
+    let mut steps = Vec::new();
+    for &action in actions {
+        let these = match action {
+            Action::Take(b) if m.splits_start() => {
+                let read = crate::run_enabled(m, &s, &[Action::Read(b)]);
+                let decided = read.builders[b as usize].decided.unwrap();
+                let act = if decided.duplicate {
+                    Action::Drop(b)
+                } else {
+                    Action::Start(b)
+                };
+                vec![Action::Read(b), act]
+            }
+            _ => vec![action],
+        };
+        s = crate::run_enabled(m, &s, &these);
+        steps.extend(these);
+    }
+    steps
+}
+
 fn run(m: &Link, init: &State, actions: &[Action]) -> State {
-    crate::run_enabled(m, init, actions)
+    crate::run_enabled(m, init, &split(m, init, actions))
+}
+
+/// The story of `actions`, a `Take` split as [`split`] does.
+fn tell(m: &Link, init: &State, actions: &[Action]) -> Vec<crate::StoryStep> {
+    m.tell(init, &split(m, init, actions))
 }
 
 /// The initial state in which the builders' offsets are these (in ticks).
@@ -98,8 +128,9 @@ fn only_designs_without_the_margin_have_late_answers() {
     }
 }
 
-/// b1 runs A1 while a late answer lands A2 in its buffer; A2 comes back
-/// after the ack wait and b2 runs it.
+/// The abandoned pull request is served first: A1 is on the way to b1 while
+/// its next fetch gets A2; b1 runs A2 while A1 lands in its buffer; A1 comes
+/// back after the ack wait and b2 runs it.
 fn late_answer_redelivered(m: &Link) -> State {
     let init = m.initial_states()[0];
     let mut s = run(
@@ -112,7 +143,7 @@ fn late_answer_redelivered(m: &Link) -> State {
             Action::Land(0),
         ],
     );
-    assert_eq!(*s.builders[0].buffer, [1]);
+    assert_eq!(*s.builders[0].buffer, [0]);
     for _ in 0..ACK_WAIT {
         if s.builders[0].run.unwrap().heartbeat_in == 0 {
             s = run(m, &s, &[Action::Heartbeat(0)]);
@@ -126,14 +157,14 @@ fn late_answer_redelivered(m: &Link) -> State {
 fn a_stale_ack_counts_by_default_and_not_with_the_option() {
     let mut m = model("check-only", 2, 0);
     let s = late_answer_redelivered(&m);
-    // b1 finishes A1 and reads A2: b2's key is fresh, so it acks the duplicate.
+    // b1 finishes A2 and reads A1: b2's key is fresh, so it acks the duplicate.
     let by_default = run(&m, &s, &[Action::Finish(0), Action::Take(0)]);
     assert!(by_default.dropped);
-    assert_eq!(by_default.messages[1].status, Status::Acked);
+    assert_eq!(by_default.messages[0].status, Status::Acked);
     m.options.stale_ack_ignored = true;
     let ignored = run(&m, &s, &[Action::Finish(0), Action::Take(0)]);
     assert!(matches!(
-        ignored.messages[1].status,
+        ignored.messages[0].status,
         Status::Delivered { to: 1, .. }
     ));
 }
@@ -189,10 +220,14 @@ fn a_path_written_as_words_parses_back_to_the_same_actions() {
 fn the_story_tells_the_time_and_each_builders_clock() {
     let m = model("after-1649", 1, 40);
     let init = with_offsets(&m, &[-8, 0]);
-    let story = m.tell(&init, &[Action::Fetch(0), Action::Take(0), Action::Tick]);
+    let story = tell(
+        &m,
+        &init,
+        &[Action::Fetch(0), Action::Take(0), Action::Tick],
+    );
     assert_eq!(story[0].actor, "t=0s b1 (its clock t=-40s)");
-    assert_eq!(story[2].actor, "t=0s time");
-    assert!(story[2]
+    assert_eq!(story[3].actor, "t=0s time");
+    assert!(story[3]
         .changes
         .iter()
         .any(|c| c.after.as_deref() == Some("t=5s")));
@@ -254,7 +289,7 @@ fn crash_story(m: &Link) -> Vec<crate::StoryStep> {
     actions.extend([Action::Tick; ACK_WAIT as usize]);
     actions.extend([Action::Fetch(1), Action::Take(1)]);
     run(m, &init, &actions);
-    m.tell(&init, &actions)
+    tell(m, &init, &actions)
 }
 
 #[test]
@@ -275,16 +310,16 @@ fn a_key_is_told_at_its_last_put_not_at_its_clamped_age() {
     assert_eq!(
         key_rows,
         [
-            (1, Some("b1, last put t=0s, TTL ends t=120s")),
-            (16, Some("b2, last put t=60s, TTL ends t=180s")),
+            (2, Some("b1, last put t=0s, TTL ends t=120s")),
+            (18, Some("b2, last put t=60s, TTL ends t=180s")),
         ]
     );
     assert!(
-        story[16].action.contains(
-            "names b1, last put t=0s: 60 s ago by the server's clock, 60 s by its own: stale"
+        story[17].action.contains(
+            "names b1, last put t=0s: 60 s ago by the server's clock, 60 s by its own: stale (25 s or more); decide to run it"
         ),
         "{}",
-        story[16].action
+        story[17].action
     );
 }
 
@@ -315,7 +350,7 @@ fn a_key_past_the_buckets_ttl_is_told_gone_though_the_state_keeps_it_stale() {
         actions.push(step);
     }
     assert!(s.keys[0].is_some(), "the state keeps the stale key");
-    let story = m.tell(&init, &actions);
+    let story = tell(&m, &init, &actions);
     let last = story.last().unwrap();
     assert_eq!(last.actor, "t=115s time");
     assert!(
@@ -335,7 +370,7 @@ fn a_crash_says_where_the_message_of_what_it_loses_stands() {
     let m = model("after-1649", 1, 0);
     let story = crash_story(&m);
     assert_eq!(
-        story[2].action,
+        story[3].action,
         "crashes while building A1 and restarts idle: the build of A1 is lost \
          (A1's message is held by it until its ack wait runs out at t=60s, and then delivered again)"
     );
@@ -362,7 +397,7 @@ fn late_heartbeat_story(m: &Link) -> Vec<crate::StoryStep> {
     ]);
     let s = run(m, &init, &actions);
     assert!(s.is_lost(0));
-    m.tell(&init, &actions)
+    tell(m, &init, &actions)
 }
 
 fn late_by_50() -> Link {
@@ -387,7 +422,7 @@ fn a_crash_whose_message_is_acked_says_that_nothing_times_out() {
 fn a_tick_tells_each_event_at_the_time_it_happens() {
     let m = model("after-1649", 1, 0);
     let story = crash_story(&m);
-    let deadline = &story[14];
+    let deadline = &story[15];
     assert_eq!(deadline.actor, "t=55s time");
     assert_eq!(
         deadline.action,
@@ -442,10 +477,146 @@ fn a_story_names_the_servers_concepts() {
         assert!(text.contains(concept), "{concept} missing from:\n{text}");
     }
     assert!(
-        story[16]
+        story[17]
             .action
             .contains("AckProgress (in-progress) restarts the ack wait of A1 (delivered to b2 now), to run out at t=120s"),
         "{}",
-        story[16].action
+        story[17].action
     );
+}
+
+/// check-only, no skew, no fault: b1 finishes A2 at t=60s, the very instant
+/// A1 (a late answer it buffered) comes back, and reads A1's key: none.
+fn read_at_the_redelivery(m: &Link) -> State {
+    let init = with_offsets(m, &[0, 0]);
+    let mut s = run(
+        m,
+        &init,
+        &[
+            Action::FetchLate(0),
+            Action::Fetch(0),
+            Action::Take(0),
+            Action::Land(0),
+        ],
+    );
+    for _ in 0..ACK_WAIT {
+        if s.builders[0].run.unwrap().heartbeat_in == 0 {
+            s = run(m, &s, &[Action::Heartbeat(0)]);
+        }
+        s = run(m, &s, &[Action::Tick]);
+    }
+    assert_eq!(s.messages[0].status, Status::Available);
+    run(m, &s, &[Action::Finish(0), Action::Fetch(1)])
+}
+
+#[test]
+fn between_a_read_of_the_key_and_its_put_another_builder_acts() {
+    let m = model("check-only", 2, 0);
+    let s = read_at_the_redelivery(&m);
+    // b2 holds A1 in its buffer; b1 still buffers the late A1 it will read.
+    let read = run(&m, &s, &[Action::Read(0)]);
+    assert_eq!(
+        read.builders[0].decided,
+        Some(Decided {
+            ask: 0,
+            duplicate: false
+        })
+    );
+    assert_eq!(read.keys[0], None, "b1 read no key and has not put one");
+    let mut enabled = Vec::new();
+    m.actions(&read, &mut enabled);
+    assert!(enabled.contains(&Action::Start(0)));
+    assert!(enabled.contains(&Action::Read(1)), "b2 acts in the window");
+    assert!(
+        !enabled.contains(&Action::Tick),
+        "a decision is acted on at once"
+    );
+    // b2 reads before b1 puts: no key either, so both run A1.
+    let both = run(
+        &m,
+        &read,
+        &[Action::Read(1), Action::Start(0), Action::Start(1)],
+    );
+    assert_eq!(both.runners(0).count(), 2);
+    // Under atomic-start the read and the put are one step: b2 reads b1's
+    // fresh key and drops A1.
+    let mut atomic = m;
+    atomic.options.atomic_start = true;
+    let s = read_at_the_redelivery(&atomic);
+    let one = run(&atomic, &s, &[Action::Take(0), Action::Take(1)]);
+    assert_eq!(one.runners(0).collect::<Vec<_>>(), [0]);
+    assert!(one.dropped);
+}
+
+#[test]
+fn without_the_check_a_start_reads_nothing_shared_and_stays_one_step() {
+    for design in ["before-1649", "margin-only"] {
+        let m = model(design, 1, 0);
+        let s = run(&m, &m.initial_states()[0], &[Action::Fetch(0)]);
+        let mut enabled = Vec::new();
+        m.actions(&s, &mut enabled);
+        assert!(enabled.contains(&Action::Take(0)), "{design}");
+        assert!(!enabled.contains(&Action::Read(0)), "{design}");
+    }
+}
+
+#[test]
+fn the_oldest_pull_request_is_served_first() {
+    let m = model("before-1649", 2, 0);
+    let init = m.initial_states()[0];
+    // b1's abandoned pull request is older than b2's fetch: it gets A1.
+    let s = run(&m, &init, &[Action::FetchLate(0), Action::Fetch(1)]);
+    assert_eq!(s.builders[0].on_the_way, Some(0));
+    assert!(matches!(
+        s.messages[0].status,
+        Status::Delivered { to: 0, .. }
+    ));
+    assert_eq!(*s.builders[1].buffer, [1]);
+    let mut enabled = Vec::new();
+    m.actions(&s, &mut enabled);
+    assert!(!enabled.contains(&Action::Tick), "the answer lands first");
+    let landed = run(&m, &s, &[Action::Land(0)]);
+    assert_eq!(*landed.builders[0].buffer, [0]);
+}
+
+#[test]
+fn a_crash_between_the_read_and_the_put_says_what_it_loses() {
+    let m = model("check-only", 2, 0);
+    let init = with_offsets(&m, &[0, 0]);
+    let story = tell(
+        &m,
+        &init,
+        &[Action::Fetch(0), Action::Read(0), Action::Crash(0)],
+    );
+    assert_eq!(
+        story[2].action,
+        "crashes and restarts idle: A1, read and not yet started, is lost \
+         (A1's message is held by it until its ack wait runs out at t=60s, and then delivered again)"
+    );
+}
+
+#[test]
+fn every_reachable_state_unpacks_to_itself() {
+    use crate::Packed;
+    for design in DESIGNS.iter() {
+        for atomic_start in [false, true] {
+            let mut m = model(design.name, 2, 5);
+            m.bounds.late_heartbeats = 1;
+            m.options.atomic_start = atomic_start;
+            let mut seen = std::collections::HashSet::new();
+            let mut todo = m.initial_states();
+            let mut words = vec![0; m.packed_words()];
+            while let Some(s) = todo.pop() {
+                if !seen.insert(s) || seen.len() > 20_000 {
+                    continue;
+                }
+                words.fill(0);
+                m.pack(&s, &mut words);
+                assert_eq!(m.unpack(&words), s, "{} {atomic_start}", design.name);
+                let mut actions = Vec::new();
+                m.actions(&s, &mut actions);
+                todo.extend(actions.into_iter().filter_map(|a| m.next_state(&s, a)));
+            }
+        }
+    }
 }
