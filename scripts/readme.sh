@@ -12,6 +12,8 @@
 #                                other figures did not change
 #   scripts/readme.sh --check    rewrite nothing; fail with a diff if any part,
 #                                slow ones included, differs (the nightly run)
+#   scripts/readme.sh --big      with either: the big parts too (more memory
+#                                than a CI runner has; tens of minutes)
 #
 # The work is done by tests/readme.rs (one parser and one runner for the test
 # and for this script); this script only chooses its mode. Times come from the
@@ -21,15 +23,17 @@ cd "$(dirname "$0")/.."
 
 mode=write
 timings=keep
+big=0
 for arg in "$@"; do
   case "$arg" in
     --fast) mode=write-fast ;;
     --timings) timings=refresh ;;
     --check) mode=check-all ;;
-    *) echo "usage: scripts/readme.sh [--fast] [--timings] | --check" >&2; exit 2 ;;
+    --big) big=1 ;;
+    *) echo "usage: scripts/readme.sh [--fast] [--timings] [--big] | --check [--big]" >&2; exit 2 ;;
   esac
 done
 
-SLOTCHECK_README=$mode SLOTCHECK_README_TIMINGS=$timings \
+SLOTCHECK_README=$mode SLOTCHECK_README_TIMINGS=$timings SLOTCHECK_README_BIG=$big \
   cargo test --release --test readme \
   every_generated_part_of_the_readme_is_what_its_command_prints -- --exact --nocapture

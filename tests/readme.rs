@@ -33,6 +33,9 @@
 //!   few seconds). The test checks only that the block is well formed;
 //!   `scripts/readme.sh` regenerates it and `scripts/readme.sh --check` (the
 //!   nightly run) compares it.
+//! - `, big` instead: too heavy for the nightly run too (more memory than a
+//!   CI runner has, or most of an hour). Only `scripts/readme.sh --big`
+//!   regenerates or checks it, on a machine that can afford it.
 //!
 //! Commands run under `sh` from the repository root, with the `slotcheck`
 //! this test was built with first on `PATH` and `NO_COLOR` set, so a block
@@ -66,7 +69,7 @@ struct Block {
     timing: bool,
     /// Markdown as the command prints it, not in a fenced block.
     raw: bool,
-    slow: bool,
+    weight: Weight,
     command: String,
     /// The fence's info string (`text`, `toml`...).
     info: String,
@@ -76,32 +79,44 @@ struct Block {
 #[derive(Clone, Debug, PartialEq)]
 struct Verdicts {
     marker: String,
-    slow: bool,
+    weight: Weight,
     /// The table's lines: header, separator, rows.
     table: Vec<String>,
 }
 
 const END: &str = "<!-- end -->";
 
-/// The kind, slowness and command of a marker line, if it is one.
-fn marker(line: &str) -> Option<Result<(String, bool, String), String>> {
+/// How heavy a part is to regenerate, lightest first: which runs check it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Weight {
+    /// The test suite.
+    Fast,
+    /// `scripts/readme.sh` and the nightly `--check`.
+    Slow,
+    /// Only `scripts/readme.sh --big`.
+    Big,
+}
+
+/// The kind, weight and command of a marker line, if it is one.
+fn marker(line: &str) -> Option<Result<(String, Weight, String), String>> {
     let inner = line.strip_prefix("<!-- ")?.strip_suffix(" -->")?;
     let (head, command) = match inner.split_once(": ") {
         Some((head, command)) => (head, command.trim().to_string()),
         None => (inner, String::new()),
     };
-    let (kind, slow) = match head.strip_suffix(", slow") {
-        Some(kind) => (kind, true),
-        None => (head, false),
+    let (kind, weight) = match (head.strip_suffix(", slow"), head.strip_suffix(", big")) {
+        (Some(kind), _) => (kind, Weight::Slow),
+        (_, Some(kind)) => (kind, Weight::Big),
+        _ => (head, Weight::Fast),
     };
     match kind {
         "generated" | "timing" if command.is_empty() => {
             Some(Err(format!("`{line}`: a {kind} block names its command")))
         }
         "generated" | "timing" | "generated markdown" => {
-            Some(Ok((kind.to_string(), slow, command)))
+            Some(Ok((kind.to_string(), weight, command)))
         }
-        "generated verdicts" if command.is_empty() => Some(Ok((kind.to_string(), slow, command))),
+        "generated verdicts" if command.is_empty() => Some(Ok((kind.to_string(), weight, command))),
         _ if kind.starts_with("generated") || kind.starts_with("timing") => {
             Some(Err(format!("`{line}`: not a marker this test knows")))
         }
@@ -125,7 +140,7 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
             i += 1;
             continue;
         };
-        let (kind, slow, command) = found.map_err(|e| format!("README.md:{}: {e}", i + 1))?;
+        let (kind, weight, command) = found.map_err(|e| format!("README.md:{}: {e}", i + 1))?;
         let start = i + 1;
         let end = (start..lines.len())
             .find(|&j| lines[j].trim_end() == END)
@@ -151,7 +166,7 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
             }
             parts.push(Part::Verdicts(Verdicts {
                 marker: line.to_string(),
-                slow,
+                weight,
                 table: inside,
             }));
         } else if kind == "generated markdown" {
@@ -159,7 +174,7 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
                 marker: line.to_string(),
                 timing: false,
                 raw: true,
-                slow,
+                weight,
                 command,
                 info: String::new(),
                 body: inside,
@@ -178,7 +193,7 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
                 marker: line.to_string(),
                 timing: kind == "timing",
                 raw: false,
-                slow,
+                weight,
                 command,
                 info: inside[0].trim_start_matches('`').to_string(),
                 body: inside[1..inside.len() - 1].to_vec(),
@@ -483,8 +498,8 @@ fn diff(old: &[String], new: &[String]) -> String {
 struct Mode {
     /// Rewrite README.md instead of failing on a difference.
     write: bool,
-    /// Run the slow parts too.
-    slow: bool,
+    /// The heaviest parts it runs.
+    most: Weight,
     /// Rewrite a timing block whose times alone changed (`refresh`); else
     /// the write leaves it, so that a run does not churn every time.
     timings: bool,
@@ -492,18 +507,20 @@ struct Mode {
 
 fn mode() -> Mode {
     let timings = std::env::var("SLOTCHECK_README_TIMINGS").as_deref() == Ok("refresh");
-    let (write, slow) = match std::env::var("SLOTCHECK_README").as_deref() {
-        Err(_) | Ok("") | Ok("check") => (false, false),
-        Ok("check-all") => (false, true),
-        Ok("write") => (true, true),
-        Ok("write-fast") => (true, false),
+    let big = std::env::var("SLOTCHECK_README_BIG").as_deref() == Ok("1");
+    let all = if big { Weight::Big } else { Weight::Slow };
+    let (write, most) = match std::env::var("SLOTCHECK_README").as_deref() {
+        Err(_) | Ok("") | Ok("check") => (false, Weight::Fast),
+        Ok("check-all") => (false, all),
+        Ok("write") => (true, all),
+        Ok("write-fast") => (true, Weight::Fast),
         Ok(other) => {
             panic!("SLOTCHECK_README={other}: use check, check-all, write or write-fast")
         }
     };
     Mode {
         write,
-        slow,
+        most,
         timings,
     }
 }
@@ -533,7 +550,7 @@ fn generated_parts_are_what_their_commands_print(path: &Path, page: &str) {
         match part {
             Part::Text(_) => {}
             Part::Block(block) => {
-                if block.slow && !mode.slow {
+                if block.weight > mode.most {
                     skipped += 1;
                     continue;
                 }
@@ -551,7 +568,7 @@ fn generated_parts_are_what_their_commands_print(path: &Path, page: &str) {
                 }
             }
             Part::Verdicts(table) => {
-                if table.slow && !mode.slow {
+                if table.weight > mode.most {
                     skipped += 1;
                     continue;
                 }
@@ -572,7 +589,7 @@ fn generated_parts_are_what_their_commands_print(path: &Path, page: &str) {
         return;
     }
     if skipped > 0 {
-        eprintln!("{page}: {skipped} slow part(s) left to scripts/readme.sh");
+        eprintln!("{page}: {skipped} slow or big part(s) left to scripts/readme.sh");
     }
     assert!(
         stale.is_empty(),
@@ -654,9 +671,13 @@ fn markers_tables_masks_and_diffs_work_as_documented() {
     let Part::Block(slow) = &parts[2] else {
         panic!("{parts:?}")
     };
-    assert!(slow.slow && slow.timing);
+    assert!(slow.weight == Weight::Slow && slow.timing);
     assert_eq!(regenerate(slow).unwrap()[1], "1.5 s");
-    assert!(matches!(&parts[3], Part::Verdicts(v) if !v.slow && v.table.len() == 3));
+    assert!(
+        matches!(&parts[3], Part::Verdicts(v) if v.weight == Weight::Fast && v.table.len() == 3)
+    );
+    let big = parse("<!-- timing, big: x -->\n```text\n```\n<!-- end -->\n").unwrap();
+    assert!(matches!(&big[0], Part::Block(b) if b.weight == Weight::Big && b.command == "x"));
 
     assert!(parse("<!-- generated: x -->\n```\n```\n")
         .unwrap_err()
