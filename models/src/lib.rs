@@ -362,3 +362,27 @@ where
     }
     state
 }
+
+/// Packs and unpacks every state reachable from the initial states (up to
+/// `most` of them) and fails at the first that does not come back whole.
+#[cfg(test)]
+pub(crate) fn assert_every_reachable_state_unpacks<M>(model: &M, most: usize, label: &str)
+where
+    M: Packed,
+    M::State: Clone + Eq + std::hash::Hash + std::fmt::Debug,
+{
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = model.init_states();
+    let mut words = vec![0; model.packed_words()];
+    while let Some(s) = todo.pop() {
+        if seen.len() >= most || !seen.insert(s.clone()) {
+            continue;
+        }
+        words.fill(0);
+        model.pack(&s, &mut words);
+        assert_eq!(model.unpack(&words), s, "{label}");
+        let mut actions = Vec::new();
+        model.actions(&s, &mut actions);
+        todo.extend(actions.into_iter().filter_map(|a| model.next_state(&s, a)));
+    }
+}

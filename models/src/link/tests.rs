@@ -129,10 +129,10 @@ fn only_designs_without_the_margin_have_late_answers() {
 }
 
 /// The abandoned pull request is served first: A1 is on the way to b1 while
-/// its next fetch gets A2; b1 runs A2 while A1 lands in its buffer; A1 comes
-/// back after the ack wait and b2 runs it.
-fn late_answer_redelivered(m: &Link) -> State {
-    let init = m.initial_states()[0];
+/// its next fetch gets A2; b1 runs A2 while A1 lands in its buffer, and
+/// heartbeats A2 until A1's ack wait runs out (no skew).
+fn late_answer_until_its_deadline(m: &Link) -> State {
+    let init = with_offsets(m, &[0, 0]);
     let mut s = run(
         m,
         &init,
@@ -150,6 +150,13 @@ fn late_answer_redelivered(m: &Link) -> State {
         }
         s = run(m, &s, &[Action::Tick]);
     }
+    assert_eq!(s.messages[0].status, Status::Available);
+    s
+}
+
+/// A1, the late answer, comes back after its ack wait and b2 runs it.
+fn late_answer_redelivered(m: &Link) -> State {
+    let s = late_answer_until_its_deadline(m);
     run(m, &s, &[Action::Fetch(1), Action::Take(1)])
 }
 
@@ -486,26 +493,9 @@ fn a_story_names_the_servers_concepts() {
 }
 
 /// check-only, no skew, no fault: b1 finishes A2 at t=60s, the very instant
-/// A1 (a late answer it buffered) comes back, and reads A1's key: none.
+/// A1 (a late answer it buffered) comes back, and b2 fetches A1.
 fn read_at_the_redelivery(m: &Link) -> State {
-    let init = with_offsets(m, &[0, 0]);
-    let mut s = run(
-        m,
-        &init,
-        &[
-            Action::FetchLate(0),
-            Action::Fetch(0),
-            Action::Take(0),
-            Action::Land(0),
-        ],
-    );
-    for _ in 0..ACK_WAIT {
-        if s.builders[0].run.unwrap().heartbeat_in == 0 {
-            s = run(m, &s, &[Action::Heartbeat(0)]);
-        }
-        s = run(m, &s, &[Action::Tick]);
-    }
-    assert_eq!(s.messages[0].status, Status::Available);
+    let s = late_answer_until_its_deadline(m);
     run(m, &s, &[Action::Finish(0), Action::Fetch(1)])
 }
 
@@ -597,26 +587,12 @@ fn a_crash_between_the_read_and_the_put_says_what_it_loses() {
 
 #[test]
 fn every_reachable_state_unpacks_to_itself() {
-    use crate::Packed;
     for design in DESIGNS.iter() {
         for atomic_start in [false, true] {
             let mut m = model(design.name, 2, 5);
             m.bounds.late_heartbeats = 1;
             m.options.atomic_start = atomic_start;
-            let mut seen = std::collections::HashSet::new();
-            let mut todo = m.initial_states();
-            let mut words = vec![0; m.packed_words()];
-            while let Some(s) = todo.pop() {
-                if !seen.insert(s) || seen.len() > 20_000 {
-                    continue;
-                }
-                words.fill(0);
-                m.pack(&s, &mut words);
-                assert_eq!(m.unpack(&words), s, "{} {atomic_start}", design.name);
-                let mut actions = Vec::new();
-                m.actions(&s, &mut actions);
-                todo.extend(actions.into_iter().filter_map(|a| m.next_state(&s, a)));
-            }
+            crate::assert_every_reachable_state_unpacks(&m, 20_000, design.name);
         }
     }
 }

@@ -431,19 +431,6 @@ fn every_reachable_state_unpacks_to_itself() {
                 max_deliveries: 2,
             },
         );
-        let mut seen = std::collections::HashSet::new();
-        let mut todo = vec![m.initial_state()];
-        let mut words = vec![0; m.packed_words()];
-        while let Some(s) = todo.pop() {
-            if !seen.insert(s) || seen.len() > 20_000 {
-                continue;
-            }
-            words.fill(0);
-            m.pack(&s, &mut words);
-            assert_eq!(m.unpack(&words), s, "{}", design.name());
-            let mut actions = Vec::new();
-            m.actions(&s, &mut actions);
-            todo.extend(actions.into_iter().filter_map(|a| m.next_state(&s, a)));
-        }
+        crate::assert_every_reachable_state_unpacks(&m, 20_000, design.name());
     }
 }
