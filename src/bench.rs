@@ -4,8 +4,8 @@
 //! two; then how far past a `--timeout` a run stops, how long `mutate`
 //! takes, and the simulator. Figures, never assertions: they vary by machine.
 
+use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
-use crate::memory::{peak_bytes, reset_peak};
 use crate::mutate::{self, Equivalents};
 use crate::stovepipe::DEFAULT_BOUNDS;
 use serde_json::{json, Value};

@@ -199,7 +199,7 @@ struct LimitArgs {
     /// Stop before the process holds more memory than this (512M, 8G...);
     /// what is not yet decided is inconclusive. Default: four fifths of what
     /// the machine has available when the run starts.
-    #[arg(long, value_name = "SIZE", value_parser = slotcheck::memory::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = slotcheck::check::memory::parse_size)]
     max_memory: Option<u64>,
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
@@ -233,9 +233,11 @@ impl LimitArgs {
             deadline: self
                 .timeout
                 .map(|t| std::time::Instant::now() + Duration::from_secs_f64(t)),
-            max_memory: self.max_memory.or_else(slotcheck::memory::default_budget),
+            max_memory: self
+                .max_memory
+                .or_else(slotcheck::check::memory::default_budget),
             stop_once_found: false,
-            progress: slotcheck::progress::wanted(self.quiet),
+            progress: slotcheck::check::progress::wanted(self.quiet),
         })
     }
 }
@@ -502,7 +504,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => slotcheck::bench::run(
             args.large,
             args.json,
-            slotcheck::progress::wanted(args.quiet),
+            slotcheck::check::progress::wanted(args.quiet),
         ),
         Command::Simulate(args) => match one_model(&args.model, sub) {
             Err(e) => Err(e),

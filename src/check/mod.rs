@@ -19,6 +19,8 @@
 //! full state per entry (about 150 bytes per state here) and neither stops
 //! on time nor keeps the shortest discovery (see the README), hence this one.
 
+pub mod memory;
+pub mod progress;
 mod search;
 mod table;
 
