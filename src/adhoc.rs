@@ -3,9 +3,9 @@
 //! story). A model takes part by saying how its bounds read ([`Described`]).
 
 use crate::check::{check, Limits, Outcome, Verdict};
-use crate::itf::{self, Output};
+use crate::report::itf::{self, Output};
+use crate::report::see::{self, CheckOutputArgs, CompareOutputArgs};
 use crate::report::{self, JsonArgs, Style};
-use crate::see::{self, CheckOutputArgs, CompareOutputArgs};
 use crate::simulate::{check_trace_files, Simulated};
 use serde_json::{json, Value};
 use slotcheck_models::PropertyKind;

@@ -11,8 +11,8 @@
 //! and the wrapper tells that path with [`Narrated::tell`].
 
 use crate::adhoc::Described;
-use crate::diagram::Diagram;
-use crate::itf;
+use crate::report::diagram::Diagram;
+use crate::report::itf;
 use slotcheck_models::{Narrated, Value};
 use stateright::{Model, Path, Property};
 use std::fmt::{self, Debug};

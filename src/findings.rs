@@ -6,7 +6,7 @@
 //! what a reviewer of the two PRs reads to know what to merge.
 
 use crate::check::{Limits, Verdict};
-use crate::html::{Matrix, MatrixDesign, MatrixFinding, Page, ResultRow, StatsRow};
+use crate::report::html::{Matrix, MatrixDesign, MatrixFinding, Page, ResultRow, StatsRow};
 use crate::report::Style;
 use crate::scenario::{self, Selection};
 use serde_json::{json, Value};

@@ -6,17 +6,13 @@
 pub mod adhoc;
 pub mod bench;
 pub mod check;
-pub mod diagram;
 pub mod explore;
 pub mod findings;
-pub mod html;
-pub mod itf;
 pub mod link;
 pub mod mutate;
 pub mod replay;
 pub mod report;
 pub mod scenario;
-pub mod see;
 pub mod shrink;
 pub mod simulate;
 pub mod skew;

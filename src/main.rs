@@ -8,9 +8,9 @@ use slotcheck::check::Limits;
 use slotcheck::explore;
 use slotcheck::findings;
 use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
+use slotcheck::report::see::{CheckOutputArgs, CompareOutputArgs, Format};
 use slotcheck::report::{whole, JsonArgs, Style};
 use slotcheck::scenario;
-use slotcheck::see::{CheckOutputArgs, CompareOutputArgs, Format};
 use slotcheck::stovepipe::{bounds_line, DEFAULT_BOUNDS};
 use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::NamedOptions;
@@ -639,12 +639,12 @@ fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<u
     };
     let mut outputs = Vec::new();
     if let Some(file) = &args.json.json_out {
-        outputs.push(slotcheck::itf::Output::file("--json-out", file));
+        outputs.push(slotcheck::report::itf::Output::file("--json-out", file));
     }
     if let Some(file) = &args.output.html {
-        outputs.push(slotcheck::itf::Output::file("--html", file));
+        outputs.push(slotcheck::report::itf::Output::file("--html", file));
     }
-    slotcheck::itf::check_outputs(&outputs, &paths)?;
+    slotcheck::report::itf::check_outputs(&outputs, &paths)?;
     let table = findings::run(&paths, model, &args.limits.limits()?)?;
     let json = serde_json::to_string_pretty(&findings::json(&table)).expect("JSON") + "\n";
     if args.json.json {
@@ -672,10 +672,10 @@ fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Result<u
         writes.push((file.clone(), json.into_bytes()));
     }
     if let Some(file) = &args.output.html {
-        let page = slotcheck::html::render(&findings::page(&table));
+        let page = slotcheck::report::html::render(&findings::page(&table));
         writes.push((file.clone(), page.into_bytes()));
     }
-    slotcheck::itf::write_reports(&writes, |_| {})?;
+    slotcheck::report::itf::write_reports(&writes, |_| {})?;
     Ok(if table.cut() { 3 } else { 0 })
 }
 
@@ -840,14 +840,14 @@ fn run_mutate<M: slotcheck::mutate::Mutable>(
     };
     let mut outputs = Vec::new();
     if let Some(file) = &args.json.json_out {
-        outputs.push(slotcheck::itf::Output::file("--json-out", file));
+        outputs.push(slotcheck::report::itf::Output::file("--json-out", file));
     }
     if let Some(file) = &args.html {
-        outputs.push(slotcheck::itf::Output::file("--html", file));
+        outputs.push(slotcheck::report::itf::Output::file("--html", file));
     }
     let mut inputs = args.scenarios.clone();
     inputs.extend(args.equivalent.clone());
-    slotcheck::itf::check_outputs(&outputs, &inputs)?;
+    slotcheck::report::itf::check_outputs(&outputs, &inputs)?;
     let model_name = designs[0].model_name();
     let mut sets: Vec<Vec<M>> = designs.iter().map(|d| vec![d.clone()]).collect();
     let mut heading = designs[0].bounds_line();
@@ -930,7 +930,7 @@ fn run_mutate<M: slotcheck::mutate::Mutable>(
             mutation::html(&reports, &heading).into_bytes(),
         ));
     }
-    slotcheck::itf::write_reports(&writes, |_| {})?;
+    slotcheck::report::itf::write_reports(&writes, |_| {})?;
     Ok(mutation::exit_code(&reports, args.allow_known_survivors))
 }
 

@@ -613,5 +613,5 @@ pub fn html(reports: &[DesignReport], heading: &str) -> String {
         }
         body.push_str("</tbody></table>\n");
     }
-    crate::html::plain_page("slotcheck mutate", heading, &body)
+    crate::report::html::plain_page("slotcheck mutate", heading, &body)
 }

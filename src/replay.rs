@@ -2,8 +2,8 @@
 //! re-run its scripted steps (refusing one that is not enabled), tell the
 //! story and say which property the last state violates.
 
-use crate::itf;
 use crate::report;
+use crate::report::itf;
 use crate::simulate::{discovered, model_meta, Simulated};
 use serde_json::{Map, Value as Json};
 use slotcheck_models::link::Link;

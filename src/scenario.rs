@@ -11,10 +11,10 @@
 //! its own struct (with `deny_unknown_fields`) and errors keep their spans.
 
 use crate::check::{check, Limits, Stats, Verdict};
-use crate::diagram::Diagram;
-use crate::html::{self, StatsRow};
-use crate::itf;
 use crate::report;
+use crate::report::diagram::Diagram;
+use crate::report::html::{self, StatsRow};
+use crate::report::itf;
 use crate::report::xml_escape;
 use crate::simulate::{model_meta, Simulated};
 use crate::stovepipe::bounds_json;

@@ -15,8 +15,8 @@
 //!   (`crate::shrink`) and saved as an ITF trace for `slotcheck replay`.
 
 use crate::check::{check, Limits, Verdict};
-use crate::itf;
 use crate::report;
+use crate::report::itf;
 use crate::shrink::{self, Shrunk};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -1,6 +1,11 @@
 //! What a person reads and what a program parses: the comparison table, the
 //! statistics, the stories, and the same as JSON.
 
+pub mod diagram;
+pub mod html;
+pub mod itf;
+pub mod see;
+
 use crate::check::{Outcome, PropertyResult, Stats, Verdict};
 use clap::Args;
 use serde_json::{json, Value};

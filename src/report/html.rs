@@ -30,8 +30,8 @@
 //! ```
 
 use crate::check::Outcome;
-use crate::diagram::{split_heads, Diagram};
 use crate::report;
+use crate::report::diagram::{split_heads, Diagram};
 use crate::report::xml_escape;
 use slotcheck_models::{Narrated, PropertyKind};
 use std::path::Path;
@@ -560,7 +560,7 @@ pub fn plain_page(title: &str, subtitle: &str, body: &str) -> String {
 
 /// Writes the page whole or not at all.
 pub fn write(path: &Path, page: &Page) -> Result<(), String> {
-    crate::itf::write_atomically(path, render(page).as_bytes())
+    crate::report::itf::write_atomically(path, render(page).as_bytes())
         .map_err(|e| format!("--html {}: {e}", path.display()))
 }
 
