@@ -382,7 +382,7 @@ pub fn trace_actions<M: Described>(
             )));
         }
     }
-    let k = crate::replay::recorded_init(model, &document).map_err(from)?;
+    let k = crate::simulate::replay::recorded_init(model, &document).map_err(from)?;
     let init = model.init_states().swap_remove(k);
     let actions = model
         .parse(&init, &words)

@@ -518,7 +518,7 @@ fn main() -> ExitCode {
                     link_cli::simulate(bounds, options, &args.simulate)
                 }),
         },
-        Command::Replay { file } => slotcheck::replay::run_cli(&file),
+        Command::Replay { file } => slotcheck::simulate::replay::run_cli(&file),
         Command::Merge { files } => slotcheck::simulate::merge_files(&files),
     };
     match result {

@@ -5,7 +5,7 @@ mod common;
 
 use common::slotcheck;
 use slotcheck::check::{check, Limits};
-use slotcheck::replay::{replay_document, replay_file};
+use slotcheck::simulate::replay::{replay_document, replay_file};
 use slotcheck::simulate::{claims, merge, simulate, swarm_ranges, Report, Settings, Shard, Timing};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::path::PathBuf;

@@ -12,16 +12,19 @@
 //!   drowned by common ones; what is model-specific sits behind [`Simulated`].
 //! - **What is reported.** For each design and property: how many runs
 //!   violated it and the first (lowest-numbered) run that did, shrunk
-//!   (`crate::shrink`) and saved as an ITF trace for `slotcheck replay`.
+//!   (`crate::simulate::shrink`) and saved as an ITF trace for `slotcheck replay`.
+
+pub mod replay;
+pub mod shrink;
 
 use crate::check::{check, Limits, Verdict};
 use crate::report;
 use crate::report::itf;
-use crate::shrink::{self, Shrunk};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
+use shrink::Shrunk;
 use slotcheck_models::stovepipe::{
     design_named, Action, Bounds, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
     DESIGNS, NO_WEDGE,
@@ -39,7 +42,7 @@ use std::time::Instant;
 /// stateright's [`Model`] and [`Narrated`]: its bounds by name (to draw,
 /// lower and record them), the kind of each action (for swarm weights), and
 /// how to rebuild it from a trace's `#meta`. A second model implements this
-/// and a line in `crate::replay::replay_document`.
+/// and a line in `crate::simulate::replay::replay_document`.
 pub trait Simulated:
     Packed
     + Narrated<
