@@ -10,6 +10,8 @@
 //! file as that model's scenario, so that each model's bounds are checked by
 //! its own struct (with `deny_unknown_fields`) and errors keep their spans.
 
+pub mod findings;
+
 use crate::check::{check, Limits, Stats, Verdict};
 use crate::report;
 use crate::report::diagram::Diagram;
