@@ -6,8 +6,8 @@
 
 use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
+use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
-use crate::stovepipe::DEFAULT_BOUNDS;
 use serde_json::{json, Value};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::time::{Duration, Instant};

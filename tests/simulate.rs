@@ -135,7 +135,7 @@ fn sp_oct_003_is_shrunk_to_the_shortest_story() {
     // shrunk to the one-request, one-crash story the source tells.
     let model = Stovepipe::new(
         design_named("claim-first").unwrap(),
-        slotcheck::stovepipe::DEFAULT_BOUNDS,
+        slotcheck::models::stovepipe::DEFAULT_BOUNDS,
     );
     let run = simulate(&model, &plain(0, 200, None), &mut Timing::default()).unwrap();
     let wedge = run
@@ -247,7 +247,7 @@ fn four_merged_shards_equal_the_single_run() {
 fn seed_and_run_reproduce_one_run_exactly() {
     let model = Stovepipe::new(
         design_named("fail-open").unwrap(),
-        slotcheck::stovepipe::DEFAULT_BOUNDS,
+        slotcheck::models::stovepipe::DEFAULT_BOUNDS,
     );
     let mut settings = plain(4, 500, None);
     settings.swarm = Some(swarm_ranges(&model, &[]).unwrap());

@@ -13,13 +13,13 @@
 pub mod findings;
 
 use crate::check::{check, Limits, Stats, Verdict};
+use crate::models::stovepipe::bounds_json;
 use crate::report;
 use crate::report::diagram::Diagram;
 use crate::report::html::{self, StatsRow};
 use crate::report::itf;
 use crate::report::xml_escape;
 use crate::simulate::{model_meta, Simulated};
-use crate::stovepipe::bounds_json;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
@@ -946,7 +946,7 @@ fn stovepipe_scenario(source: &Source) -> Result<Scenario, InputError> {
         "stovepipe",
         (
             bounds_json(&bounds, &options),
-            crate::stovepipe::bounds_line(&bounds, &options),
+            crate::models::stovepipe::bounds_line(&bounds, &options),
         ),
         &known_designs,
         model_for,

@@ -1286,7 +1286,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
     const RUNS: u64 = 2000;
     for design in DESIGNS {
         for swarm in [false, true] {
-            let model = Stovepipe::new(design, crate::stovepipe::DEFAULT_BOUNDS);
+            let model = Stovepipe::new(design, crate::models::stovepipe::DEFAULT_BOUNDS);
             let settings = Settings {
                 seed,
                 runs: RUNS,

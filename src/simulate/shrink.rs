@@ -250,7 +250,7 @@ mod tests {
     fn delta_debugging_alone_removes_steps_and_lowers_fault_budgets_to_those_used() {
         let model = Stovepipe::new(
             design_named("claim-first").unwrap(),
-            crate::stovepipe::DEFAULT_BOUNDS,
+            crate::models::stovepipe::DEFAULT_BOUNDS,
         );
         let properties: Vec<_> = model
             .properties()

@@ -1,0 +1,3 @@
+//! Each model's glue.
+
+pub mod stovepipe;
