@@ -7,7 +7,6 @@ pub mod adhoc;
 pub mod bench;
 pub mod check;
 pub mod explore;
-pub mod link;
 pub mod models;
 pub mod mutate;
 pub mod report;

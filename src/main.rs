@@ -6,7 +6,7 @@ use slotcheck::adhoc;
 use slotcheck::adhoc::Described;
 use slotcheck::check::Limits;
 use slotcheck::explore;
-use slotcheck::link::{self as link_cli, LinkArgs, ModelName};
+use slotcheck::models::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::models::stovepipe::{bounds_line, DEFAULT_BOUNDS};
 use slotcheck::report::see::{CheckOutputArgs, CompareOutputArgs, Format};
 use slotcheck::report::{whole, JsonArgs, Style};

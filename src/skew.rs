@@ -65,7 +65,7 @@ pub fn measure(
     (from..=to)
         .step_by(TICK_SECONDS as usize)
         .map(|skew| {
-            let model = crate::link::model_for(design, Bounds { skew, ..bounds }, options)?;
+            let model = crate::models::link::model_for(design, Bounds { skew, ..bounds }, options)?;
             let outcome = check(model, &[], limits);
             Ok(Point {
                 skew,

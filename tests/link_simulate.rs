@@ -5,7 +5,7 @@
 mod common;
 
 use common::slotcheck;
-use slotcheck::link::DEFAULT_BOUNDS;
+use slotcheck::models::link::DEFAULT_BOUNDS;
 use slotcheck::simulate::replay::replay_file;
 use slotcheck::simulate::{
     merge, simulate, simulate_all, swarm_ranges, Settings, Shard, Simulated, Timing,

@@ -1,3 +1,4 @@
 //! Each model's glue.
 
+pub mod link;
 pub mod stovepipe;

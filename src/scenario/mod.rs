@@ -1007,8 +1007,8 @@ fn link_scenario(source: &Source) -> Result<Scenario, InputError> {
         raw,
         "link",
         (
-            crate::link::bounds_json(&bounds, &options),
-            crate::link::bounds_line(&bounds, &options),
+            crate::models::link::bounds_json(&bounds, &options),
+            crate::models::link::bounds_line(&bounds, &options),
         ),
         &known_designs,
         model_for,
