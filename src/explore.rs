@@ -10,7 +10,7 @@
 //! equality, so the state space and its fingerprints are the model's own),
 //! and the wrapper tells that path with [`Narrated::tell`].
 
-use crate::adhoc::Described;
+use crate::commands::adhoc::Described;
 use crate::report::diagram::Diagram;
 use crate::report::itf;
 use slotcheck_models::{Narrated, Value};

@@ -3,9 +3,8 @@
 //! stories and JSON, `bench` measures; `simulate`, `shrink` and `replay`
 //! walk the same models at random, shorten what they find and re-run it.
 
-pub mod adhoc;
-pub mod bench;
 pub mod check;
+pub mod commands;
 pub mod explore;
 pub mod models;
 pub mod mutate;

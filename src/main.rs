@@ -2,9 +2,9 @@
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use slotcheck::adhoc;
-use slotcheck::adhoc::Described;
 use slotcheck::check::Limits;
+use slotcheck::commands::adhoc;
+use slotcheck::commands::adhoc::Described;
 use slotcheck::explore;
 use slotcheck::models::link::{self as link_cli, LinkArgs, ModelName};
 use slotcheck::models::stovepipe::{bounds_line, DEFAULT_BOUNDS};
@@ -501,7 +501,7 @@ fn main() -> ExitCode {
                 }),
         },
         Command::Mutate(args) => mutate(args, sub),
-        Command::Bench(args) => slotcheck::bench::run(
+        Command::Bench(args) => slotcheck::commands::bench::run(
             args.large,
             args.json,
             slotcheck::check::progress::wanted(args.quiet),

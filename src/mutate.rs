@@ -12,8 +12,8 @@
 //! run, so that a nightly run fails only on a new one. A listed mutant that
 //! is killed is reported, so that the list stays true.
 
-use crate::adhoc::Described;
 use crate::check::{check, Limits, Outcome, Verdict};
+use crate::commands::adhoc::Described;
 use crate::report::{self, count, Style};
 use serde::Deserialize;
 use serde_json::{json, Value};

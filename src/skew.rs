@@ -5,8 +5,8 @@
 //! skew up to which every `always` property holds at every skew checked, and
 //! the first skew that breaks one is told as its shortest story.
 
-use crate::adhoc::Described;
 use crate::check::{check, Limits, Outcome, Verdict};
+use crate::commands::adhoc::Described;
 use crate::report::{self, Style};
 use slotcheck_models::link::{Bounds, Link, Options, TICK_SECONDS};
 use slotcheck_models::{Narrated, PropertyKind};

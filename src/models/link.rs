@@ -176,7 +176,7 @@ pub fn simulate(bounds: Bounds, options: Options, args: &SimulateArgs) -> Result
     if args.swarm {
         flags.extend(options.names().iter().map(|o| format!("--option {o}")));
     } else {
-        flags.push(crate::adhoc::Described::bounds_flags(&models[0]));
+        flags.push(crate::commands::adhoc::Described::bounds_flags(&models[0]));
     }
     simulate::run_cli(&models, &flags.join(" "), args)
 }
@@ -374,7 +374,7 @@ impl crate::mutate::Mutable for Link {
     }
 }
 
-impl crate::adhoc::Described for Link {
+impl crate::commands::adhoc::Described for Link {
     fn bounds_json(&self) -> Value {
         bounds_json(&self.bounds, &self.options)
     }

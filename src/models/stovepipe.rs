@@ -280,7 +280,7 @@ impl crate::mutate::Mutable for Stovepipe {
     }
 }
 
-impl crate::adhoc::Described for Stovepipe {
+impl crate::commands::adhoc::Described for Stovepipe {
     fn bounds_json(&self) -> Value {
         bounds_json(&self.bounds, &self.options)
     }

@@ -1026,7 +1026,7 @@ fn finish<B, M>(
     model_for: impl Fn(&str) -> Option<M>,
 ) -> Result<Scenario, InputError>
 where
-    M: crate::adhoc::Described,
+    M: crate::commands::adhoc::Described,
 {
     let id = raw.id.get_ref();
     if id.is_empty()

@@ -1,0 +1,4 @@
+//! The commands.
+
+pub mod adhoc;
+pub mod bench;
