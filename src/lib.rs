@@ -11,4 +11,3 @@ pub mod mutate;
 pub mod report;
 pub mod scenario;
 pub mod simulate;
-pub mod skew;

@@ -961,14 +961,19 @@ fn check_link_design(args: CheckArgs, design: String) -> Result<u8, String> {
         if args.model.link.skew.is_some() {
             return Err("--skew-range varies the skew: leave out --skew".to_string());
         }
-        let range = slotcheck::skew::parse_range(range)?;
-        let points =
-            slotcheck::skew::measure(&design, bounds, options, range, &args.limits.limits()?)?;
+        let range = slotcheck::commands::skew::parse_range(range)?;
+        let points = slotcheck::commands::skew::measure(
+            &design,
+            bounds,
+            options,
+            range,
+            &args.limits.limits()?,
+        )?;
         print!(
             "{}",
-            slotcheck::skew::text(&design, &points, Style::for_stdout())
+            slotcheck::commands::skew::text(&design, &points, Style::for_stdout())
         );
-        return Ok(slotcheck::skew::exit_code(&points));
+        return Ok(slotcheck::commands::skew::exit_code(&points));
     }
     adhoc::check_design(
         maybe_mutant(

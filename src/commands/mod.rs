@@ -2,3 +2,4 @@
 
 pub mod adhoc;
 pub mod bench;
+pub mod skew;
