@@ -5,8 +5,9 @@ mod common;
 
 use common::slotcheck;
 use slotcheck::check::{check, Limits};
+use slotcheck::commands::simulate_bench::claims;
 use slotcheck::simulate::replay::{replay_document, replay_file};
-use slotcheck::simulate::{claims, merge, simulate, swarm_ranges, Report, Settings, Shard, Timing};
+use slotcheck::simulate::{merge, simulate, swarm_ranges, Report, Settings, Shard, Timing};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::path::PathBuf;
 

@@ -240,6 +240,6 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
     );
     // The simulator's side: runs per second and runs to the first violation
     // of each claim of the contract (also `slotcheck simulate --bench`).
-    print!("{}", crate::simulate::bench(0)?);
+    print!("{}", crate::commands::simulate_bench::bench(0)?);
     Ok(0)
 }

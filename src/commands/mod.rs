@@ -2,6 +2,8 @@
 
 pub mod adhoc;
 pub mod bench;
+pub mod simulate;
+pub mod simulate_bench;
 pub mod skew;
 
 use crate::check::Limits;
@@ -119,7 +121,7 @@ struct SimulateArgs {
     #[command(flatten)]
     model: ModelArgs,
     #[command(flatten)]
-    simulate: crate::simulate::SimulateArgs,
+    simulate: simulate::SimulateArgs,
 }
 
 /// The stovepipe model's bounds (see `docs/stovepipe.md`, "Bounds").
@@ -504,7 +506,7 @@ pub fn run() -> ExitCode {
                 }),
         },
         Command::Replay { file } => crate::simulate::replay::run_cli(&file),
-        Command::Merge { files } => crate::simulate::merge_files(&files),
+        Command::Merge { files } => simulate::merge_files(&files),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -569,7 +571,10 @@ fn model_for(bounds: &BoundsArgs, design: &str) -> Result<Stovepipe, String> {
 
 fn simulate(args: SimulateArgs) -> Result<u8, String> {
     if args.simulate.bench {
-        print!("{}", crate::simulate::bench(args.simulate.seed)?);
+        print!(
+            "{}",
+            crate::commands::simulate_bench::bench(args.simulate.seed)?
+        );
         return Ok(0);
     }
     let designs: Vec<&str> = if args.simulate.design.is_empty() {
@@ -592,7 +597,7 @@ fn simulate(args: SimulateArgs) -> Result<u8, String> {
     } else {
         models[0].bounds_flags()
     };
-    crate::simulate::run_cli(&models, &flags, &args.simulate)
+    simulate::run_cli(&models, &flags, &args.simulate)
 }
 
 fn compare(args: CompareArgs) -> Result<u8, String> {

@@ -2,8 +2,9 @@
 //! bounds as JSON, `compare`/`check`/`simulate` for `--model link`, and what
 //! the simulator needs of it ([`Simulated`]).
 
+use crate::commands::simulate::{self, SimulateArgs};
 use crate::report::whole;
-use crate::simulate::{self, meta_bounds_and_options, SimulateArgs, Simulated};
+use crate::simulate::{meta_bounds_and_options, Simulated};
 use clap::Args;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
