@@ -10,7 +10,7 @@
 //! equality, so the state space and its fingerprints are the model's own),
 //! and the wrapper tells that path with [`Narrated::tell`].
 
-use crate::commands::adhoc::Described;
+use crate::models::ToolModel;
 use crate::report::diagram::Diagram;
 use crate::report::itf;
 use slotcheck_models::{Narrated, Value};
@@ -351,7 +351,7 @@ where
 /// bounds or options than `model`: the Explorer would otherwise walk
 /// another state space than the one the trace was found in, or fail on a
 /// step with a message about the step rather than the bounds.
-pub fn trace_actions<M: Described>(
+pub fn trace_actions<M: ToolModel>(
     model: &M,
     path: &std::path::Path,
 ) -> Result<(usize, Vec<M::Action>), String> {

@@ -1,13 +1,60 @@
 //! `slotcheck simulate` and `slotcheck merge`: the flags, the settings they
 //! make, and the report printed and written.
 
+use super::simulate_bench;
+use crate::models::whole;
+use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::simulate::{
-    merge, runs_of, simulate_all, swarm_ranges, text, Report, Settings, Shard, Simulated, Timing,
+    merge, runs_of, simulate_all, swarm_ranges, text, Report, Settings, Shard, Timing,
 };
+use clap::Args;
 use std::path::PathBuf;
 
 // ---------------------------------------------------------------- CLI
+
+/// `slotcheck simulate`: the model and its bounds, and the simulation's own flags.
+#[derive(Args)]
+pub struct SimulateCommand {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub simulate: SimulateArgs,
+}
+
+impl ForModel for SimulateCommand {
+    type Out = Result<u8, String>;
+
+    fn run<M: ToolModel>(self) -> Self::Out {
+        let args = self;
+        if args.simulate.bench {
+            return simulate_bench::run::<M>(&args.model, args.simulate.seed);
+        }
+        let designs: Vec<&str> = if args.simulate.design.is_empty() {
+            M::design_names()
+        } else {
+            args.simulate.design.iter().map(String::as_str).collect()
+        };
+        let models = designs
+            .iter()
+            .map(|d| M::from_flags(&args.model, d))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The flags that rebuild the model, for the reproduction commands;
+        // swarm runs draw their bounds.
+        let mut flags: Vec<String> = Vec::new();
+        let model_flag = models::model_flag(M::NAME);
+        if !model_flag.is_empty() {
+            flags.push(model_flag.trim_start().to_string());
+        }
+        if args.simulate.swarm {
+            let options = models[0].option_names();
+            flags.extend(options.iter().map(|o| format!("--option {o}")));
+        } else {
+            flags.push(models[0].bounds_flags());
+        }
+        run_cli(&models, &flags.join(" "), &args.simulate)
+    }
+}
 
 /// `simulate`'s own flags; the bounds are `check`'s.
 #[derive(clap::Args, Clone, Debug)]
@@ -16,16 +63,16 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "DESIGN")]
     pub design: Vec<String>,
     /// The seed every run's generator derives from (printed in every report).
-    #[arg(long, value_name = "S", default_value_t = 0, value_parser = crate::report::whole(0u64, None))]
+    #[arg(long, value_name = "S", default_value_t = 0, value_parser = whole(0u64, None))]
     pub seed: u64,
     /// Runs 0..N.
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = crate::report::whole(1u64, None))]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = whole(1u64, None))]
     pub runs: u64,
     /// Only run N (reproduces it exactly, with the same other options).
-    #[arg(long, value_name = "N", value_parser = crate::report::whole(0u64, None))]
+    #[arg(long, value_name = "N", value_parser = whole(0u64, None))]
     pub run: Option<u64>,
     /// Steps per walk at most (a walk also ends where nothing is enabled).
-    #[arg(long, value_name = "STEPS", default_value_t = 500, value_parser = crate::report::whole(1usize, None))]
+    #[arg(long, value_name = "STEPS", default_value_t = 500, value_parser = whole(1usize, None))]
     pub depth: usize,
     /// Each run draws its own bounds and weights over action kinds.
     #[arg(long)]
@@ -40,7 +87,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub no_shrink: bool,
     /// States the exhaustive stage of shrinking may generate.
-    #[arg(long, value_name = "N", default_value_t = 50_000, value_parser = crate::report::whole(0usize, None))]
+    #[arg(long, value_name = "N", default_value_t = 50_000, value_parser = whole(0usize, None))]
     pub shrink_states: usize,
     /// Where counterexamples are saved as ITF traces.
     #[arg(long, value_name = "DIR", default_value = "slotcheck-traces")]
@@ -59,7 +106,7 @@ pub struct SimulateArgs {
 /// `slotcheck simulate` of `models` (one per design, on the bounds and
 /// options given; `--bench` is the caller's). `model_flags` are the model's
 /// flags as given, for reproduction commands.
-pub fn run_cli<M: Simulated>(
+pub fn run_cli<M: ToolModel>(
     models: &[M],
     model_flags: &str,
     args: &SimulateArgs,

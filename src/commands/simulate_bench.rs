@@ -4,10 +4,9 @@
 //! Stovepipe's own measurement, as `bench.rs` is.
 
 use crate::check::{check, Limits};
+use crate::models::{ModelArgs, ToolModel};
 use crate::simulate::shrink;
-use crate::simulate::{
-    plan, run_rng, simulate, swarm_ranges, walk, Settings, Shard, Simulated, Timing,
-};
+use crate::simulate::{plan, run_rng, simulate, swarm_ranges, walk, Settings, Shard, Timing};
 use slotcheck_models::stovepipe::{
     design_named, Action, Bounds, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
     DESIGNS, NO_WEDGE,
@@ -222,4 +221,18 @@ pub fn bench(seed: u64) -> Result<String, String> {
         ));
     }
     Ok(out)
+}
+
+/// `simulate --bench`: the stovepipe model's claims; under another model an
+/// error, once its flags are read as every command reads them.
+pub fn run<M: ToolModel>(flags: &ModelArgs, seed: u64) -> Result<u8, String> {
+    if M::NAME != Stovepipe::NAME {
+        M::from_flags(flags, M::design_names()[0])?;
+        return Err(format!(
+            "--bench measures the stovepipe model's claims; leave out --model {}",
+            M::NAME
+        ));
+    }
+    print!("{}", bench(seed)?);
+    Ok(0)
 }

@@ -13,7 +13,7 @@
 //! is killed is reported, so that the list stays true.
 
 use crate::check::{check, Limits, Outcome, Verdict};
-use crate::commands::adhoc::Described;
+use crate::models::ToolModel;
 use crate::report::{self, count, Style};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -21,25 +21,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
-
-/// A model whose designs have mutants.
-pub trait Mutable: Described {
-    /// The design's mutants on these bounds: each its stable name, what it
-    /// changes in one sentence, and its model.
-    fn mutants(&self) -> Vec<(String, String, Self)>;
-
-    /// The same design on a ladder of bounds, smallest first, where a
-    /// survivor is looked for (`mutate --search`): the smallest that kills
-    /// it says the bounds were too small. Default: none.
-    fn ladder(&self) -> Vec<Self> {
-        Vec::new()
-    }
-
-    /// This mutant on the bounds and options of `other`, a model of the same
-    /// design: checked where its step may not be taken, it behaves as the
-    /// design and is not killed there.
-    fn on_bounds_of(&self, other: &Self) -> Self;
-}
 
 /// The mutants listed as equivalent, each with why, and the known
 /// survivors, each with what it teaches.
@@ -223,7 +204,7 @@ impl DesignReport {
 }
 
 /// `violated (9 steps)`, `holds`.
-fn verdict_of<M: Described>(outcome: &Outcome<M>, property: &str) -> (Verdict, Option<usize>) {
+fn verdict_of<M: ToolModel>(outcome: &Outcome<M>, property: &str) -> (Verdict, Option<usize>) {
     let r = outcome.result(property).expect("the same properties");
     (r.verdict, report::steps(r))
 }
@@ -237,7 +218,7 @@ fn words((verdict, steps): (Verdict, Option<usize>)) -> String {
 }
 
 /// The first property whose verdict or shortest path differs.
-fn difference<M: Described>(
+fn difference<M: ToolModel>(
     design: &Outcome<M>,
     mutant: &Outcome<M>,
 ) -> Option<(&'static str, String, String)> {
@@ -249,7 +230,7 @@ fn difference<M: Described>(
 
 /// The fate of one mutant: checked on each set of bounds in turn (the
 /// design's outcome there beside it) until some property differs.
-fn judge<M: Mutable>(
+fn judge<M: ToolModel>(
     name: &str,
     sets: &[(&M, &Outcome<M>, &BTreeMap<String, M>)],
     limits: &Limits,
@@ -278,14 +259,14 @@ fn judge<M: Mutable>(
 
 /// A rung of the ladder, worked out once for every survivor that climbs it:
 /// the design on those bounds, its outcome there, and its mutants there.
-struct Rung<M: Mutable> {
+struct Rung<M: ToolModel> {
     model: M,
     outcome: Outcome<M>,
     mutants: BTreeMap<String, M>,
 }
 
 /// For a survivor, the first bounds of the ladder on which it dies.
-fn search<M: Mutable>(
+fn search<M: ToolModel>(
     name: &str,
     ladder: &[M],
     rungs: &[OnceLock<Rung<M>>],
@@ -316,7 +297,7 @@ fn search<M: Mutable>(
 /// per design, its model on each set of bounds (the first is where its
 /// mutants are found). Mutants are checked `limits.threads` at a time, each
 /// on one thread; the report is the same whatever that number.
-pub fn run<M: Mutable>(
+pub fn run<M: ToolModel>(
     designs: &[Vec<M>],
     equivalents: &Equivalents,
     limits: &Limits,

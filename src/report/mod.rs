@@ -29,25 +29,6 @@ pub struct JsonArgs {
     pub json_out: Option<PathBuf>,
 }
 
-/// A flag's value parser for a whole number from `low` to `high` (no upper
-/// end when `None`), whose error says so: clap's own says `invalid digit
-/// found in string` of `x` and `-1 is not in 1..=32`.
-pub fn whole<T>(low: T, high: Option<T>) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
-where
-    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
-{
-    move |text: &str| {
-        let expected = match high {
-            Some(high) => format!("expected a whole number from {low} to {high}"),
-            None => format!("expected a whole number, {low} or more"),
-        };
-        match text.trim().parse::<T>() {
-            Ok(n) if n >= low && high.is_none_or(|high| n <= high) => Ok(n),
-            _ => Err(expected),
-        }
-    }
-}
-
 /// `1 run`, `2 runs`: a count with its noun.
 pub fn count(n: u64, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })

@@ -13,19 +13,17 @@
 pub mod findings;
 
 use crate::check::{check, Limits, Stats, Verdict};
-use crate::models::stovepipe::bounds_json;
+use crate::models::bounds::Whole;
+use crate::models::{self, ForModel, ToolModel, MODELS};
 use crate::report;
 use crate::report::diagram::Diagram;
 use crate::report::html::{self, StatsRow};
 use crate::report::itf;
 use crate::report::xml_escape;
-use crate::simulate::{model_meta, Simulated};
+use crate::simulate::model_meta;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
-use slotcheck_models::link::{self, Link};
-use slotcheck_models::stovepipe::{design_named, Bounds, Options, Stovepipe, DESIGNS};
-use slotcheck_models::NamedOptions;
 use slotcheck_models::{Narrated, PropertyKind};
 use stateright::{Expectation, Model};
 use std::collections::BTreeMap;
@@ -36,9 +34,6 @@ use toml::Spanned;
 
 /// Where scenario files live, relative to the working directory.
 pub const SCENARIO_DIR: &str = "scenarios";
-
-/// The models a scenario may name.
-pub const MODELS: &[&str] = &["stovepipe", "link"];
 
 /// Bad input: the file, where in it (when known), the field, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -379,93 +374,6 @@ struct StoryFile {
     steps: Spanned<Vec<Spanned<String>>>,
 }
 
-/// A whole number as a scenario writes it, of any size: a bound out of its
-/// type's range is then told with its field, the range and the value
-/// (`from 0 to 255, not 1000`) rather than as `expected u8`.
-#[derive(Clone, Copy, Debug)]
-struct Whole(i64);
-
-impl<'de> Deserialize<'de> for Whole {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct WholeVisitor;
-        impl Visitor<'_> for WholeVisitor {
-            type Value = Whole;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "a whole number")
-            }
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Whole, E> {
-                Ok(Whole(n))
-            }
-            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Whole, E> {
-                Ok(Whole(i64::try_from(n).unwrap_or(i64::MAX)))
-            }
-        }
-        deserializer.deserialize_any(WholeVisitor)
-    }
-}
-
-/// A bound's value as its type holds it, or an error at the value that
-/// names the field, the range and the value.
-fn whole<T>(source: &Source, value: &Spanned<Whole>, field: &str) -> Result<T, InputError>
-where
-    T: TryFrom<i64> + Into<i64> + Bounded,
-{
-    let Whole(n) = *value.get_ref();
-    T::try_from(n).map_err(|_| {
-        source.at(
-            value,
-            format!("bounds.{field}"),
-            format!(
-                "must be a whole number from 0 to {}, not {n}",
-                T::MAX.into()
-            ),
-        )
-    })
-}
-
-/// The largest value of a bound's type.
-trait Bounded {
-    const MAX: Self;
-}
-
-impl Bounded for u8 {
-    const MAX: u8 = u8::MAX;
-}
-
-impl Bounded for u16 {
-    const MAX: u16 = u16::MAX;
-}
-
-/// The stovepipe model's bounds as a scenario writes them: all required, so
-/// that a scenario does not change when a default does.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StovepipeBounds {
-    requests: Spanned<Whole>,
-    max_concurrent: Spanned<Whole>,
-    crashes: Spanned<Whole>,
-    stalls: Spanned<Whole>,
-    max_deliveries: Spanned<Whole>,
-}
-
-/// The link model's bounds as a scenario writes them, in seconds where the
-/// command line takes seconds; all required, as for stovepipe. Spanned so
-/// that an error (out of its type, or one `link::Bounds::validate` gives)
-/// points at the value.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LinkBounds {
-    asks: Spanned<Whole>,
-    builders: Spanned<Whole>,
-    skew: Spanned<Whole>,
-    horizon: Spanned<Whole>,
-    longest_build: Spanned<Whole>,
-    crashes: Spanned<Whole>,
-    late_heartbeats: Spanned<Whole>,
-    late_by: Spanned<Whole>,
-    max_deliver: Spanned<Whole>,
-}
-
 /// One line of a run: a design's property (or story) against its expectation.
 #[derive(Clone, Debug)]
 pub struct Finding {
@@ -583,7 +491,7 @@ impl Scenario {
     }
 
     /// The model's `#meta` on the scenario's bounds and options (design: the
-    /// first of the model), for `Simulated::from_meta`.
+    /// first of the model), for `ToolModel::from_meta`.
     pub fn meta(&self) -> Json {
         self.plan.meta()
     }
@@ -615,7 +523,7 @@ trait Plan {
         limits: &Limits,
     ) -> (Vec<Finding>, Vec<RunStats>);
     /// The `#meta` of the scenario's first design's model: what
-    /// `Simulated::from_meta` rebuilds any design from on these bounds.
+    /// `ToolModel::from_meta` rebuilds any design from on these bounds.
     fn meta(&self) -> Json;
     /// See [`Scenario::check_finding`].
     fn check_finding(
@@ -659,7 +567,7 @@ struct ModelPlan<M: Model> {
 /// The ITF `#meta` of a scenario's trace: the model, design and bounds as
 /// every trace writer records them (`simulate::model_meta`, which
 /// `slotcheck replay` reads back), plus the scenario and the property.
-fn trace_meta<M: Simulated>(scenario: &Scenario, model: &M, property: &str) -> Json {
+fn trace_meta<M: ToolModel>(scenario: &Scenario, model: &M, property: &str) -> Json {
     let mut meta = model_meta(model);
     meta["scenario"] = json!(scenario.heading.id);
     meta["property"] = json!(property);
@@ -667,7 +575,7 @@ fn trace_meta<M: Simulated>(scenario: &Scenario, model: &M, property: &str) -> J
     meta
 }
 
-impl<M: Simulated> Plan for ModelPlan<M> {
+impl<M: ToolModel> Plan for ModelPlan<M> {
     fn expects(&self, property: &str) -> bool {
         self.designs
             .iter()
@@ -812,7 +720,7 @@ impl<M: Simulated> Plan for ModelPlan<M> {
 }
 
 /// Replays a story and judges its last state: it must violate its property.
-fn replay<M: Simulated>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding {
+fn replay<M: ToolModel>(scenario: &Scenario, story: &StoryPlan<M>) -> Finding {
     let started = Instant::now();
     let init = story.model.init_states().remove(0);
     let mut last = init.clone();
@@ -890,129 +798,44 @@ pub fn load(file: &Path) -> Result<Scenario, InputError> {
 pub fn parse(file: &Path, text: &str) -> Result<Scenario, InputError> {
     let source = Source { file, text };
     let header: Header = toml::from_str(text).map_err(|e| source.toml(e))?;
-    // Each model's scenarios are read by its own arm; another model joins here.
-    match header.model.get_ref().as_str() {
-        "stovepipe" => stovepipe_scenario(&source),
-        "link" => link_scenario(&source),
-        other => Err(source.at(
+    // Each model's scenarios are read with its own bounds (the registry
+    // finds the model by name).
+    let name = header.model.get_ref().as_str();
+    models::for_model(name, ModelScenario(&source)).unwrap_or_else(|| {
+        Err(source.at(
             &header.model,
             "model",
-            format!("unknown model `{other}` (known: {})", MODELS.join(", ")),
-        )),
-    }
+            format!("unknown model `{name}` (known: {})", MODELS.join(", ")),
+        ))
+    })
 }
 
-fn stovepipe_scenario(source: &Source) -> Result<Scenario, InputError> {
-    let raw: ScenarioFile<StovepipeBounds> =
-        toml::from_str(source.text).map_err(|e| source.toml(e))?;
-    let b = raw.bounds.get_ref();
-    let bounds = Bounds {
-        requests: whole(source, &b.requests, "requests")?,
-        max_concurrent: whole(source, &b.max_concurrent, "max_concurrent")?,
-        crashes: whole(source, &b.crashes, "crashes")?,
-        stalls: whole(source, &b.stalls, "stalls")?,
-        max_deliveries: whole(source, &b.max_deliveries, "max_deliveries")?,
-    };
-    if let Err(message) = bounds.validate() {
-        // The message names the bound; point at it.
-        let (field, span) = if message.starts_with("requests") {
-            ("bounds.requests", b.requests.span())
-        } else if message.starts_with("max_concurrent") {
-            ("bounds.max_concurrent", b.max_concurrent.span())
-        } else if message.starts_with("max_deliveries") {
-            ("bounds.max_deliveries", b.max_deliveries.span())
-        } else {
-            ("bounds", raw.bounds.span())
-        };
-        return Err(source.error(Some(span), Some(field.into()), message));
-    }
-    let mut options = Options::default();
-    for option in &raw.options {
-        options
-            .set(option.get_ref())
-            .map_err(|message| source.at(option, "options", message))?;
-    }
-    let model_for = |design: &str| {
-        design_named(design).map(|d| {
-            let mut model = Stovepipe::new(d, bounds);
-            model.options = options;
-            model
-        })
-    };
-    let known_designs: Vec<&str> = DESIGNS.iter().map(|d| d.name()).collect();
-    finish(
-        source,
-        raw,
-        "stovepipe",
-        (
-            bounds_json(&bounds, &options),
-            crate::models::stovepipe::bounds_line(&bounds, &options),
-        ),
-        &known_designs,
-        model_for,
-    )
-}
+/// Reads a scenario of the model `run` is called with.
+struct ModelScenario<'a, 'b>(&'a Source<'b>);
 
-fn link_scenario(source: &Source) -> Result<Scenario, InputError> {
-    let raw: ScenarioFile<LinkBounds> = toml::from_str(source.text).map_err(|e| source.toml(e))?;
-    let b = raw.bounds.get_ref();
-    let bounds = link::Bounds {
-        asks: whole(source, &b.asks, "asks")?,
-        builders: whole(source, &b.builders, "builders")?,
-        skew: whole(source, &b.skew, "skew")?,
-        horizon: whole(source, &b.horizon, "horizon")?,
-        longest_build: whole(source, &b.longest_build, "longest_build")?,
-        crashes: whole(source, &b.crashes, "crashes")?,
-        late_heartbeats: whole(source, &b.late_heartbeats, "late_heartbeats")?,
-        late_by: whole(source, &b.late_by, "late_by")?,
-        max_deliver: whole(source, &b.max_deliver, "max_deliver")?,
-    };
-    if let Err(message) = bounds.validate() {
-        // The model's messages name the bound in words (`longest build must
-        // ...`); point at the key that holds it.
-        let keyed = [
-            ("asks", "asks", b.asks.span()),
-            ("builders", "builders", b.builders.span()),
-            ("skew", "skew", b.skew.span()),
-            ("horizon", "horizon", b.horizon.span()),
-            ("longest build", "longest_build", b.longest_build.span()),
-            ("late by", "late_by", b.late_by.span()),
-            ("max deliver", "max_deliver", b.max_deliver.span()),
-        ];
-        let (field, span) = keyed
-            .into_iter()
-            .find(|(words, _, _)| message.starts_with(words))
-            .map_or(
-                ("bounds".to_string(), raw.bounds.span()),
-                |(_, key, span)| (format!("bounds.{key}"), span),
-            );
-        return Err(source.error(Some(span), Some(field), message));
+impl ForModel for ModelScenario<'_, '_> {
+    type Out = Result<Scenario, InputError>;
+
+    fn run<M: ToolModel>(self) -> Self::Out {
+        let source = self.0;
+        let raw: ScenarioFile<M::ScenarioBounds> =
+            toml::from_str(source.text).map_err(|e| source.toml(e))?;
+        let mut base = M::from_scenario(&raw.bounds)
+            .map_err(|e| source.error(Some(e.span), Some(e.field), e.message))?;
+        for option in &raw.options {
+            base.set_option(option.get_ref())
+                .map_err(|message| source.at(option, "options", message))?;
+        }
+        let known_designs = M::design_names();
+        finish(
+            source,
+            raw,
+            M::NAME,
+            (base.bounds_json(), base.bounds_line()),
+            &known_designs,
+            |design| base.with_design(design),
+        )
     }
-    let mut options = link::Options::default();
-    for option in &raw.options {
-        options
-            .set(option.get_ref())
-            .map_err(|message| source.at(option, "options", message))?;
-    }
-    let model_for = |design: &str| {
-        link::design_named(design).map(|d| {
-            let mut model = Link::new(d, bounds);
-            model.options = options;
-            model
-        })
-    };
-    let known_designs: Vec<&str> = link::DESIGNS.iter().map(|d| d.name).collect();
-    finish(
-        source,
-        raw,
-        "link",
-        (
-            crate::models::link::bounds_json(&bounds, &options),
-            crate::models::link::bounds_line(&bounds, &options),
-        ),
-        &known_designs,
-        model_for,
-    )
 }
 
 /// The model-independent rest of loading: the ID, the expectations and the
@@ -1026,7 +849,7 @@ fn finish<B, M>(
     model_for: impl Fn(&str) -> Option<M>,
 ) -> Result<Scenario, InputError>
 where
-    M: crate::commands::adhoc::Described,
+    M: ToolModel,
 {
     let id = raw.id.get_ref();
     if id.is_empty()

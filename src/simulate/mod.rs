@@ -9,7 +9,7 @@
 //!   options alone; timings go to standard error.
 //! - **Swarm.** With `--swarm` each run draws its own bounds from ranges and
 //!   its own weights over action kinds, so that rare interleavings are not
-//!   drowned by common ones; what is model-specific sits behind [`Simulated`].
+//!   drowned by common ones; what is model-specific sits behind [`ToolModel`].
 //! - **What is reported.** For each design and property: how many runs
 //!   violated it and the first (lowest-numbered) run that did, shrunk
 //!   (`crate::simulate::shrink`) and saved as an ITF trace for `slotcheck replay`.
@@ -33,86 +33,19 @@ pub mod trace;
 pub use report::{merge, DesignReport, Report, ShardCover, ViolationReport, WitnessReport};
 pub use swarm::{plan, swarm_ranges};
 pub use trace::{
-    bounds_map, bounds_words, check_trace_files, last_state, meta_bounds_and_options, model_meta,
-    save_trace, trace_text,
+    bounds_map, bounds_words, check_trace_files, last_state, model_meta, save_trace, trace_text,
 };
 
+use crate::models::ToolModel;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde_json::{json, Map, Value as Json};
+use serde_json::json;
 use shrink::Shrunk;
-use slotcheck_models::{Narrated, Packed};
 use stateright::{Expectation, Model, Property};
 use std::fmt::Debug;
-use std::hash::Hash;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// What the simulator, the shrinker and replay need from a model beyond
-/// stateright's [`Model`] and [`Narrated`]: its bounds by name (to draw,
-/// lower and record them), the kind of each action (for swarm weights), and
-/// how to rebuild it from a trace's `#meta`. A second model implements this
-/// and a line in `crate::simulate::replay::replay_document`.
-pub trait Simulated:
-    Packed
-    + Narrated<
-        State: Clone + Eq + Hash + Debug + Send + Sync + 'static,
-        Action: Clone + PartialEq + Debug + Send + Sync + 'static,
-    > + Clone
-    + Send
-    + Sync
-    + 'static
-{
-    /// `stovepipe`: the `model` field of a trace's `#meta`.
-    fn model_name(&self) -> &'static str;
-    /// The design (or variant) of the model: `claim-first`.
-    fn variant(&self) -> &'static str;
-    /// The kinds of actions swarm weights are drawn for.
-    fn action_kinds(&self) -> &'static [&'static str];
-    /// The index in [`Self::action_kinds`] of an action.
-    fn action_kind(&self, action: &Self::Action) -> usize;
-    /// Every bound by name, with the range a swarm run draws it from.
-    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)>;
-    /// Every bound by name, with this model's value.
-    fn bound_values(&self) -> Vec<(&'static str, u32)>;
-    /// The same model with the named bounds changed; an error when a value is
-    /// out of the model's range.
-    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String>;
-    /// The model's options by name (`split-read`).
-    fn option_names(&self) -> Vec<&'static str>;
-    /// The model a trace's `#meta` describes (`design`, `bounds`, `options`).
-    fn from_meta(meta: &Map<String, Json>) -> Result<Self, String>;
-    /// The initial state a walk starts from: uniform among the model's
-    /// initial states, drawing nothing when there is one (so that such a
-    /// model's walks stay as they were). A model with many overrides this to
-    /// draw one without listing them all.
-    fn pick_init(&self, rng: &mut ChaCha8Rng) -> Self::State {
-        let mut inits = self.init_states();
-        let k = if inits.len() == 1 {
-            0
-        } else {
-            rng.random_range(0..inits.len())
-        };
-        inits.swap_remove(k)
-    }
-    /// The initial state of this model that keeps what the path needs of
-    /// `like`, an initial state of the same model on other bounds (a
-    /// builder's clock offset): where shrinking starts once it has lowered a
-    /// bound; `None` when this model has no such state. Default: the first.
-    fn init_like(&self, _like: &Self::State) -> Option<Self::State> {
-        self.init_states().into_iter().next()
-    }
-    /// Scripts with one actor taken out whole (a worker, a request), renamed
-    /// so that the rest still parses, each with the model to run it on (a
-    /// request taken out lowers the request bound, or a wedge that needs
-    /// every request to have arrived is lost): what removing chunks of
-    /// steps cannot do when later steps name actors by number. Default:
-    /// none.
-    fn removals(&self, _script: &[String]) -> Vec<(Self, Vec<String>)> {
-        Vec::new()
-    }
-}
 
 /// Which runs this machine takes: run `r` belongs to shard `r mod N + 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,7 +128,7 @@ pub(crate) fn discovered<M: Model>(model: &M, p: &Property<M>, s: &M::State) -> 
 
 /// A random walk from the model's first initial state, checking every
 /// property on every state, until no action is enabled or `depth` steps.
-pub fn walk<M: Simulated>(
+pub fn walk<M: ToolModel>(
     model: &M,
     properties: &[Property<M>],
     weights: Option<&[u32]>,
@@ -255,7 +188,7 @@ pub fn walk<M: Simulated>(
 /// The index of the next action: uniform without weights; with weights, a
 /// kind by its weight among the kinds enabled, then uniform within it (when
 /// every enabled kind weighs 0, uniform, so that no walk stops early).
-fn choose<M: Simulated>(
+fn choose<M: ToolModel>(
     model: &M,
     enabled: &[M::Action],
     weights: Option<&[u32]>,
@@ -335,7 +268,7 @@ pub fn runs_of(settings: &Settings) -> impl Iterator<Item = u64> + '_ {
 }
 
 /// Simulates one model (one design) under `settings`.
-pub fn simulate<M: Simulated>(
+pub fn simulate<M: ToolModel>(
     base: &M,
     settings: &Settings,
     timing: &mut Timing,
@@ -467,7 +400,7 @@ pub fn simulate<M: Simulated>(
 }
 
 /// Simulates each model and puts the designs' reports together.
-pub fn simulate_all<M: Simulated>(
+pub fn simulate_all<M: ToolModel>(
     models: &[M],
     settings: &Settings,
     timing: &mut Timing,

@@ -2,7 +2,7 @@
 //! ranges, its weights over action kinds), and the ranges as `--range`
 //! changes them.
 
-use super::Simulated;
+use crate::models::ToolModel;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::ops::RangeInclusive;
@@ -12,7 +12,7 @@ const MAX_WEIGHT: u32 = 8;
 
 /// What run `run` draws before its first step: its model (swarm bounds) and
 /// its weights over action kinds. Plain runs draw nothing.
-pub fn plan<M: Simulated>(
+pub fn plan<M: ToolModel>(
     base: &M,
     swarm: Option<&[(String, RangeInclusive<u32>)]>,
     rng: &mut ChaCha8Rng,
@@ -33,7 +33,7 @@ pub fn plan<M: Simulated>(
 
 /// Parses `NAME=LO..=HI` (or `NAME=N`) against the model's swarm ranges and
 /// returns them all, overrides applied.
-pub fn swarm_ranges<M: Simulated>(
+pub fn swarm_ranges<M: ToolModel>(
     model: &M,
     overrides: &[String],
 ) -> Result<Vec<(String, RangeInclusive<u32>)>, String> {

@@ -1,7 +1,8 @@
 //! The simulation report as text: a summary per design, then each
 //! violation told as its shrunk story with the command that reproduces it.
 
-use super::{bounds_words, DesignRun, Report, Settings, Shard, Simulated, Timing};
+use super::{bounds_words, DesignRun, Report, Settings, Shard, Timing};
+use crate::models::ToolModel;
 use crate::report;
 
 // ---------------------------------------------------------------- text
@@ -30,7 +31,7 @@ pub fn reproduce_command(settings: &Settings, design: &str, run: u64, model_flag
 }
 
 /// The report as text, each violation told as its shrunk story.
-pub fn report_text<M: Simulated>(
+pub fn report_text<M: ToolModel>(
     report: &Report,
     runs: &[DesignRun<M>],
     settings: &Settings,

@@ -1,17 +1,17 @@
 //! A path as an ITF trace, and what rebuilds its model: the one bounds
 //! encoding (`#meta`) that every trace writer uses and replay reads back.
 
-use super::Simulated;
 use crate::check::Verdict;
+use crate::models::ToolModel;
 use crate::report::itf;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use stateright::Model;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// `{"model", "design", "bounds": {name: value}, "options"}`: what rebuilds
 /// a model from a trace.
-pub fn model_meta<M: Simulated>(model: &M) -> Json {
+pub fn model_meta<M: ToolModel>(model: &M) -> Json {
     json!({
         "model": model.model_name(),
         "design": model.variant(),
@@ -20,7 +20,7 @@ pub fn model_meta<M: Simulated>(model: &M) -> Json {
     })
 }
 
-pub fn bounds_map<M: Simulated>(model: &M) -> BTreeMap<String, u32> {
+pub fn bounds_map<M: ToolModel>(model: &M) -> BTreeMap<String, u32> {
     model
         .bound_values()
         .into_iter()
@@ -28,43 +28,8 @@ pub fn bounds_map<M: Simulated>(model: &M) -> BTreeMap<String, u32> {
         .collect()
 }
 
-/// The bounds a trace's `#meta` records, applied to `model` by name, and its
-/// options: what every model's [`Simulated::from_meta`] reads.
-pub fn meta_bounds_and_options<M: Simulated>(
-    model: &M,
-    meta: &Map<String, Json>,
-) -> Result<(M, Vec<String>), String> {
-    let bounds = meta
-        .get("bounds")
-        .and_then(Json::as_object)
-        .ok_or("`#meta` has no `bounds` object")?;
-    let mut values = Vec::new();
-    for (name, _) in model.bound_values() {
-        let value = bounds
-            .get(name)
-            .and_then(Json::as_u64)
-            .ok_or_else(|| format!("`#meta.bounds` has no number `{name}`"))?;
-        values.push((
-            name,
-            u32::try_from(value).map_err(|_| format!("{name} too large"))?,
-        ));
-    }
-    let model = model.with_bounds(&values)?;
-    let mut options = Vec::new();
-    for name in meta
-        .get("options")
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = name.as_str().ok_or("`#meta.options` holds a non-string")?;
-        options.push(name.to_string());
-    }
-    Ok((model, options))
-}
-
 /// `requests 2, max_concurrent 1, ...`.
-pub fn bounds_words<M: Simulated>(model: &M) -> String {
+pub fn bounds_words<M: ToolModel>(model: &M) -> String {
     let mut words: Vec<String> = model
         .bound_values()
         .iter()
@@ -89,8 +54,8 @@ where
 
 /// A path as the text of an ITF trace whose `#meta` rebuilds the model
 /// ([`model_meta`], the one bounds encoding every trace writer uses and
-/// [`Simulated::from_meta`] reads), plus `extra` (property, seed, run...).
-pub fn trace_text<M: Simulated>(
+/// [`ToolModel::from_meta`] reads), plus `extra` (property, seed, run...).
+pub fn trace_text<M: ToolModel>(
     model: &M,
     extra: Json,
     init: &M::State,
@@ -105,7 +70,7 @@ pub fn trace_text<M: Simulated>(
 }
 
 /// Saves a path as an ITF trace ([`trace_text`]).
-pub fn save_trace<M: Simulated>(
+pub fn save_trace<M: ToolModel>(
     path: &Path,
     model: &M,
     extra: Json,
@@ -119,7 +84,7 @@ pub fn save_trace<M: Simulated>(
 
 /// Each violation of an exhaustive check as an ITF trace in `dir`, to be
 /// written once the results are printed.
-pub fn check_trace_files<M: Simulated>(
+pub fn check_trace_files<M: ToolModel>(
     dir: &Path,
     model: &M,
     outcome: &crate::check::Outcome<M>,
