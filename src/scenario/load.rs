@@ -6,6 +6,7 @@ use super::*;
 use super::{format::*, plan::*, source::*};
 use crate::check::Verdict;
 use crate::models::{self, ForModel, ToolModel, MODELS};
+use crate::report::line_column;
 use serde_json::Value as Json;
 use slotcheck_models::{Narrated, PropertyKind};
 use stateright::Model;

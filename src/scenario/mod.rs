@@ -34,7 +34,7 @@ pub use run::{
     check_command, check_selection, run_all, CheckRun, RunReport, ScenarioSummary,
     EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK, EXIT_REGRESSION,
 };
-pub use source::{line_column, InputError};
+pub use source::InputError;
 pub use template::{template, write_template};
 
 use crate::check::{Limits, Stats, Verdict};
@@ -218,6 +218,7 @@ pub struct RunStats {
 mod tests {
     use super::source::field_at;
     use super::*;
+    use crate::report::line_column;
     use crate::report::xml_escape;
     use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! Where bad input is: a scenario file's text, turning a byte offset into
 //! a line, a column and the dotted key (`bounds.requests`) of an error.
 
+use crate::report::line_column;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -121,15 +122,6 @@ impl Source<'_> {
         });
         self.error(span, field, message)
     }
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
 }
 
 /// The dotted key at a byte offset of a TOML text: the last table header
