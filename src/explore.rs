@@ -9,6 +9,12 @@
 //! carries the path from the initial state (left out of its hash and
 //! equality, so the state space and its fingerprints are the model's own),
 //! and the wrapper tells that path with [`Narrated::tell`].
+//!
+//! A room of its own at the top of `src/` because the Explorer shows the
+//! wrapper's type name (`slotcheck::explore::Readable<...>`), which the
+//! browser tests read. It may use `models`' trait, `report` (diagrams, ITF)
+//! and `simulate` (a saved trace's first state); the `explore` command in
+//! `commands/` serves it.
 
 use crate::models::ToolModel;
 use crate::report::diagram::Diagram;

@@ -11,6 +11,12 @@
 //! they count as survived, and with `--allow-known-survivors` do not fail the
 //! run, so that a nightly run fails only on a new one. A listed mutant that
 //! is killed is reported, so that the list stays true.
+//!
+//! The room: `mod.rs` the list, the runs and the judgement, `output.rs` the
+//! text, JSON and HTML. It may use `check`, `report` and `models`' trait
+//! (each model's mutants are [`ToolModel::mutants`]); never a model by
+//! name, the simulator, a scenario or the command line (the `mutate`
+//! command in `commands/` loads the scenarios whose bounds it adds).
 
 mod output;
 
