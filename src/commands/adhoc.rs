@@ -3,7 +3,7 @@
 //! story). A model takes part by saying how its bounds read ([`ToolModel`]).
 
 use crate::check::{check, Limits, Outcome, Verdict};
-use crate::models::ToolModel;
+use crate::models::{self, ToolModel};
 use crate::report::itf::{self, Output};
 use crate::report::see::{self, CheckOutputArgs, CompareOutputArgs};
 use crate::report::{self, JsonArgs, Style};
@@ -60,10 +60,7 @@ pub fn compare<M: ToolModel>(
         let style = Style::for_stdout();
         println!("{}\n", style.bold(&format!("slotcheck compare: {heading}")));
         print!("{}", report::comparison_table(&columns, style));
-        let model_flag = match first.model_name() {
-            "stovepipe" => String::new(),
-            other => format!(" --model {other}"),
-        };
+        let model_flag = models::model_flag(first.model_name());
         println!(
             "\nA violation's story: slotcheck check{model_flag} --design DESIGN [same bounds]"
         );
