@@ -9,10 +9,16 @@
 //! carries the path from the initial state (left out of its hash and
 //! equality, so the state space and its fingerprints are the model's own),
 //! and the wrapper tells that path with [`Narrated::tell`].
+//!
+//! A room of its own at the top of `src/` because the Explorer shows the
+//! wrapper's type name (`slotcheck::explore::Readable<...>`), which the
+//! browser tests read. It may use `models`' trait, `report` (diagrams, ITF)
+//! and `simulate` (a saved trace's first state); the `explore` command in
+//! `commands/` serves it.
 
-use crate::adhoc::Described;
-use crate::diagram::Diagram;
-use crate::itf;
+use crate::models::ToolModel;
+use crate::report::diagram::Diagram;
+use crate::report::itf;
 use slotcheck_models::{Narrated, Value};
 use stateright::{Model, Path, Property};
 use std::fmt::{self, Debug};
@@ -351,7 +357,7 @@ where
 /// bounds or options than `model`: the Explorer would otherwise walk
 /// another state space than the one the trace was found in, or fail on a
 /// step with a message about the step rather than the bounds.
-pub fn trace_actions<M: Described>(
+pub fn trace_actions<M: ToolModel>(
     model: &M,
     path: &std::path::Path,
 ) -> Result<(usize, Vec<M::Action>), String> {
@@ -382,7 +388,7 @@ pub fn trace_actions<M: Described>(
             )));
         }
     }
-    let k = crate::replay::recorded_init(model, &document).map_err(from)?;
+    let k = crate::simulate::replay::recorded_init(model, &document).map_err(from)?;
     let init = model.init_states().swap_remove(k);
     let actions = model
         .parse(&init, &words)

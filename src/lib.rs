@@ -1,25 +1,20 @@
-//! slotcheck: the tool around the models. `check` is its own breadth-first
-//! search over the models' packed states, `report` turns outcomes into tables,
-//! stories and JSON, `bench` measures; `simulate`, `shrink` and `replay`
-//! walk the same models at random, shorten what they find and re-run it.
+//! slotcheck: the tool around the models, in rooms that data flows through
+//! one way. A command (`commands`) parses its arguments and builds a model
+//! through the registry (`models`), runs the exhaustive checker (`check`),
+//! the simulator (`simulate`), mutation testing (`mutate`) or the scenario
+//! files (`scenario`), and hands the results to a reporter (`report`).
+//!
+//! Each room says in its module comment what it owns and what it may not
+//! touch. From the bottom up: `check`, `report`, `models`, `simulate`,
+//! `mutate`, `scenario`, `explore`, `commands`; a room uses only rooms
+//! listed before it. `models` uses none of the others, and they reach a
+//! model only through its `ToolModel` trait and its registry.
 
-pub mod adhoc;
-pub mod bench;
 pub mod check;
-pub mod diagram;
+pub mod commands;
 pub mod explore;
-pub mod findings;
-pub mod html;
-pub mod itf;
-pub mod link;
-pub mod memory;
+pub mod models;
 pub mod mutate;
-pub mod progress;
-pub mod replay;
 pub mod report;
 pub mod scenario;
-pub mod see;
-pub mod shrink;
 pub mod simulate;
-pub mod skew;
-pub mod stovepipe;

@@ -258,7 +258,7 @@ fn every_trace_check_out_writes_for_every_design_of_both_models_replays() {
     let traces = files_under(&dir);
     assert!(traces.len() >= 4, "{traces:?}");
     for trace in &traces {
-        let replayed = slotcheck::replay::replay_file(trace)
+        let replayed = slotcheck::simulate::replay::replay_file(trace)
             .unwrap_or_else(|e| panic!("{}: {e}", trace.display()));
         assert!(replayed.violates, "{}: {}", trace.display(), replayed.text);
         assert!(!replayed.text.contains("note:"), "{}", replayed.text);

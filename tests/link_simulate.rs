@@ -5,11 +5,10 @@
 mod common;
 
 use common::slotcheck;
-use slotcheck::link::DEFAULT_BOUNDS;
-use slotcheck::replay::replay_file;
-use slotcheck::simulate::{
-    merge, simulate, simulate_all, swarm_ranges, Settings, Shard, Simulated, Timing,
-};
+use slotcheck::models::link::DEFAULT_BOUNDS;
+use slotcheck::models::ToolModel;
+use slotcheck::simulate::replay::replay_file;
+use slotcheck::simulate::{merge, simulate, simulate_all, swarm_ranges, Settings, Shard, Timing};
 use slotcheck_models::link::{design_named, Link, NO_DOUBLE_RUN};
 use std::path::PathBuf;
 

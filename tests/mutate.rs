@@ -7,8 +7,9 @@ mod common;
 use common::slotcheck;
 use serde_json::Value;
 use slotcheck::check::{check, Limits, Verdict};
-use slotcheck::mutate::{Equivalents, Mutable};
-use slotcheck::stovepipe::DEFAULT_BOUNDS;
+use slotcheck::models::stovepipe::DEFAULT_BOUNDS;
+use slotcheck::models::ToolModel;
+use slotcheck::mutate::Equivalents;
 use slotcheck_models::link::{self, Link};
 use slotcheck_models::stovepipe::{design_named, Stovepipe, DESIGNS};
 

@@ -179,7 +179,7 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
         assert!(Path::new(&story).exists(), "{story} beside its trace");
         // Every trace `--out` writes replays (one bounds encoding for every
         // writer and reader), from its own first state, to its violation.
-        let replayed = slotcheck::replay::replay_file(trace)
+        let replayed = slotcheck::simulate::replay::replay_file(trace)
             .unwrap_or_else(|e| panic!("{}: {e}", trace.display()));
         assert!(replayed.violates, "{}: {}", trace.display(), replayed.text);
         assert!(!replayed.text.contains("note:"), "{}", replayed.text);

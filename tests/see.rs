@@ -3,9 +3,9 @@
 
 mod common;
 
-use slotcheck::diagram::Diagram;
 use slotcheck::explore;
-use slotcheck::itf;
+use slotcheck::report::diagram::Diagram;
+use slotcheck::report::itf;
 use slotcheck_models::Narrated;
 use stateright::Model;
 

@@ -5,8 +5,9 @@ mod common;
 
 use common::slotcheck;
 use slotcheck::check::{check, Limits};
-use slotcheck::replay::{replay_document, replay_file};
-use slotcheck::simulate::{claims, merge, simulate, swarm_ranges, Report, Settings, Shard, Timing};
+use slotcheck::commands::simulate_bench::claims;
+use slotcheck::simulate::replay::{replay_document, replay_file};
+use slotcheck::simulate::{merge, simulate, swarm_ranges, Report, Settings, Shard, Timing};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::path::PathBuf;
 
@@ -135,7 +136,7 @@ fn sp_oct_003_is_shrunk_to_the_shortest_story() {
     // shrunk to the one-request, one-crash story the source tells.
     let model = Stovepipe::new(
         design_named("claim-first").unwrap(),
-        slotcheck::stovepipe::DEFAULT_BOUNDS,
+        slotcheck::models::stovepipe::DEFAULT_BOUNDS,
     );
     let run = simulate(&model, &plain(0, 200, None), &mut Timing::default()).unwrap();
     let wedge = run
@@ -247,7 +248,7 @@ fn four_merged_shards_equal_the_single_run() {
 fn seed_and_run_reproduce_one_run_exactly() {
     let model = Stovepipe::new(
         design_named("fail-open").unwrap(),
-        slotcheck::stovepipe::DEFAULT_BOUNDS,
+        slotcheck::models::stovepipe::DEFAULT_BOUNDS,
     );
     let mut settings = plain(4, 500, None);
     settings.swarm = Some(swarm_ranges(&model, &[]).unwrap());

@@ -18,7 +18,15 @@
 //! simulator's walks; its own BFS keeps each queued state's whole path and a
 //! full state per entry (about 150 bytes per state here) and neither stops
 //! on time nor keeps the shortest discovery (see the README), hence this one.
+//!
+//! The room: `search.rs` the search, `table.rs` the fingerprints, `mod.rs`
+//! what a result means (`Outcome`, `Verdict`, `Stats`), `memory.rs` and
+//! `progress.rs` its budget and its progress line. It is the bottom of the
+//! house: it runs any stateright model the models crate packs, and uses no
+//! other room (reports read its results, not the other way).
 
+pub mod memory;
+pub mod progress;
 mod search;
 mod table;
 

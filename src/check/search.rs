@@ -22,8 +22,8 @@
 
 use super::table::{fingerprint, Shard, Table, SHARDS};
 use super::{Cut, Limits};
-use crate::memory::resident_bytes;
-use crate::progress::{checker_line, Meter};
+use crate::check::memory::resident_bytes;
+use crate::check::progress::{checker_line, Meter};
 use slotcheck_models::Packed;
 use stateright::{Expectation, Model, Property};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};

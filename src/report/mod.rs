@@ -1,5 +1,17 @@
 //! What a person reads and what a program parses: the comparison table, the
 //! statistics, the stories, and the same as JSON.
+//!
+//! The room: `mod.rs` tables, stories, JSON and small text helpers; `itf.rs`
+//! ITF traces and the checking and writing of output files; `diagram/`
+//! sequence diagrams (Mermaid, SVG); `html.rs` the HTML report; `see.rs` the
+//! `--format` and `--html` flags and pages. It reads `check`'s results and
+//! any `Narrated` model's stories; it never runs a model, names one, or
+//! reaches into `simulate`, `scenario` or the commands.
+
+pub mod diagram;
+pub mod html;
+pub mod itf;
+pub mod see;
 
 use crate::check::{Outcome, PropertyResult, Stats, Verdict};
 use clap::Args;
@@ -22,25 +34,6 @@ pub struct JsonArgs {
     /// Also write the JSON report to FILE (the text is still printed); never over an input.
     #[arg(long, value_name = "FILE")]
     pub json_out: Option<PathBuf>,
-}
-
-/// A flag's value parser for a whole number from `low` to `high` (no upper
-/// end when `None`), whose error says so: clap's own says `invalid digit
-/// found in string` of `x` and `-1 is not in 1..=32`.
-pub fn whole<T>(low: T, high: Option<T>) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
-where
-    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
-{
-    move |text: &str| {
-        let expected = match high {
-            Some(high) => format!("expected a whole number from {low} to {high}"),
-            None => format!("expected a whole number, {low} or more"),
-        };
-        match text.trim().parse::<T>() {
-            Ok(n) if n >= low && high.is_none_or(|high| n <= high) => Ok(n),
-            _ => Err(expected),
-        }
-    }
 }
 
 /// `1 run`, `2 runs`: a count with its noun.
@@ -282,4 +275,13 @@ pub fn xml_escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
 }

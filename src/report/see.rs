@@ -4,8 +4,8 @@
 //! each model's command calls the same two functions.
 
 use crate::check::{Outcome, Verdict};
-use crate::diagram::{svg_document, Diagram};
-use crate::html::{self, Page};
+use crate::report::diagram::{svg_document, Diagram};
+use crate::report::html::{self, Page};
 use clap::{Args, ValueEnum};
 use slotcheck_models::Narrated;
 use std::path::PathBuf;

@@ -4,10 +4,10 @@
 //! two; then how far past a `--timeout` a run stops, how long `mutate`
 //! takes, and the simulator. Figures, never assertions: they vary by machine.
 
+use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
-use crate::memory::{peak_bytes, reset_peak};
+use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
-use crate::stovepipe::DEFAULT_BOUNDS;
 use serde_json::{json, Value};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::time::{Duration, Instant};
@@ -240,6 +240,6 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
     );
     // The simulator's side: runs per second and runs to the first violation
     // of each claim of the contract (also `slotcheck simulate --bench`).
-    print!("{}", crate::simulate::bench(0)?);
+    print!("{}", crate::commands::simulate_bench::bench(0)?);
     Ok(0)
 }

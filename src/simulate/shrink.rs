@@ -9,7 +9,8 @@
 //! cut at its first violating state.
 
 use crate::check::{check, Limits, Verdict};
-use crate::simulate::{discovered, Simulated};
+use crate::models::ToolModel;
+use crate::simulate::discovered;
 use stateright::{Model, Property};
 
 /// A shrunk counterexample: the model (bounds may be lower) and the path.
@@ -22,7 +23,7 @@ pub struct Shrunk<M: Model> {
     pub by_search: bool,
 }
 
-impl<M: Simulated> Shrunk<M> {
+impl<M: ToolModel> Shrunk<M> {
     pub fn unshrunk(model: &M, init: &M::State, actions: &[M::Action]) -> Self {
         Shrunk {
             model: model.clone(),
@@ -39,7 +40,7 @@ const MAX_TESTS: usize = 4000;
 
 /// The script cut at its first state that violates `property`, in canonical
 /// words; `None` when a step is refused or nothing is violated.
-fn still_fails<M: Simulated>(
+fn still_fails<M: ToolModel>(
     model: &M,
     init: &M::State,
     property: &Property<M>,
@@ -62,7 +63,7 @@ fn still_fails<M: Simulated>(
 /// Delta debugging (complements only: a violation needs its prefix, so
 /// subsets alone rarely fail): remove chunks of steps while the rest still
 /// fails, halving the chunks when none can go.
-fn ddmin<M: Simulated>(
+fn ddmin<M: ToolModel>(
     model: &M,
     init: &M::State,
     property: &Property<M>,
@@ -101,7 +102,7 @@ fn ddmin<M: Simulated>(
 
 /// Takes out whole actors (workers, requests) while the rest still fails,
 /// then removes chunks again.
-fn remove_actors<M: Simulated>(
+fn remove_actors<M: ToolModel>(
     model: &mut M,
     init: &mut M::State,
     property: &Property<M>,
@@ -131,7 +132,7 @@ fn remove_actors<M: Simulated>(
 /// Shrinks `actions` (a path of `model` ending in a violation of
 /// `property`); `budget` is the states the final search may generate (0: no
 /// search).
-pub fn shrink<M: Simulated>(
+pub fn shrink<M: ToolModel>(
     model: &M,
     init: &M::State,
     actions: &[M::Action],
@@ -250,7 +251,7 @@ mod tests {
     fn delta_debugging_alone_removes_steps_and_lowers_fault_budgets_to_those_used() {
         let model = Stovepipe::new(
             design_named("claim-first").unwrap(),
-            crate::stovepipe::DEFAULT_BOUNDS,
+            crate::models::stovepipe::DEFAULT_BOUNDS,
         );
         let properties: Vec<_> = model
             .properties()

@@ -2,12 +2,11 @@
 //! re-run its scripted steps (refusing one that is not enabled), tell the
 //! story and say which property the last state violates.
 
-use crate::itf;
+use crate::models::{self, ForModel, ToolModel};
 use crate::report;
-use crate::simulate::{discovered, model_meta, Simulated};
+use crate::report::itf;
+use crate::simulate::{discovered, model_meta};
 use serde_json::{Map, Value as Json};
-use slotcheck_models::link::Link;
-use slotcheck_models::stovepipe::Stovepipe;
 use stateright::Expectation;
 use std::path::Path;
 
@@ -34,14 +33,40 @@ pub fn replay_file(path: &Path) -> Result<Replayed, String> {
 pub fn replay_document(document: &Json) -> Result<Replayed, String> {
     let (meta, script) = itf::read(document)?;
     match meta.get("model").and_then(Json::as_str) {
-        Some("stovepipe") => replay_with(&Stovepipe::from_meta(&meta)?, &meta, &script, document),
-        Some("link") => replay_with(&Link::from_meta(&meta)?, &meta, &script, document),
-        Some(other) => Err(format!("unknown model `{other}` in `#meta`")),
+        Some(name) => models::for_model(
+            name,
+            Replay {
+                meta: &meta,
+                script: &script,
+                document,
+            },
+        )
+        .unwrap_or_else(|| Err(format!("unknown model `{name}` in `#meta`"))),
         None => Err("`#meta` names no `model`".into()),
     }
 }
 
-fn replay_with<M: Simulated>(
+/// A replay of the model the registry finds by name.
+struct Replay<'a> {
+    meta: &'a Map<String, Json>,
+    script: &'a [String],
+    document: &'a Json,
+}
+
+impl ForModel for Replay<'_> {
+    type Out = Result<Replayed, String>;
+
+    fn run<M: ToolModel>(self) -> Self::Out {
+        replay_with(
+            &M::from_meta(self.meta)?,
+            self.meta,
+            self.script,
+            self.document,
+        )
+    }
+}
+
+fn replay_with<M: ToolModel>(
     model: &M,
     meta: &Map<String, Json>,
     script: &[String],
@@ -128,7 +153,7 @@ fn replay_with<M: Simulated>(
 /// the trace's own `#meta` (its bounds, its design): the file was edited,
 /// or written by a slotcheck whose model differs, and it is refused rather
 /// than replayed from some other state.
-pub fn recorded_init<M: Simulated>(model: &M, document: &Json) -> Result<usize, String> {
+pub fn recorded_init<M: ToolModel>(model: &M, document: &Json) -> Result<usize, String> {
     let first = document
         .get("states")
         .and_then(|s| s.get(0))

@@ -1,11 +1,16 @@
-//! The stovepipe model as the tool runs it: its default bounds, the bounds
-//! as JSON, and what the simulator needs of it ([`Simulated`]).
+//! The stovepipe model as the tool runs it: its flags and default bounds,
+//! the bounds as JSON and in words, how a scenario file gives them, and the
+//! rest of [`ToolModel`] (what the simulator draws and lowers, its mutants).
 
-use crate::simulate::{meta_bounds_and_options, Simulated};
+use super::bounds::{meta_bounds_and_options, scenario_whole, whole, BoundError, Whole};
+use super::{model_of_design, ModelArgs, ToolModel};
+use clap::Args;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use slotcheck_models::stovepipe::{design_named, Action, Bounds, Options, Stovepipe};
+use slotcheck_models::stovepipe::{design_named, Action, Bounds, Options, Stovepipe, DESIGNS};
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
+use toml::Spanned;
 
 /// The bounds `compare` uses when given none: the richest on which every
 /// design finishes in a few seconds on a 2-core machine (measured; see the
@@ -44,6 +49,67 @@ pub fn bounds_line(bounds: &Bounds, options: &Options) -> String {
         line.push_str(&format!(", option {option}"));
     }
     line
+}
+
+/// The stovepipe model's bounds (see `docs/stovepipe.md`, "Bounds").
+#[derive(Args, Clone, Debug)]
+pub struct BoundsArgs {
+    /// N: how many requests arrive (at any time, in ID order).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.requests,
+          value_parser = whole(1u8, Some(32)))]
+    pub requests: u8,
+    /// K: the queue's limit on concurrent builds.
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_BOUNDS.max_concurrent,
+          value_parser = whole(1u8, Some(32)))]
+    pub max_concurrent: u8,
+    /// How many times a worker may crash (its message becomes visible again, attempt +1);
+    /// link: a builder [default: 2; link: 1].
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
+    pub crashes: Option<u8>,
+    /// How many times a message's visibility may expire while its worker still runs.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.stalls,
+          value_parser = whole(0u8, Some(u8::MAX)))]
+    pub stalls: u8,
+    /// Attempts before a message is dead-lettered.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.max_deliveries,
+          value_parser = whole(1u8, Some(u8::MAX)))]
+    pub max_deliveries: u8,
+    /// A model option (repeatable): split-read (R, Q and the head read in three steps);
+    /// link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing), atomic-start (a builder reads the running key and puts it, or acks the duplicate, in one step).
+    #[arg(long = "option", value_name = "NAME")]
+    pub options: Vec<String>,
+}
+
+impl BoundsArgs {
+    fn bounds(&self) -> Bounds {
+        Bounds {
+            requests: self.requests,
+            max_concurrent: self.max_concurrent,
+            crashes: self.crashes.unwrap_or(DEFAULT_BOUNDS.crashes),
+            stalls: self.stalls,
+            max_deliveries: self.max_deliveries,
+        }
+    }
+
+    fn model_options(&self) -> Result<Options, String> {
+        let mut options = Options::default();
+        for name in &self.options {
+            options.set(name).map_err(|e| format!("--option: {e}"))?;
+        }
+        Ok(options)
+    }
+}
+
+/// The stovepipe model's bounds as a scenario writes them: all required, so
+/// that a scenario does not change when a default does.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioBounds {
+    requests: Spanned<Whole>,
+    max_concurrent: Spanned<Whole>,
+    crashes: Spanned<Whole>,
+    stalls: Spanned<Whole>,
+    max_deliveries: Spanned<Whole>,
 }
 
 /// The worker a scripted stovepipe step names, if any; deliveries create
@@ -129,9 +195,89 @@ const STOVEPIPE_KINDS: &[&str] = &[
     "stall",
 ];
 
-impl Simulated for Stovepipe {
-    fn model_name(&self) -> &'static str {
-        "stovepipe"
+impl ToolModel for Stovepipe {
+    const NAME: &'static str = "stovepipe";
+    type ScenarioBounds = ScenarioBounds;
+
+    fn design_names() -> Vec<&'static str> {
+        DESIGNS.iter().map(|d| d.name()).collect()
+    }
+
+    fn design_notes() -> Vec<(&'static str, &'static str, &'static str)> {
+        DESIGNS
+            .iter()
+            .map(|d| (d.name(), d.change(), d.cost()))
+            .collect()
+    }
+
+    fn designs_help() -> String {
+        let mut text = String::from(
+            "Stovepipe designs, each as what it changes in the contract's admit table (a gate, b claim, c processing write, d submit, and the release rules), and its cost:",
+        );
+        for d in DESIGNS {
+            text.push_str(&format!(
+                "\n\n  {}: {}\n    cost: {}",
+                d.name(),
+                d.change(),
+                d.cost()
+            ));
+        }
+        text
+    }
+
+    fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {
+        let design = design_named(design).ok_or_else(|| match model_of_design(design) {
+            Some(other) => {
+                format!("`{design}` is a design of the {other} model: add --model {other}")
+            }
+            None => format!("unknown design `{design}`"),
+        })?;
+        let b = flags.bounds.bounds();
+        b.validate()?;
+        let mut model = Stovepipe::new(design, b);
+        model.options = flags.bounds.model_options()?;
+        Ok(model)
+    }
+
+    fn from_scenario(raw: &Spanned<ScenarioBounds>) -> Result<Self, BoundError> {
+        let b = raw.get_ref();
+        let bounds = Bounds {
+            requests: scenario_whole(&b.requests, "requests")?,
+            max_concurrent: scenario_whole(&b.max_concurrent, "max_concurrent")?,
+            crashes: scenario_whole(&b.crashes, "crashes")?,
+            stalls: scenario_whole(&b.stalls, "stalls")?,
+            max_deliveries: scenario_whole(&b.max_deliveries, "max_deliveries")?,
+        };
+        if let Err(message) = bounds.validate() {
+            // The message names the bound; point at it.
+            let (field, span) = if message.starts_with("requests") {
+                ("bounds.requests", b.requests.span())
+            } else if message.starts_with("max_concurrent") {
+                ("bounds.max_concurrent", b.max_concurrent.span())
+            } else if message.starts_with("max_deliveries") {
+                ("bounds.max_deliveries", b.max_deliveries.span())
+            } else {
+                ("bounds", raw.span())
+            };
+            return Err(BoundError {
+                span,
+                field: field.into(),
+                message,
+            });
+        }
+        Ok(Stovepipe::new(DESIGNS[0], bounds))
+    }
+
+    fn with_design(&self, design: &str) -> Option<Self> {
+        design_named(design).map(|d| {
+            let mut model = Stovepipe::new(d, self.bounds);
+            model.options = self.options;
+            model
+        })
+    }
+
+    fn set_option(&mut self, name: &str) -> Result<(), String> {
+        self.options.set(name)
     }
 
     fn variant(&self) -> &'static str {
@@ -226,9 +372,7 @@ impl Simulated for Stovepipe {
         );
         candidates
     }
-}
 
-impl crate::mutate::Mutable for Stovepipe {
     fn on_bounds_of(&self, other: &Self) -> Self {
         Stovepipe {
             bounds: other.bounds,
@@ -278,9 +422,7 @@ impl crate::mutate::Mutable for Stovepipe {
         ladder.sort_by_key(|(size, m)| (*size, m.bounds.requests));
         ladder.into_iter().map(|(_, m)| m).collect()
     }
-}
 
-impl crate::adhoc::Described for Stovepipe {
     fn bounds_json(&self) -> Value {
         bounds_json(&self.bounds, &self.options)
     }

@@ -5,8 +5,8 @@
 //! skew up to which every `always` property holds at every skew checked, and
 //! the first skew that breaks one is told as its shortest story.
 
-use crate::adhoc::Described;
 use crate::check::{check, Limits, Outcome, Verdict};
+use crate::models::ToolModel;
 use crate::report::{self, Style};
 use slotcheck_models::link::{Bounds, Link, Options, TICK_SECONDS};
 use slotcheck_models::{Narrated, PropertyKind};
@@ -65,7 +65,7 @@ pub fn measure(
     (from..=to)
         .step_by(TICK_SECONDS as usize)
         .map(|skew| {
-            let model = crate::link::model_for(design, Bounds { skew, ..bounds }, options)?;
+            let model = crate::models::link::model_for(design, Bounds { skew, ..bounds }, options)?;
             let outcome = check(model, &[], limits);
             Ok(Point {
                 skew,

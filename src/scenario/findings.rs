@@ -6,7 +6,8 @@
 //! what a reviewer of the two PRs reads to know what to merge.
 
 use crate::check::{Limits, Verdict};
-use crate::html::{Matrix, MatrixDesign, MatrixFinding, Page, ResultRow, StatsRow};
+use crate::models::{self, ForModel, ToolModel};
+use crate::report::html::{Matrix, MatrixDesign, MatrixFinding, Page, ResultRow, StatsRow};
 use crate::report::Style;
 use crate::scenario::{self, Selection};
 use serde_json::{json, Value};
@@ -35,35 +36,29 @@ pub struct Table {
 
 /// What each design of `model` changes and costs.
 fn designs(model: &str) -> Vec<MatrixDesign> {
-    match model {
-        "stovepipe" => slotcheck_models::stovepipe::DESIGNS
-            .iter()
-            .map(|d| MatrixDesign {
-                name: d.name().into(),
-                change: d.change().into(),
-                cost: d.cost().into(),
-            })
-            .collect(),
-        _ => slotcheck_models::link::DESIGNS
-            .iter()
-            .map(|d| MatrixDesign {
-                name: d.name.into(),
-                change: d.summary.into(),
-                cost: String::new(),
-            })
-            .collect(),
+    struct Notes;
+    impl ForModel for Notes {
+        type Out = Vec<MatrixDesign>;
+        fn run<M: ToolModel>(self) -> Self::Out {
+            M::design_notes()
+                .into_iter()
+                .map(|(name, change, cost)| MatrixDesign {
+                    name: name.into(),
+                    change: change.into(),
+                    cost: cost.into(),
+                })
+                .collect()
+        }
     }
+    models::for_model(model, Notes).unwrap_or_default()
 }
 
 /// Runs every finding of `model` among the scenario files under `paths`.
-pub fn run(paths: &[PathBuf], model: &str, limits: &Limits) -> Result<Table, String> {
+pub fn run(paths: &[PathBuf], model: &'static str, limits: &Limits) -> Result<Table, String> {
     let files = scenario::files(paths).map_err(|e| e.to_string())?;
     let scenarios = scenario::load_all(&files, &Selection::default()).map_err(|e| e.to_string())?;
     let mut table = Table {
-        model: match model {
-            "stovepipe" => "stovepipe",
-            _ => "link",
-        },
+        model,
         columns: Vec::new(),
         designs: designs(model),
         cells: Vec::new(),

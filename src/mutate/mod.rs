@@ -11,35 +11,26 @@
 //! they count as survived, and with `--allow-known-survivors` do not fail the
 //! run, so that a nightly run fails only on a new one. A listed mutant that
 //! is killed is reported, so that the list stays true.
+//!
+//! The room: `mod.rs` the list, the runs and the judgement, `output.rs` the
+//! text, JSON and HTML. It may use `check`, `report` and `models`' trait
+//! (each model's mutants are [`ToolModel::mutants`]); never a model by
+//! name, the simulator, a scenario or the command line (the `mutate`
+//! command in `commands/` loads the scenarios whose bounds it adds).
 
-use crate::adhoc::Described;
+mod output;
+
+pub use output::{html, json, text};
+
 use crate::check::{check, Limits, Outcome, Verdict};
-use crate::report::{self, count, Style};
+use crate::models::ToolModel;
+use crate::report::{self, count};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
-
-/// A model whose designs have mutants.
-pub trait Mutable: Described {
-    /// The design's mutants on these bounds: each its stable name, what it
-    /// changes in one sentence, and its model.
-    fn mutants(&self) -> Vec<(String, String, Self)>;
-
-    /// The same design on a ladder of bounds, smallest first, where a
-    /// survivor is looked for (`mutate --search`): the smallest that kills
-    /// it says the bounds were too small. Default: none.
-    fn ladder(&self) -> Vec<Self> {
-        Vec::new()
-    }
-
-    /// This mutant on the bounds and options of `other`, a model of the same
-    /// design: checked where its step may not be taken, it behaves as the
-    /// design and is not killed there.
-    fn on_bounds_of(&self, other: &Self) -> Self;
-}
 
 /// The mutants listed as equivalent, each with why, and the known
 /// survivors, each with what it teaches.
@@ -81,7 +72,7 @@ impl Equivalents {
             let at = e
                 .span()
                 .map(|s| {
-                    let (line, column) = crate::scenario::line_column(&text, s.start);
+                    let (line, column) = report::line_column(&text, s.start);
                     format!(":{line}:{column}")
                 })
                 .unwrap_or_default();
@@ -223,7 +214,7 @@ impl DesignReport {
 }
 
 /// `violated (9 steps)`, `holds`.
-fn verdict_of<M: Described>(outcome: &Outcome<M>, property: &str) -> (Verdict, Option<usize>) {
+fn verdict_of<M: ToolModel>(outcome: &Outcome<M>, property: &str) -> (Verdict, Option<usize>) {
     let r = outcome.result(property).expect("the same properties");
     (r.verdict, report::steps(r))
 }
@@ -237,7 +228,7 @@ fn words((verdict, steps): (Verdict, Option<usize>)) -> String {
 }
 
 /// The first property whose verdict or shortest path differs.
-fn difference<M: Described>(
+fn difference<M: ToolModel>(
     design: &Outcome<M>,
     mutant: &Outcome<M>,
 ) -> Option<(&'static str, String, String)> {
@@ -249,7 +240,7 @@ fn difference<M: Described>(
 
 /// The fate of one mutant: checked on each set of bounds in turn (the
 /// design's outcome there beside it) until some property differs.
-fn judge<M: Mutable>(
+fn judge<M: ToolModel>(
     name: &str,
     sets: &[(&M, &Outcome<M>, &BTreeMap<String, M>)],
     limits: &Limits,
@@ -278,14 +269,14 @@ fn judge<M: Mutable>(
 
 /// A rung of the ladder, worked out once for every survivor that climbs it:
 /// the design on those bounds, its outcome there, and its mutants there.
-struct Rung<M: Mutable> {
+struct Rung<M: ToolModel> {
     model: M,
     outcome: Outcome<M>,
     mutants: BTreeMap<String, M>,
 }
 
 /// For a survivor, the first bounds of the ladder on which it dies.
-fn search<M: Mutable>(
+fn search<M: ToolModel>(
     name: &str,
     ladder: &[M],
     rungs: &[OnceLock<Rung<M>>],
@@ -316,7 +307,7 @@ fn search<M: Mutable>(
 /// per design, its model on each set of bounds (the first is where its
 /// mutants are found). Mutants are checked `limits.threads` at a time, each
 /// on one thread; the report is the same whatever that number.
-pub fn run<M: Mutable>(
+pub fn run<M: ToolModel>(
     designs: &[Vec<M>],
     equivalents: &Equivalents,
     limits: &Limits,
@@ -433,185 +424,4 @@ pub fn exit_code(reports: &[DesignReport], allow_known: bool) -> u8 {
     } else {
         0
     }
-}
-
-/// The report for people: each mutant's fate (with the bounds that killed
-/// it, when they are not `given`), then each design's score.
-pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Style) -> String {
-    let mut out = String::new();
-    let width = reports
-        .iter()
-        .flat_map(|r| r.mutants.iter().map(|m| m.name.len()))
-        .max()
-        .unwrap_or(20)
-        + 2;
-    for r in reports {
-        out.push_str(&style.bold(&format!(
-            "{}: {}\n",
-            r.design,
-            count(r.mutants.len() as u64, "mutant")
-        )));
-        for m in &r.mutants {
-            let (line, verdict) = match &m.fate {
-                Fate::Killed(kill) => (
-                    format!(
-                        "killed by {}{}",
-                        kill.words(),
-                        if kill.bounds == given {
-                            String::new()
-                        } else {
-                            format!(" (on {})", kill.bounds)
-                        }
-                    ),
-                    Verdict::Holds,
-                ),
-                Fate::Survived(None) => (format!("SURVIVED: {}", m.change), Verdict::Violated),
-                Fate::Survived(Some(kill)) => (
-                    format!(
-                        "SURVIVED here; killed on {} by {}",
-                        kill.bounds,
-                        kill.words()
-                    ),
-                    Verdict::Violated,
-                ),
-                Fate::Equivalent(why) => (format!("equivalent: {why}"), Verdict::Reached),
-                Fate::Known(why) => (format!("survived (known): {why}"), Verdict::Inconclusive),
-                Fate::ListedButKilled {
-                    listed_as, kill, ..
-                } => (
-                    format!(
-                        "LISTED AS {} BUT KILLED by {}",
-                        listed_as.to_uppercase(),
-                        kill.words()
-                    ),
-                    Verdict::Violated,
-                ),
-                Fate::Inconclusive(why) => (format!("inconclusive: {why}"), Verdict::Inconclusive),
-            };
-            out.push_str(&format!(
-                "  {:<width$}{}\n",
-                m.name,
-                style.verdict(verdict, &line)
-            ));
-        }
-        out.push('\n');
-    }
-    out.push_str(&style.bold("mutation score (killed / mutants not listed as equivalent)\n"));
-    for r in reports {
-        out.push_str(&format!(
-            "  {:<38}{:>6.1}%  {} killed, {} survived ({} known), {} equivalent\n",
-            r.design,
-            100.0 * r.score(),
-            r.killed(),
-            r.survived(),
-            r.known(),
-            r.equivalent()
-        ));
-    }
-    out.push_str(&format!(
-        "\nA mutant's story: slotcheck check{model_flag} --design DESIGN --mutant NAME --property PROPERTY [its bounds]\n"
-    ));
-    out
-}
-
-pub fn json(reports: &[DesignReport]) -> Value {
-    Value::Array(
-        reports
-            .iter()
-            .map(|r| {
-                json!({
-                    "design": r.design,
-                    "mutants": r.mutants.iter().map(|m| {
-                        let mut entry = json!({"name": m.name, "change": m.change});
-                        match &m.fate {
-                            Fate::Killed(kill) => {
-                                entry["fate"] = json!("killed");
-                                entry["killed_by"] = kill.json();
-                            }
-                            Fate::Survived(larger) => {
-                                entry["fate"] = json!("survived");
-                                if let Some(kill) = larger {
-                                    entry["killed_on_larger_bounds"] = kill.json();
-                                }
-                            }
-                            Fate::Equivalent(why) => {
-                                entry["fate"] = json!("equivalent");
-                                entry["why"] = json!(why);
-                            }
-                            Fate::Known(why) => {
-                                entry["fate"] = json!("known-survivor");
-                                entry["why"] = json!(why);
-                            }
-                            Fate::ListedButKilled { listed_as, why, kill } => {
-                                entry["fate"] = json!("listed-but-killed");
-                                entry["listed_as"] = json!(listed_as);
-                                entry["why"] = json!(why);
-                                entry["killed_by"] = kill.json();
-                            }
-                            Fate::Inconclusive(why) => {
-                                entry["fate"] = json!("inconclusive");
-                                entry["why"] = json!(why);
-                            }
-                        }
-                        entry
-                    }).collect::<Vec<_>>(),
-                    "killed": r.killed(),
-                    "survived": r.survived(),
-                    "known_survivors": r.known(),
-                    "equivalent": r.equivalent(),
-                    "score": r.score(),
-                })
-            })
-            .collect(),
-    )
-}
-
-/// The report as a page: a table per design, a row per mutant.
-pub fn html(reports: &[DesignReport], heading: &str) -> String {
-    use crate::report::xml_escape;
-    let mut body = String::new();
-    for r in reports {
-        body.push_str(&format!(
-            "<h2>{} <small>{:.1}% killed ({} of {}; {} equivalent)</small></h2>\n<table><thead><tr><th>mutant</th><th>what it changes</th><th>fate</th></tr></thead><tbody>\n",
-            xml_escape(&r.design),
-            100.0 * r.score(),
-            r.killed(),
-            r.mutants.len() - r.equivalent(),
-            r.equivalent()
-        ));
-        for m in &r.mutants {
-            let (class, fate) = match &m.fate {
-                Fate::Killed(kill) => (
-                    "good",
-                    format!("killed by {} ({})", kill.words(), kill.bounds),
-                ),
-                Fate::Survived(None) => ("bad", "SURVIVED".to_string()),
-                Fate::Survived(Some(kill)) => (
-                    "bad",
-                    format!(
-                        "SURVIVED here; killed on {} by {}",
-                        kill.bounds,
-                        kill.words()
-                    ),
-                ),
-                Fate::Equivalent(why) => ("good", format!("equivalent: {why}")),
-                Fate::Known(why) => ("unsure", format!("survived (known): {why}")),
-                Fate::ListedButKilled {
-                    listed_as, kill, ..
-                } => (
-                    "bad",
-                    format!("listed as {listed_as} but killed by {}", kill.words()),
-                ),
-                Fate::Inconclusive(why) => ("unsure", format!("inconclusive: {why}")),
-            };
-            body.push_str(&format!(
-                "<tr><td><code>{}</code></td><td>{}</td><td class=\"{class}\">{}</td></tr>\n",
-                xml_escape(&m.name),
-                xml_escape(&m.change),
-                xml_escape(&fate)
-            ));
-        }
-        body.push_str("</tbody></table>\n");
-    }
-    crate::html::plain_page("slotcheck mutate", heading, &body)
 }

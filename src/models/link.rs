@@ -1,26 +1,20 @@
 //! The link model as the tool runs it: its bounds flags, default bounds, the
-//! bounds as JSON, `compare`/`check`/`simulate` for `--model link`, and what
-//! the simulator needs of it ([`Simulated`]).
+//! bounds as JSON and in words, how a scenario file gives them, and the rest
+//! of [`ToolModel`] (what the simulator draws and lowers, its mutants).
 
-use crate::report::whole;
-use crate::simulate::{self, meta_bounds_and_options, SimulateArgs, Simulated};
+use super::bounds::{meta_bounds_and_options, scenario_whole, whole, BoundError, Whole};
+use super::{ModelArgs, ToolModel};
 use clap::Args;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use slotcheck_models::link::{
     design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
 };
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
-
-/// Which model a command runs.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ModelName {
-    #[default]
-    Stovepipe,
-    Link,
-}
+use toml::Spanned;
 
 /// The bounds `compare --model link` uses when given none: two asks (the
 /// duplicate needs a second ask to keep the first builder busy), two builders,
@@ -157,28 +151,22 @@ pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link,
     Ok(model)
 }
 
-/// `simulate --model link`: every design (or those given) on `bounds`.
-pub fn simulate(bounds: Bounds, options: Options, args: &SimulateArgs) -> Result<u8, String> {
-    if args.bench {
-        return Err("--bench measures the stovepipe model's claims; leave out --model link".into());
-    }
-    let models = if args.design.is_empty() {
-        DESIGNS.iter().map(|d| d.name).collect()
-    } else {
-        args.design.iter().map(String::as_str).collect::<Vec<_>>()
-    }
-    .into_iter()
-    .map(|d| model_for(d, bounds, options))
-    .collect::<Result<Vec<_>, _>>()?;
-    // The flags that rebuild the model, for the reproduction commands; swarm
-    // runs draw their bounds.
-    let mut flags = vec!["--model link".to_string()];
-    if args.swarm {
-        flags.extend(options.names().iter().map(|o| format!("--option {o}")));
-    } else {
-        flags.push(crate::adhoc::Described::bounds_flags(&models[0]));
-    }
-    simulate::run_cli(&models, &flags.join(" "), args)
+/// The link model's bounds as a scenario writes them, in seconds where the
+/// command line takes seconds; all required, as for stovepipe. Spanned so
+/// that an error (out of its type, or one `link::Bounds::validate` gives)
+/// points at the value.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioBounds {
+    asks: Spanned<Whole>,
+    builders: Spanned<Whole>,
+    skew: Spanned<Whole>,
+    horizon: Spanned<Whole>,
+    longest_build: Spanned<Whole>,
+    crashes: Spanned<Whole>,
+    late_heartbeats: Spanned<Whole>,
+    late_by: Spanned<Whole>,
+    max_deliver: Spanned<Whole>,
 }
 
 /// The kinds of link actions swarm weights are drawn for, in the order of
@@ -213,9 +201,81 @@ fn init_with_offsets(model: &Link, offsets: &[i8]) -> State {
 
 /// Time bounds are counted in ticks here, so that swarm draws and shrinking's
 /// `-1` always give a valid bound; the CLI and the stories say seconds.
-impl Simulated for Link {
-    fn model_name(&self) -> &'static str {
-        "link"
+impl ToolModel for Link {
+    const NAME: &'static str = "link";
+    type ScenarioBounds = ScenarioBounds;
+
+    fn design_names() -> Vec<&'static str> {
+        DESIGNS.iter().map(|d| d.name).collect()
+    }
+
+    fn design_notes() -> Vec<(&'static str, &'static str, &'static str)> {
+        DESIGNS.iter().map(|d| (d.name, d.summary, "")).collect()
+    }
+
+    fn designs_help() -> String {
+        let mut text = String::from("Link designs (--model link):");
+        for d in &DESIGNS {
+            text.push_str(&format!("\n  {}: {}", d.name, d.summary));
+        }
+        text
+    }
+
+    fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {
+        let bounds = flags.link.bounds(flags.bounds.crashes)?;
+        model_for(design, bounds, options(&flags.bounds.options)?)
+    }
+
+    fn from_scenario(raw: &Spanned<ScenarioBounds>) -> Result<Self, BoundError> {
+        let b = raw.get_ref();
+        let bounds = Bounds {
+            asks: scenario_whole(&b.asks, "asks")?,
+            builders: scenario_whole(&b.builders, "builders")?,
+            skew: scenario_whole(&b.skew, "skew")?,
+            horizon: scenario_whole(&b.horizon, "horizon")?,
+            longest_build: scenario_whole(&b.longest_build, "longest_build")?,
+            crashes: scenario_whole(&b.crashes, "crashes")?,
+            late_heartbeats: scenario_whole(&b.late_heartbeats, "late_heartbeats")?,
+            late_by: scenario_whole(&b.late_by, "late_by")?,
+            max_deliver: scenario_whole(&b.max_deliver, "max_deliver")?,
+        };
+        if let Err(message) = bounds.validate() {
+            // The model's messages name the bound in words (`longest build must
+            // ...`); point at the key that holds it.
+            let keyed = [
+                ("asks", "asks", b.asks.span()),
+                ("builders", "builders", b.builders.span()),
+                ("skew", "skew", b.skew.span()),
+                ("horizon", "horizon", b.horizon.span()),
+                ("longest build", "longest_build", b.longest_build.span()),
+                ("late by", "late_by", b.late_by.span()),
+                ("max deliver", "max_deliver", b.max_deliver.span()),
+            ];
+            let (field, span) = keyed
+                .into_iter()
+                .find(|(words, _, _)| message.starts_with(words))
+                .map_or(("bounds".to_string(), raw.span()), |(_, key, span)| {
+                    (format!("bounds.{key}"), span)
+                });
+            return Err(BoundError {
+                span,
+                field,
+                message,
+            });
+        }
+        Ok(Link::new(&DESIGNS[0], bounds))
+    }
+
+    fn with_design(&self, design: &str) -> Option<Self> {
+        design_named(design).map(|d| {
+            let mut model = Link::new(d, self.bounds);
+            model.options = self.options;
+            model
+        })
+    }
+
+    fn set_option(&mut self, name: &str) -> Result<(), String> {
+        self.options.set(name)
     }
 
     fn variant(&self) -> &'static str {
@@ -355,9 +415,7 @@ impl Simulated for Link {
         }
         Some(init_with_offsets(self, &offsets))
     }
-}
 
-impl crate::mutate::Mutable for Link {
     fn on_bounds_of(&self, other: &Self) -> Self {
         Link {
             bounds: other.bounds,
@@ -378,9 +436,7 @@ impl crate::mutate::Mutable for Link {
             })
             .collect()
     }
-}
 
-impl crate::adhoc::Described for Link {
     fn bounds_json(&self) -> Value {
         bounds_json(&self.bounds, &self.options)
     }
@@ -405,7 +461,7 @@ impl crate::adhoc::Described for Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::run_rng;
+    use rand::SeedableRng;
     use stateright::Model;
 
     #[test]
@@ -417,7 +473,9 @@ mod tests {
         let inits = model.init_states();
         let mut drawn = std::collections::BTreeSet::new();
         for run in 0..2000 {
-            let init = model.pick_init(&mut run_rng(1, run));
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            rng.set_stream(run);
+            let init = model.pick_init(&mut rng);
             assert!(inits.contains(&init));
             drawn.insert(init);
         }

@@ -1,30 +1,19 @@
 //! The ad-hoc commands, once for every model: `compare` (every design on the
 //! same bounds) and `check --design D` (one design, each violation told as a
-//! story). A model takes part by saying how its bounds read ([`Described`]).
+//! story). A model takes part by saying how its bounds read ([`ToolModel`]).
 
 use crate::check::{check, Limits, Outcome, Verdict};
-use crate::itf::{self, Output};
+use crate::models::{self, ToolModel};
+use crate::report::itf::{self, Output};
+use crate::report::see::{self, CheckOutputArgs, CompareOutputArgs};
 use crate::report::{self, JsonArgs, Style};
-use crate::see::{self, CheckOutputArgs, CompareOutputArgs};
-use crate::simulate::{check_trace_files, Simulated};
+use crate::simulate::check_trace_files;
 use serde_json::{json, Value};
 use slotcheck_models::PropertyKind;
 use std::path::Path;
 
-/// How a model's bounds read, in reports.
-pub trait Described: Simulated {
-    /// The bounds and options as JSON (the `bounds` of a report).
-    fn bounds_json(&self) -> Value;
-    /// The bounds in words: `requests 2, max_concurrent 1, ...`.
-    fn bounds_line(&self) -> String;
-    /// The command-line flags that give these bounds and options
-    /// (`--requests 2 --max-concurrent 1 ...`), for the commands slotcheck
-    /// suggests.
-    fn bounds_flags(&self) -> String;
-}
-
 /// The property names a user asked for, each checked against the model's.
-fn property_names<M: Described>(model: &M, asked: &[String]) -> Result<Vec<&'static str>, String> {
+fn property_names<M: ToolModel>(model: &M, asked: &[String]) -> Result<Vec<&'static str>, String> {
     let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
     asked
         .iter()
@@ -44,7 +33,7 @@ fn property_names<M: Described>(model: &M, asked: &[String]) -> Result<Vec<&'sta
 /// once every run finished (violations are the comparison's content), 3 if
 /// any was cut short, even one that had decided every verdict by then: a
 /// comparison's columns are only comparable when each run is whole.
-pub fn compare<M: Described>(
+pub fn compare<M: ToolModel>(
     models: Vec<M>,
     limits: &Limits,
     json: &JsonArgs,
@@ -71,10 +60,7 @@ pub fn compare<M: Described>(
         let style = Style::for_stdout();
         println!("{}\n", style.bold(&format!("slotcheck compare: {heading}")));
         print!("{}", report::comparison_table(&columns, style));
-        let model_flag = match first.model_name() {
-            "stovepipe" => String::new(),
-            other => format!(" --model {other}"),
-        };
+        let model_flag = models::model_flag(first.model_name());
         println!(
             "\nA violation's story: slotcheck check{model_flag} --design DESIGN [same bounds]"
         );
@@ -107,7 +93,7 @@ fn json_text(value: &Value) -> String {
 /// Why a check exits 1 although no property is violated: the witnesses it
 /// did not reach. A witness shows that the states a property guards are
 /// reachable at all; without it a `holds` may be vacuous.
-pub fn unreached_note<M: Described>(outcome: &Outcome<M>) -> Option<String> {
+pub fn unreached_note<M: ToolModel>(outcome: &Outcome<M>) -> Option<String> {
     let unreached: Vec<&str> = outcome
         .results
         .iter()
@@ -146,7 +132,7 @@ Larger bounds may reach {them}",
 /// counterexample as a story (or as JSON or diagrams); then the files asked
 /// for (`--json-out`, `--html`, `--out` traces), each checked before the run
 /// and written after the results are printed.
-pub fn check_design<M: Described>(
+pub fn check_design<M: ToolModel>(
     model: M,
     properties: &[String],
     limits: &Limits,
@@ -209,7 +195,7 @@ pub fn check_design<M: Described>(
 }
 
 /// `check --design D --json`: verdicts, stories and statistics.
-fn check_json<M: Described>(model: &M, outcome: &Outcome<M>) -> Value {
+fn check_json<M: ToolModel>(model: &M, outcome: &Outcome<M>) -> Value {
     let design = model.variant();
     let results: Vec<Value> = outcome
         .results
@@ -236,7 +222,7 @@ fn check_json<M: Described>(model: &M, outcome: &Outcome<M>) -> Value {
     })
 }
 
-fn print_check_text<M: Described>(
+fn print_check_text<M: ToolModel>(
     model: &M,
     heading: &str,
     outcome: &Outcome<M>,

@@ -1,0 +1,213 @@
+//! `slotcheck check`: over scenario files (the regression guard), or with
+//! `--design` one design ad hoc, a mutant of it, or (link) a range of skews.
+
+use super::adhoc;
+use super::args::LimitArgs;
+use super::skew;
+use crate::models::link::options;
+use crate::models::{ForModel, ModelArgs, ModelName, ToolModel};
+use crate::report::see::{CheckOutputArgs, Format};
+use crate::report::{JsonArgs, Style};
+use crate::scenario;
+use clap::{ArgMatches, Args};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Scenario files or directories to run (default: every file under
+    /// `scenarios/`). Without PATH and with --design, check that design
+    /// ad hoc on the bounds given.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The design to check ad hoc; with scenarios, run only this design.
+    #[arg(long, value_name = "DESIGN", value_parser = crate::models::design_names())]
+    pub design: Option<String>,
+    /// With --design: check this mutant of the design instead (a name that `slotcheck mutate`
+    /// prints, `owner-keyed/claim/cas-ignores-version`), to read its stories.
+    #[arg(long, value_name = "NAME", requires = "design")]
+    pub mutant: Option<String>,
+    /// Check only this property (repeatable); default: all of them.
+    #[arg(long, value_name = "NAME")]
+    pub property: Vec<String>,
+    /// Link, with --design: check the design at every skew from FROM to TO seconds (`0..60`),
+    /// a tick (5 s) apart, on the other bounds given, and say the largest skew under which
+    /// every property holds, with the story of the first skew that breaks one.
+    #[arg(long, value_name = "FROM..TO", requires = "design", conflicts_with_all = ["mutant", "property"])]
+    pub skew_range: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    #[command(flatten)]
+    pub scenarios: ScenarioArgs,
+    // `--json` (one JSON object, verdicts, stories and statistics, or for
+    // scenario runs the whole run's report, instead of the text) and
+    // `--json-out FILE` (the same written to FILE; the text is still printed).
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// Write each counterexample here: an ITF trace (.itf.json, for
+    /// `slotcheck replay`), and for scenario runs a story (.txt) too.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: CheckOutputArgs,
+}
+
+/// What only scenario runs take.
+#[derive(Args, Default)]
+pub struct ScenarioArgs {
+    /// Scenario runs: run only the scenario with this ID (repeatable).
+    #[arg(long, value_name = "ID")]
+    pub only: Vec<String>,
+    /// Scenario runs: leave out scenarios marked `slow = true` (the nightly one).
+    #[arg(long)]
+    pub skip_slow: bool,
+    /// Scenario runs: write a JUnit XML report here (a testsuite per scenario).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+impl ScenarioArgs {
+    /// The scenario-only flags given, as typed.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.only.is_empty() {
+            given.push("--only");
+        }
+        if self.skip_slow {
+            given.push("--skip-slow");
+        }
+        if self.junit.is_some() {
+            given.push("--junit");
+        }
+        given
+    }
+}
+
+/// `check --design D`: the design, or the mutant `--mutant` names, on the
+/// bounds given; with `--skew-range`, the link design at each skew.
+pub fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
+    if args.skew_range.is_some() {
+        return check_skew_range(args, design);
+    }
+    super::on_model(args.model.model, CheckDesign(args, design))
+}
+
+struct CheckDesign(CheckArgs, String);
+
+impl ForModel for CheckDesign {
+    type Out = Result<u8, String>;
+
+    fn run<M: ToolModel>(self) -> Self::Out {
+        let CheckDesign(args, design) = self;
+        adhoc::check_design(
+            maybe_mutant(M::from_flags(&args.model, &design)?, args.mutant.as_deref())?,
+            &args.property,
+            &args.limits.limits()?,
+            &args.json,
+            args.out.as_deref(),
+            &args.output,
+        )
+    }
+}
+
+/// `check --model link --design D --skew-range FROM..TO`.
+fn check_skew_range(args: CheckArgs, design: String) -> Result<u8, String> {
+    if args.model.model != ModelName::Link {
+        return Err(
+            "--skew-range is for the link model's clock skew: add --model link".to_string(),
+        );
+    }
+    let bounds = args.model.link.bounds(args.model.bounds.crashes)?;
+    let options = options(&args.model.bounds.options)?;
+    let range = args.skew_range.as_deref().expect("--skew-range given");
+    if args.model.link.skew.is_some() {
+        return Err("--skew-range varies the skew: leave out --skew".to_string());
+    }
+    let range = skew::parse_range(range)?;
+    let points = skew::measure(&design, bounds, options, range, &args.limits.limits()?)?;
+    print!("{}", skew::text(&design, &points, Style::for_stdout()));
+    Ok(skew::exit_code(&points))
+}
+
+/// The model, or with `--mutant` the mutant of it that has that name.
+fn maybe_mutant<M: ToolModel>(model: M, mutant: Option<&str>) -> Result<M, String> {
+    let Some(name) = mutant else {
+        return Ok(model);
+    };
+    let mutants = model.mutants();
+    let known: Vec<&str> = mutants.iter().map(|(n, _, _)| n.as_str()).collect();
+    match mutants.iter().find(|(n, _, _)| n == name) {
+        Some((_, _, m)) => Ok(m.clone()),
+        None => Err(format!(
+            "--mutant: `{name}` is no mutant of {} on these bounds (its mutants: {})",
+            model.variant(),
+            known.join(", ")
+        )),
+    }
+}
+
+/// `check` over scenario files; refuses what only an ad-hoc check takes
+/// (bounds, the model, diagrams), saying what made it a scenario run.
+pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, String> {
+    let paths: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+    let scenario_flags = args.scenarios.given();
+    let why = if !paths.is_empty() {
+        match paths.as_slice() {
+            [one] => format!("{one} is a scenario file to run"),
+            many => format!("{} are scenario files to run", many.join(", ")),
+        }
+    } else if !scenario_flags.is_empty() {
+        format!("{} asks for a scenario run", scenario_flags.join(", "))
+    } else {
+        "without --design `check` runs the scenario files".to_string()
+    };
+    let mut drop: Vec<&str> = Vec::new();
+    if !paths.is_empty() {
+        drop.push("the PATH");
+    }
+    drop.extend(&scenario_flags);
+    let fix = match (args.design.is_some(), drop.is_empty()) {
+        (true, _) => format!("leave out {}", drop.join(", ")),
+        (false, true) => "add --design DESIGN".to_string(),
+        (false, false) => format!("give --design DESIGN and leave out {}", drop.join(", ")),
+    };
+    let bounds = args.model.given(Some(matches), true);
+    if !bounds.is_empty() {
+        return Err(format!(
+            "{}: scenario files bring their own model and bounds, and {why}; for an ad-hoc check on these bounds, {fix}",
+            bounds.join(", ")
+        ));
+    }
+    if args.output.format != Format::Text {
+        return Err(format!(
+            "--format: diagrams are drawn by an ad-hoc check, and {why}; a scenario run draws them in its --html report (or, for an ad-hoc check, {fix})"
+        ));
+    }
+    let run = scenario::CheckRun {
+        paths: args.paths,
+        selection: scenario::Selection {
+            designs: args.design.into_iter().collect(),
+            properties: args.property,
+            only: args.scenarios.only,
+            skip_slow: args.scenarios.skip_slow,
+        },
+        limits: args.limits.limits()?,
+        junit: args.scenarios.junit,
+        json: args.json.json,
+        json_out: args.json.json_out,
+        out: args.out,
+        html: args.output.html,
+    };
+    Ok(scenario::check_command(run))
+}
+
+pub fn new_scenario(id: &str, dir: &Path) -> Result<u8, String> {
+    let path = scenario::write_template(id, dir)?;
+    println!(
+        "wrote {}: fill in the bounds and expectations, then run `slotcheck check {}`",
+        path.display(),
+        path.display()
+    );
+    Ok(0)
+}

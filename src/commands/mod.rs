@@ -1,0 +1,194 @@
+//! The command line: each command's flags, and what it runs. A command
+//! parses its arguments, builds the model through the registry
+//! (`models::for_model`), runs a checker or the simulator, and hands the
+//! results to a reporter. This room is the top of the house: it may use
+//! every other room, and none uses it.
+//!
+//! `mod.rs` the commands and their dispatch; `args.rs` the budget flags;
+//! `compare.rs`, `check.rs`, `mutate.rs`, `explore.rs`, `simulate.rs` a
+//! command each; `adhoc.rs` `compare` and `check --design` for every model;
+//! `skew.rs` the link model's `check --skew-range`; `bench.rs` and
+//! `simulate_bench.rs` the stovepipe model's measurements.
+
+pub mod adhoc;
+pub mod args;
+pub mod bench;
+pub mod check;
+pub mod compare;
+pub mod explore;
+pub mod mutate;
+pub mod simulate;
+pub mod simulate_bench;
+pub mod skew;
+
+use crate::models::{self, ForModel, ModelName};
+use check::CheckArgs;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use compare::CompareArgs;
+use explore::ExploreArgs;
+use mutate::MutateArgs;
+use simulate::SimulateCommand;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit status for bad arguments, as CI reads it (clap exits 2 too).
+const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "slotcheck",
+    version,
+    about = "Model-check and compare designs of a queue that hands out build slots under at-least-once delivery",
+    long_about = "Model-check and compare designs of a queue that hands out build slots under \
+at-least-once delivery.\n\n\
+`compare` runs every design on the same bounds and prints one table; `check --design D` \
+tells each violated property of one design as a numbered story (the shortest counterexample).\n\n\
+Exit status: 0 every property holds and every witness is reached (compare: the runs finished); \
+1 a property is violated or a witness not reached; 2 bad arguments, or a report that could \
+not be written; 3 inconclusive (a state or time budget ran out before a verdict; compare: a \
+run was cut short). `check` over scenario files: 0 every verdict as expected; 1 a \
+regression; 2 an invalid file; 3 inconclusive.\n\n\
+JSON: `--json` prints it instead of the text, `--json-out FILE` writes it to a file and the \
+text is still printed. Every output path is checked before a run, and none may be an input.",
+    after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1\n  slotcheck check                      (every scenario under scenarios/)\n  slotcheck check --skip-slow --junit junit.xml --out traces\n  slotcheck scenario new SP-OCT-007"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every design on the same bounds and print one table, design by property.
+    Compare(CompareArgs),
+    /// Run scenario files against their expectations (the regression guard), or
+    /// with --design check one design ad hoc and tell each violation as a story.
+    Check(CheckArgs),
+    /// Scenario files: `scenario new ID` writes a commented template.
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
+    /// Measure states per second, unique states, peak memory and time to verdict on a fixed matrix.
+    Bench(BenchArgs),
+    /// Mutation testing: check every mutant of each design (one step changed: a CAS that ignores
+    /// its version, a write skipped, two writes swapped...) and say whether the properties kill it.
+    Mutate(MutateArgs),
+    /// Serve stateright's Explorer on 127.0.0.1 to walk one design's states by hand (Ctrl-C stops it).
+    Explore(ExploreArgs),
+    /// Seeded random walks (plain or swarm) for bounds too large to exhaust; shrinks and saves what they find.
+    Simulate(SimulateCommand),
+    /// Re-run a saved ITF trace step by step and tell its story (exit 1: it still violates).
+    Replay {
+        /// The trace file (from `simulate` or `check --out`).
+        file: std::path::PathBuf,
+    },
+    /// Combine `simulate --json` reports of shards into the report of one run.
+    Merge {
+        /// The shards' JSON reports.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ScenarioCommand {
+    /// Write a commented template to scenarios/ID.toml (or --dir).
+    New {
+        /// The finding's ID, e.g. SP-OCT-007.
+        id: String,
+        /// Where to write it.
+        #[arg(long, value_name = "DIR", default_value = crate::scenario::SCENARIO_DIR)]
+        dir: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Print the measurements as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Add the large bounds (N 3 with a crash and a stall; N 3, K 2 with two crashes and a
+    /// stall), each with one thread and two, and how far past a --timeout a run stops (about
+    /// a quarter of an hour).
+    #[arg(long)]
+    large: bool,
+    /// No progress line on stderr (it is shown only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// `--design`'s long help (`--help`): its short help, then every design and
+/// what it changes, as a diff of the contract's admit table.
+fn with_designs(arg: clap::Arg) -> clap::Arg {
+    let short = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+    arg.long_help(format!("{short}\n\n{}", models::designs_help()))
+}
+
+/// Parses the command line, runs the command and says how it ended.
+pub fn run() -> ExitCode {
+    // `--requests -1` is a bad value, and says so, rather than an unknown flag.
+    let matches = Cli::command()
+        .mut_subcommands(|c| c.allow_negative_numbers(true))
+        .mut_subcommand("check", |c| c.mut_arg("design", with_designs))
+        .mut_subcommand("explore", |c| c.mut_arg("design", with_designs))
+        .mut_subcommand("compare", |c| {
+            c.mut_arg("findings", |a| {
+                a.long_help(format!(
+                    "{}\n\n{}",
+                    "What to merge: instead of the bounds given, every design on every finding's own bounds (each scenario file that names one, `finding = \"PROPERTY\"`): a row per design, a column per finding, each cell the verdict and its story, and what each design costs.",
+                    models::designs_help()
+                ))
+            })
+        })
+        .get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let sub = matches.subcommand().map(|(_, m)| m);
+    let result = match cli.command {
+        Command::Compare(args) if args.findings => compare::compare_findings(args, sub),
+        Command::Compare(args) => args
+            .model
+            .check_flags(sub)
+            .and_then(|()| on_model(args.model.model, compare::Compare(args))),
+        Command::Check(args) => match args.design.clone() {
+            Some(design) if args.paths.is_empty() && args.scenarios.given().is_empty() => args
+                .model
+                .check_flags(sub)
+                .and_then(|()| check::check_design(args, design)),
+            _ if args.skew_range.is_some() => {
+                Err("--skew-range checks one design ad hoc: give no scenario PATH".to_string())
+            }
+            _ => check::check_scenarios(args, sub.expect("check's arguments")),
+        },
+        Command::Scenario(ScenarioCommand::New { id, dir }) => check::new_scenario(&id, &dir),
+        Command::Explore(args) => args
+            .model
+            .check_flags(sub)
+            .and_then(|()| on_model(args.model.model, explore::Explore(args))),
+        Command::Mutate(args) => args
+            .model
+            .check_flags(sub)
+            .and_then(|()| on_model(args.model.model, mutate::Mutate(args))),
+        Command::Bench(args) => bench::run(
+            args.large,
+            args.json,
+            crate::check::progress::wanted(args.quiet),
+        ),
+        Command::Simulate(args) => args
+            .model
+            .check_flags(sub)
+            .and_then(|()| on_model(args.model.model, args)),
+        Command::Replay { file } => crate::simulate::replay::run_cli(&file),
+        Command::Merge { files } => simulate::merge_files(&files),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Runs a command's job on the model `--model` names.
+fn on_model<J: ForModel<Out = Result<u8, String>>>(model: ModelName, job: J) -> Result<u8, String> {
+    models::for_model(model.name(), job).expect("every --model value is in the registry")
+}

@@ -1,0 +1,167 @@
+//! `slotcheck mutate`: every mutant of each design, on the bounds given and
+//! (with `--scenarios`) on each scenario's; the report printed and written.
+
+use super::args::LimitArgs;
+use crate::models::{self, ForModel, ModelArgs, ToolModel};
+use crate::mutate::{self as mutation, Equivalents};
+use crate::report::{self, itf, JsonArgs, Style};
+use crate::scenario;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct MutateArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Only this design's mutants (repeatable); default: every design of the model.
+    #[arg(long, value_name = "DESIGN", value_parser = models::design_names())]
+    pub design: Vec<String>,
+    /// Also check every mutant on the bounds of each scenario file of the model under PATH
+    /// (repeatable; `--scenarios scenarios` for the shipped ones), smallest first: a mutant is
+    /// killed on any. Scenarios marked `slow` are left out.
+    #[arg(long, value_name = "PATH")]
+    pub scenarios: Vec<PathBuf>,
+    /// The list of equivalent mutants (that cannot change behaviour) and of known survivors,
+    /// each with why (default: mutants/equivalent.toml, if it exists). One that is killed is
+    /// reported: the list must stay true.
+    #[arg(long, value_name = "FILE")]
+    pub equivalent: Option<PathBuf>,
+    /// Exit 0 when every survivor is listed as a known one (a nightly run: it fails only on a
+    /// new survivor, or a listed mutant killed). Without it any survivor exits 1.
+    #[arg(long)]
+    pub allow_known_survivors: bool,
+    /// For each survivor, look for the smallest bounds that kill it on a ladder of richer
+    /// bounds (one to three requests, one or two slots, up to two crashes and two stalls):
+    /// what says the given bounds were too small.
+    #[arg(long)]
+    pub search: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// Also write the report as a self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// `slotcheck mutate`: every mutant of each design, on the bounds given and
+/// (with `--scenarios`) on each scenario's.
+pub struct Mutate(pub MutateArgs);
+
+impl ForModel for Mutate {
+    type Out = Result<u8, String>;
+
+    fn run<M: ToolModel>(self) -> Self::Out {
+        let args = self.0;
+        let names: Vec<String> = if args.design.is_empty() {
+            M::design_names().iter().map(|d| d.to_string()).collect()
+        } else {
+            args.design.clone()
+        };
+        let models = names
+            .iter()
+            .map(|d| M::from_flags(&args.model, d))
+            .collect::<Result<Vec<M>, _>>()?;
+        run_mutate(models, &args)
+    }
+}
+
+fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, String> {
+    let default_list = PathBuf::from("mutants/equivalent.toml");
+    let equivalents = match &args.equivalent {
+        Some(file) => Equivalents::load(file)?,
+        None if default_list.exists() => Equivalents::load(&default_list)?,
+        None => Equivalents::default(),
+    };
+    let mut outputs = Vec::new();
+    if let Some(file) = &args.json.json_out {
+        outputs.push(itf::Output::file("--json-out", file));
+    }
+    if let Some(file) = &args.html {
+        outputs.push(itf::Output::file("--html", file));
+    }
+    let mut inputs = args.scenarios.clone();
+    inputs.extend(args.equivalent.clone());
+    itf::check_outputs(&outputs, &inputs)?;
+    let model_name = designs[0].model_name();
+    let mut sets: Vec<Vec<M>> = designs.iter().map(|d| vec![d.clone()]).collect();
+    let mut heading = designs[0].bounds_line();
+    if !args.scenarios.is_empty() {
+        let files = scenario::files(&args.scenarios).map_err(|e| e.to_string())?;
+        let scenarios = scenario::load_all(&files, &scenario::Selection::default())
+            .map_err(|e| e.to_string())?;
+        let mut mine: Vec<_> = scenarios
+            .iter()
+            .filter(|s| s.heading.model == model_name && !s.slow)
+            .collect();
+        // Smallest first: most mutants die on the first bounds that show them.
+        let states = |s: &&scenario::Scenario| {
+            let meta = s.meta();
+            meta["bounds"]
+                .as_object()
+                .map_or(0u64, |b| b.values().filter_map(|v| v.as_u64()).sum())
+        };
+        mine.sort_by_key(states);
+        for s in &mine {
+            let mut meta = s.meta();
+            for (set, design) in sets.iter_mut().zip(&designs) {
+                meta["design"] = serde_json::json!(design.variant());
+                let object = meta.as_object().expect("meta is an object");
+                let model = M::from_meta(object)?;
+                // Bounds already in the set would check the same mutants again.
+                if !set.iter().any(|m| m.bounds_flags() == model.bounds_flags()) {
+                    set.push(model);
+                }
+            }
+        }
+        heading.push_str(&format!(
+            ", and the bounds of {}",
+            report::count(mine.len() as u64, "scenario")
+        ));
+    }
+    let reports = mutation::run(&sets, &equivalents, &args.limits.limits()?, args.search);
+    let listed: Vec<&String> = equivalents
+        .reasons
+        .keys()
+        .filter(|name| {
+            designs
+                .iter()
+                .any(|d| name.starts_with(&format!("{}/", d.variant())))
+                && !reports
+                    .iter()
+                    .any(|r| r.mutants.iter().any(|m| &m.name == *name))
+        })
+        .collect();
+    let json = serde_json::to_string_pretty(&mutation::json(&reports)).expect("JSON") + "\n";
+    if args.json.json {
+        print!("{json}");
+    } else {
+        let style = Style::for_stdout();
+        println!(
+            "{}\n",
+            style.bold(&format!("slotcheck mutate: {model_name}, {heading}"))
+        );
+        let model_flag = models::model_flag(model_name);
+        print!(
+            "{}",
+            mutation::text(&reports, &designs[0].bounds_line(), &model_flag, style)
+        );
+    }
+    for name in &listed {
+        eprintln!(
+            "warning: the equivalent list names `{name}`, which is no mutant on these bounds"
+        );
+    }
+    let mut writes = Vec::new();
+    if let Some(file) = &args.json.json_out {
+        writes.push((file.clone(), json.into_bytes()));
+    }
+    if let Some(file) = &args.html {
+        writes.push((
+            file.clone(),
+            mutation::html(&reports, &heading).into_bytes(),
+        ));
+    }
+    itf::write_reports(&writes, |_| {})?;
+    Ok(mutation::exit_code(&reports, args.allow_known_survivors))
+}

@@ -1,0 +1,297 @@
+//! The models as the tool runs them. [`ToolModel`] is everything the tool
+//! needs of a model beyond stateright's `Model` and the models crate's
+//! `Narrated` and `Packed`: its designs, how it is built from flags, a
+//! scenario file or a trace, how its bounds read, what the simulator draws
+//! and lowers, and its mutants. `stovepipe.rs` and `link.rs` implement it,
+//! each with its own flags and defaults; `bounds.rs` reads bounds the same
+//! way for every model.
+//!
+//! This file is also the registry: the one place that names every model
+//! ([`ModelName`], [`MODELS`], [`for_model`], [`ModelArgs`]). The rooms
+//! that run models (`check`, `simulate`, `scenario`, `report`, `mutate`) are
+//! generic over [`ToolModel`] and reach a model by name only through
+//! [`for_model`]; a third model is a new file here and a line in each list
+//! below, with no edit in them.
+//!
+//! This room may use the models crate and nothing else of the tool: every
+//! other room uses it, never the other way.
+
+pub mod bounds;
+pub mod link;
+pub mod stovepipe;
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value as Json};
+use slotcheck_models::link::Link;
+use slotcheck_models::stovepipe::Stovepipe;
+use slotcheck_models::{Narrated, Packed};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::ops::RangeInclusive;
+use toml::Spanned;
+
+pub use bounds::{whole, BoundError};
+
+/// What the tool needs of a model, in one trait: its name and designs; how
+/// it is built from the command line, a scenario file and a trace's
+/// `#meta`; how its bounds read in reports; its bounds by name and the kind
+/// of each action (for the simulator, which draws, lowers and records
+/// them); and its mutants.
+pub trait ToolModel:
+    Packed
+    + Narrated<
+        State: Clone + Eq + Hash + Debug + Send + Sync + 'static,
+        Action: Clone + PartialEq + Debug + Send + Sync + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+    /// `stovepipe`: the name `--model` and scenario files give, and the
+    /// `model` field of a trace's `#meta`.
+    const NAME: &'static str;
+
+    /// A scenario file's `[bounds]` table as this model reads it (every
+    /// bound required, each value spanned so that an error points at it).
+    type ScenarioBounds: DeserializeOwned;
+
+    // ------------------------------------------------ designs and building
+
+    /// The model's name (its [`Self::NAME`]).
+    fn model_name(&self) -> &'static str {
+        Self::NAME
+    }
+    /// The design (or variant) of the model: `claim-first`.
+    fn variant(&self) -> &'static str;
+    /// Every design's name, in the model's order.
+    fn design_names() -> Vec<&'static str>;
+    /// Each design's name, what it changes and what it costs (empty when the
+    /// model does not say), for the what-to-merge table.
+    fn design_notes() -> Vec<(&'static str, &'static str, &'static str)>;
+    /// The designs as `--design`'s long help lists them.
+    fn designs_help() -> String;
+    /// The model of `design` on the bounds and options the command line gives.
+    fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String>;
+    /// The model (of its first design, no option set) on the bounds a
+    /// scenario file gives; the error points at the value at fault.
+    fn from_scenario(bounds: &Spanned<Self::ScenarioBounds>) -> Result<Self, BoundError>;
+    /// The same bounds and options with another design; `None`: no such design.
+    fn with_design(&self, design: &str) -> Option<Self>;
+    /// Turns a model option on by name (`split-read`); the error lists the known ones.
+    fn set_option(&mut self, name: &str) -> Result<(), String>;
+    /// The model a trace's `#meta` describes (`design`, `bounds`, `options`).
+    fn from_meta(meta: &Map<String, Json>) -> Result<Self, String>;
+
+    // ------------------------------------------------ how its bounds read
+
+    /// The bounds and options as JSON (the `bounds` of a report).
+    fn bounds_json(&self) -> Json;
+    /// The bounds in words: `requests 2, max_concurrent 1, ...`.
+    fn bounds_line(&self) -> String;
+    /// The command-line flags that give these bounds and options
+    /// (`--requests 2 --max-concurrent 1 ...`), for the commands slotcheck
+    /// suggests.
+    fn bounds_flags(&self) -> String;
+
+    // ------------------------------------------------ what the simulator needs
+
+    /// The kinds of actions swarm weights are drawn for.
+    fn action_kinds(&self) -> &'static [&'static str];
+    /// The index in [`Self::action_kinds`] of an action.
+    fn action_kind(&self, action: &Self::Action) -> usize;
+    /// Every bound by name, with the range a swarm run draws it from.
+    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)>;
+    /// Every bound by name, with this model's value.
+    fn bound_values(&self) -> Vec<(&'static str, u32)>;
+    /// The same model with the named bounds changed; an error when a value is
+    /// out of the model's range.
+    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String>;
+    /// The model's options by name (`split-read`).
+    fn option_names(&self) -> Vec<&'static str>;
+    /// The initial state a walk starts from: uniform among the model's
+    /// initial states, drawing nothing when there is one (so that such a
+    /// model's walks stay as they were). A model with many overrides this to
+    /// draw one without listing them all.
+    fn pick_init(&self, rng: &mut ChaCha8Rng) -> Self::State {
+        let mut inits = self.init_states();
+        let k = if inits.len() == 1 {
+            0
+        } else {
+            rng.random_range(0..inits.len())
+        };
+        inits.swap_remove(k)
+    }
+    /// The initial state of this model that keeps what the path needs of
+    /// `like`, an initial state of the same model on other bounds (a
+    /// builder's clock offset): where shrinking starts once it has lowered a
+    /// bound; `None` when this model has no such state. Default: the first.
+    fn init_like(&self, _like: &Self::State) -> Option<Self::State> {
+        self.init_states().into_iter().next()
+    }
+    /// Scripts with one actor taken out whole (a worker, a request), renamed
+    /// so that the rest still parses, each with the model to run it on (a
+    /// request taken out lowers the request bound, or a wedge that needs
+    /// every request to have arrived is lost): what removing chunks of
+    /// steps cannot do when later steps name actors by number. Default:
+    /// none.
+    fn removals(&self, _script: &[String]) -> Vec<(Self, Vec<String>)> {
+        Vec::new()
+    }
+
+    // ------------------------------------------------ mutants
+
+    /// The design's mutants on these bounds: each its stable name, what it
+    /// changes in one sentence, and its model.
+    fn mutants(&self) -> Vec<(String, String, Self)>;
+    /// The same design on a ladder of bounds, smallest first, where a
+    /// survivor is looked for (`mutate --search`): the smallest that kills
+    /// it says the bounds were too small. Default: none.
+    fn ladder(&self) -> Vec<Self> {
+        Vec::new()
+    }
+    /// This mutant on the bounds and options of `other`, a model of the same
+    /// design: checked where its step may not be taken, it behaves as the
+    /// design and is not killed there.
+    fn on_bounds_of(&self, other: &Self) -> Self;
+}
+
+// ---------------------------------------------------------------- registry
+
+/// Which model a command runs (`--model`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModelName {
+    #[default]
+    Stovepipe,
+    Link,
+}
+
+impl ModelName {
+    /// The model's name: `stovepipe`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelName::Stovepipe => Stovepipe::NAME,
+            ModelName::Link => Link::NAME,
+        }
+    }
+}
+
+/// Every model by name, in the order errors list them.
+pub const MODELS: &[&str] = &[Stovepipe::NAME, Link::NAME];
+
+/// Something to do with a model chosen by name: [`for_model`] calls `run`
+/// with the model's type.
+pub trait ForModel {
+    type Out;
+    fn run<M: ToolModel>(self) -> Self::Out;
+}
+
+/// Runs `job` with the model named `name`; `None` when no model has that name.
+pub fn for_model<J: ForModel>(name: &str, job: J) -> Option<J::Out> {
+    if name == Stovepipe::NAME {
+        Some(job.run::<Stovepipe>())
+    } else if name == Link::NAME {
+        Some(job.run::<Link>())
+    } else {
+        None
+    }
+}
+
+/// The model that has a design of this name, if any.
+pub fn model_of_design(design: &str) -> Option<&'static str> {
+    struct Has<'a>(&'a str);
+    impl ForModel for Has<'_> {
+        type Out = bool;
+        fn run<M: ToolModel>(self) -> bool {
+            M::design_names().contains(&self.0)
+        }
+    }
+    MODELS
+        .iter()
+        .copied()
+        .find(|m| for_model(m, Has(design)) == Some(true))
+}
+
+/// ` --model link` for the commands slotcheck suggests; empty for the
+/// default model.
+pub fn model_flag(name: &str) -> String {
+    if name == ModelName::default().name() {
+        String::new()
+    } else {
+        format!(" --model {name}")
+    }
+}
+
+/// `--design`'s long help: every model's designs.
+pub fn designs_help() -> String {
+    [Stovepipe::designs_help(), Link::designs_help()].join("\n\n")
+}
+
+/// Every design of every model, as `--design` takes them.
+pub fn design_names() -> clap::builder::PossibleValuesParser {
+    let link = Link::design_names();
+    clap::builder::PossibleValuesParser::new(Stovepipe::design_names().into_iter().chain(link))
+}
+
+/// Which model a command runs, and its bounds (each model's own flags).
+#[derive(Args, Clone, Debug)]
+pub struct ModelArgs {
+    /// The model: stovepipe (the admission queue) or link (the builders).
+    #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
+    pub model: ModelName,
+    #[command(flatten)]
+    pub bounds: stovepipe::BoundsArgs,
+    #[command(flatten)]
+    pub link: link::LinkArgs,
+}
+
+impl ModelArgs {
+    /// A flag of another model than the one chosen is an error that names it.
+    pub fn check_flags(&self, matches: Option<&ArgMatches>) -> Result<(), String> {
+        if self.model == ModelName::Stovepipe {
+            return match self.link.given().as_slice() {
+                [] => Ok(()),
+                given => Err(format!("{} only for --model link", given.join(", "))),
+            };
+        }
+        let stovepipe_only = ["requests", "max_concurrent", "stalls", "max_deliveries"];
+        let given: Vec<String> = stovepipe_only
+            .iter()
+            .filter(|id| matches.and_then(|m| m.value_source(id)) == Some(ValueSource::CommandLine))
+            .map(|id| format!("--{}", id.replace('_', "-")))
+            .collect();
+        if !given.is_empty() {
+            return Err(format!(
+                "{} only for --model stovepipe (link: --asks, --builders, --skew, --horizon, --longest-build, --late-heartbeats, --late-by, --max-deliver, --crashes)",
+                given.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    /// The model and bound flags typed on the command line, as typed;
+    /// `--model` itself only with `with_model`.
+    pub fn given(&self, matches: Option<&ArgMatches>, with_model: bool) -> Vec<String> {
+        let command = ModelArgs::augment_args(clap::Command::new("bounds"));
+        let mut given: Vec<String> = command
+            .get_arguments()
+            .filter(|a| with_model || a.get_id() != "model")
+            .filter(|a| {
+                matches.and_then(|m| m.value_source(a.get_id().as_str()))
+                    == Some(ValueSource::CommandLine)
+            })
+            .filter_map(|a| a.get_long().map(|long| format!("--{long}")))
+            .collect();
+        // Link bounds have no default value, so clap cannot tell where they
+        // came from; they are set only when given.
+        for flag in self.link.given() {
+            if !given.iter().any(|g| g == flag) {
+                given.push(flag.to_string());
+            }
+        }
+        given
+    }
+}

@@ -1,0 +1,187 @@
+//! The mutation report: text for people (each mutant's fate, then each
+//! design's score), JSON, and an HTML page.
+
+use super::*;
+use crate::report::{count, Style};
+use serde_json::{json, Value};
+
+/// The report for people: each mutant's fate (with the bounds that killed
+/// it, when they are not `given`), then each design's score.
+pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Style) -> String {
+    let mut out = String::new();
+    let width = reports
+        .iter()
+        .flat_map(|r| r.mutants.iter().map(|m| m.name.len()))
+        .max()
+        .unwrap_or(20)
+        + 2;
+    for r in reports {
+        out.push_str(&style.bold(&format!(
+            "{}: {}\n",
+            r.design,
+            count(r.mutants.len() as u64, "mutant")
+        )));
+        for m in &r.mutants {
+            let (line, verdict) = match &m.fate {
+                Fate::Killed(kill) => (
+                    format!(
+                        "killed by {}{}",
+                        kill.words(),
+                        if kill.bounds == given {
+                            String::new()
+                        } else {
+                            format!(" (on {})", kill.bounds)
+                        }
+                    ),
+                    Verdict::Holds,
+                ),
+                Fate::Survived(None) => (format!("SURVIVED: {}", m.change), Verdict::Violated),
+                Fate::Survived(Some(kill)) => (
+                    format!(
+                        "SURVIVED here; killed on {} by {}",
+                        kill.bounds,
+                        kill.words()
+                    ),
+                    Verdict::Violated,
+                ),
+                Fate::Equivalent(why) => (format!("equivalent: {why}"), Verdict::Reached),
+                Fate::Known(why) => (format!("survived (known): {why}"), Verdict::Inconclusive),
+                Fate::ListedButKilled {
+                    listed_as, kill, ..
+                } => (
+                    format!(
+                        "LISTED AS {} BUT KILLED by {}",
+                        listed_as.to_uppercase(),
+                        kill.words()
+                    ),
+                    Verdict::Violated,
+                ),
+                Fate::Inconclusive(why) => (format!("inconclusive: {why}"), Verdict::Inconclusive),
+            };
+            out.push_str(&format!(
+                "  {:<width$}{}\n",
+                m.name,
+                style.verdict(verdict, &line)
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&style.bold("mutation score (killed / mutants not listed as equivalent)\n"));
+    for r in reports {
+        out.push_str(&format!(
+            "  {:<38}{:>6.1}%  {} killed, {} survived ({} known), {} equivalent\n",
+            r.design,
+            100.0 * r.score(),
+            r.killed(),
+            r.survived(),
+            r.known(),
+            r.equivalent()
+        ));
+    }
+    out.push_str(&format!(
+        "\nA mutant's story: slotcheck check{model_flag} --design DESIGN --mutant NAME --property PROPERTY [its bounds]\n"
+    ));
+    out
+}
+
+pub fn json(reports: &[DesignReport]) -> Value {
+    Value::Array(
+        reports
+            .iter()
+            .map(|r| {
+                json!({
+                    "design": r.design,
+                    "mutants": r.mutants.iter().map(|m| {
+                        let mut entry = json!({"name": m.name, "change": m.change});
+                        match &m.fate {
+                            Fate::Killed(kill) => {
+                                entry["fate"] = json!("killed");
+                                entry["killed_by"] = kill.json();
+                            }
+                            Fate::Survived(larger) => {
+                                entry["fate"] = json!("survived");
+                                if let Some(kill) = larger {
+                                    entry["killed_on_larger_bounds"] = kill.json();
+                                }
+                            }
+                            Fate::Equivalent(why) => {
+                                entry["fate"] = json!("equivalent");
+                                entry["why"] = json!(why);
+                            }
+                            Fate::Known(why) => {
+                                entry["fate"] = json!("known-survivor");
+                                entry["why"] = json!(why);
+                            }
+                            Fate::ListedButKilled { listed_as, why, kill } => {
+                                entry["fate"] = json!("listed-but-killed");
+                                entry["listed_as"] = json!(listed_as);
+                                entry["why"] = json!(why);
+                                entry["killed_by"] = kill.json();
+                            }
+                            Fate::Inconclusive(why) => {
+                                entry["fate"] = json!("inconclusive");
+                                entry["why"] = json!(why);
+                            }
+                        }
+                        entry
+                    }).collect::<Vec<_>>(),
+                    "killed": r.killed(),
+                    "survived": r.survived(),
+                    "known_survivors": r.known(),
+                    "equivalent": r.equivalent(),
+                    "score": r.score(),
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The report as a page: a table per design, a row per mutant.
+pub fn html(reports: &[DesignReport], heading: &str) -> String {
+    use crate::report::xml_escape;
+    let mut body = String::new();
+    for r in reports {
+        body.push_str(&format!(
+            "<h2>{} <small>{:.1}% killed ({} of {}; {} equivalent)</small></h2>\n<table><thead><tr><th>mutant</th><th>what it changes</th><th>fate</th></tr></thead><tbody>\n",
+            xml_escape(&r.design),
+            100.0 * r.score(),
+            r.killed(),
+            r.mutants.len() - r.equivalent(),
+            r.equivalent()
+        ));
+        for m in &r.mutants {
+            let (class, fate) = match &m.fate {
+                Fate::Killed(kill) => (
+                    "good",
+                    format!("killed by {} ({})", kill.words(), kill.bounds),
+                ),
+                Fate::Survived(None) => ("bad", "SURVIVED".to_string()),
+                Fate::Survived(Some(kill)) => (
+                    "bad",
+                    format!(
+                        "SURVIVED here; killed on {} by {}",
+                        kill.bounds,
+                        kill.words()
+                    ),
+                ),
+                Fate::Equivalent(why) => ("good", format!("equivalent: {why}")),
+                Fate::Known(why) => ("unsure", format!("survived (known): {why}")),
+                Fate::ListedButKilled {
+                    listed_as, kill, ..
+                } => (
+                    "bad",
+                    format!("listed as {listed_as} but killed by {}", kill.words()),
+                ),
+                Fate::Inconclusive(why) => ("unsure", format!("inconclusive: {why}")),
+            };
+            body.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td class=\"{class}\">{}</td></tr>\n",
+                xml_escape(&m.name),
+                xml_escape(&m.change),
+                xml_escape(&fate)
+            ));
+        }
+        body.push_str("</tbody></table>\n");
+    }
+    crate::report::html::plain_page("slotcheck mutate", heading, &body)
+}

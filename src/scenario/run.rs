@@ -1,0 +1,323 @@
+//! Running: the selected scenarios one by one, a line per check as it is
+//! decided, and the `slotcheck check` command over scenario files (its
+//! filters, its exit statuses, the reports written whole after the run).
+
+use super::*;
+use super::{load::*, reports::*};
+use crate::check::Limits;
+use crate::report::html::{self};
+use crate::report::itf;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// A whole run: each scenario with its findings, or why it was skipped.
+pub struct RunReport {
+    pub scenarios: Vec<(ScenarioSummary, Vec<Finding>)>,
+    pub seconds: f64,
+}
+
+pub struct ScenarioSummary {
+    pub heading: Heading,
+    pub skipped: Option<&'static str>,
+    pub seconds: f64,
+    /// Each design's check run (stories are replays, not runs).
+    pub runs: Vec<RunStats>,
+}
+
+impl RunReport {
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.scenarios.iter().flat_map(|(_, f)| f)
+    }
+
+    pub(super) fn count(&self, status: Status) -> usize {
+        self.findings().filter(|f| f.status == status).count()
+    }
+
+    /// 1 a verdict differs from its expectation; 3 something was
+    /// inconclusive; 0 all as expected.
+    pub fn exit_code(&self) -> u8 {
+        if self.count(Status::Regression) > 0 {
+            EXIT_REGRESSION
+        } else if self.count(Status::Inconclusive) > 0 {
+            EXIT_INCONCLUSIVE
+        } else {
+            EXIT_OK
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        let skipped = self
+            .scenarios
+            .iter()
+            .filter(|(s, _)| s.skipped.is_some())
+            .count();
+        let mut line = format!(
+            "{} scenario{}, {} check{}: {} ok, {} regression{}, {} inconclusive",
+            self.scenarios.len(),
+            plural(self.scenarios.len()),
+            self.findings().count(),
+            plural(self.findings().count()),
+            self.count(Status::Ok),
+            self.count(Status::Regression),
+            plural(self.count(Status::Regression)),
+            self.count(Status::Inconclusive),
+        );
+        if skipped > 0 {
+            line.push_str(&format!(", {skipped} skipped"));
+        }
+        line.push_str(&format!(" ({:.1} s)", self.seconds));
+        line
+    }
+}
+
+pub(super) fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Runs the selected scenarios, printing one line per check as it is
+/// decided (and the story under each regression).
+pub fn run_all(
+    scenarios: &[Scenario],
+    selection: &Selection,
+    limits: &Limits,
+    mut print: impl FnMut(&str),
+) -> RunReport {
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let id_width = scenarios
+        .iter()
+        .map(|s| s.heading.id.len())
+        .max()
+        .unwrap_or(0);
+    for scenario in scenarios {
+        if !selection.only.is_empty() && !selection.only.contains(&scenario.heading.id) {
+            continue;
+        }
+        let skipped = (selection.skip_slow && scenario.slow).then_some("slow (--skip-slow)");
+        let scenario_started = Instant::now();
+        let (findings, runs) = if skipped.is_some() {
+            print(&format!(
+                "{:<id_width$}  skipped: slow (--skip-slow)",
+                scenario.heading.id
+            ));
+            (Vec::new(), Vec::new())
+        } else {
+            let (findings, runs) = scenario.run(selection, limits);
+            for f in &findings {
+                print(&format!(
+                    "{:<id_width$}  {:<12} {:<28} {}",
+                    scenario.heading.id,
+                    f.design,
+                    f.subject,
+                    f.describe()
+                ));
+                if f.status == Status::Regression {
+                    if let Some(story) = &f.story {
+                        print(&indent(story, "      "));
+                    }
+                }
+            }
+            (findings, runs)
+        };
+        out.push((
+            ScenarioSummary {
+                heading: scenario.heading.clone(),
+                skipped,
+                seconds: scenario_started.elapsed().as_secs_f64(),
+                runs,
+            },
+            findings,
+        ));
+    }
+    RunReport {
+        scenarios: out,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+pub(super) fn indent(text: &str, prefix: &str) -> String {
+    text.lines()
+        .map(|l| format!("{prefix}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Everything `slotcheck check` was asked for, in scenario mode.
+pub struct CheckRun {
+    pub paths: Vec<PathBuf>,
+    pub selection: Selection,
+    pub limits: Limits,
+    pub junit: Option<PathBuf>,
+    /// `--json`: the report on standard output instead of the lines.
+    pub json: bool,
+    /// `--json-out FILE`: the report written there too.
+    pub json_out: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    /// The HTML report's file.
+    pub html: Option<PathBuf>,
+}
+
+impl CheckRun {
+    /// Every file or directory the run will write, with its flag.
+    pub(super) fn outputs(&self) -> Vec<itf::Output> {
+        let mut outputs = Vec::new();
+        if let Some(file) = &self.junit {
+            outputs.push(itf::Output::file("--junit", file));
+        }
+        if let Some(file) = &self.json_out {
+            outputs.push(itf::Output::file("--json-out", file));
+        }
+        if let Some(file) = &self.html {
+            outputs.push(itf::Output::file("--html", file));
+        }
+        if let Some(dir) = &self.out {
+            outputs.push(itf::Output::dir("--out", dir));
+        }
+        outputs
+    }
+}
+
+/// Exit statuses of a scenario run.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_REGRESSION: u8 = 1;
+pub const EXIT_INVALID: u8 = 2;
+pub const EXIT_INCONCLUSIVE: u8 = 3;
+
+/// Refuses a selection that leaves nothing to check: each filter must
+/// select something among the scenarios the others leave, and together
+/// they must leave at least one check. A run of "0 checks" that passes
+/// would tell CI that a typo is a success.
+pub fn check_selection(scenarios: &[Scenario], selection: &Selection) -> Result<(), String> {
+    let chosen: Vec<&Scenario> = scenarios
+        .iter()
+        .filter(|s| selection.only.is_empty() || selection.only.contains(&s.heading.id))
+        .collect();
+    let running: Vec<&Scenario> = chosen
+        .iter()
+        .copied()
+        .filter(|s| !(selection.skip_slow && s.slow))
+        .collect();
+    if running.is_empty() && !chosen.is_empty() {
+        let ids: Vec<&str> = chosen.iter().map(|s| s.heading.id.as_str()).collect();
+        return Err(format!(
+            "--skip-slow leaves out every selected scenario ({}: `slow = true`)",
+            ids.join(", ")
+        ));
+    }
+    let flags = |flag: &str, names: &[String]| -> String {
+        names
+            .iter()
+            .map(|n| format!("{flag} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for design in &selection.designs {
+        if !running.iter().any(|s| s.plan.has_design(design)) {
+            return Err(format!(
+                "--design {design}: no selected scenario expects anything of it"
+            ));
+        }
+    }
+    for property in &selection.properties {
+        if !running.iter().any(|s| s.plan.expects(property)) {
+            return Err(format!(
+                "--property {property}: no selected scenario expects anything of it"
+            ));
+        }
+    }
+    if running
+        .iter()
+        .map(|s| s.plan.selected(selection))
+        .sum::<usize>()
+        == 0
+    {
+        return Err(format!(
+            "{} with {} select no check: no selected scenario expects these properties of these designs",
+            flags("--design", &selection.designs),
+            flags("--property", &selection.properties)
+        ));
+    }
+    Ok(())
+}
+
+/// `slotcheck check [PATH...]`: loads every file (any invalid one stops the
+/// run with exit 2 before anything runs or is written), checks the filters
+/// and that every report can be written, runs, prints a line per check and
+/// a summary, then writes the reports, each whole or not at all. A report
+/// that cannot be written after all is an error (exit 2) once the results
+/// are printed.
+pub fn check_command(run: CheckRun) -> u8 {
+    let fail = |message: String| {
+        eprintln!("error: {message}");
+        EXIT_INVALID
+    };
+    let files = match files(&run.paths) {
+        Ok(f) => f,
+        Err(e) if run.json && e.message == NO_SUCH_FILE => {
+            // `--json FILE` wrote a file before `--json-out` existed.
+            return fail(format!(
+                "{e} (--json prints the report on standard output; --json-out FILE writes it to a file)"
+            ));
+        }
+        Err(e) => return fail(e.to_string()),
+    };
+    let scenarios = match load_all(&files, &run.selection) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string()),
+    };
+    if scenarios.is_empty() {
+        return fail(format!(
+            "no scenario files in {}",
+            if run.paths.is_empty() {
+                SCENARIO_DIR.to_string()
+            } else {
+                run.paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ));
+    }
+    if let Err(e) = check_selection(&scenarios, &run.selection) {
+        return fail(e);
+    }
+    if let Err(e) = itf::check_outputs(&run.outputs(), &files) {
+        return fail(e);
+    }
+    let report = run_all(&scenarios, &run.selection, &run.limits, |line| {
+        if !run.json {
+            println!("{line}");
+        }
+    });
+    let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
+    if run.json {
+        print!("{json_text}");
+    } else {
+        println!("\n{}", report.summary());
+    }
+    let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    if let Some(file) = &run.junit {
+        writes.push((file.clone(), junit(&report).into_bytes()));
+    }
+    if let Some(file) = &run.json_out {
+        writes.push((file.clone(), json_text.into_bytes()));
+    }
+    if let Some(dir) = &run.out {
+        writes.extend(counterexample_files(&report, dir));
+    }
+    if let Some(file) = &run.html {
+        writes.push((
+            file.clone(),
+            html::render(&html_page(&report, &run.paths)).into_bytes(),
+        ));
+    }
+    if let Err(e) = itf::write_reports(&writes, |_| {}) {
+        return fail(e);
+    }
+    report.exit_code()
+}

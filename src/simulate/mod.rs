@@ -1,0 +1,533 @@
+//! `slotcheck simulate`: seeded random walks over the same model `check`
+//! explores, for bounds too large to exhaust.
+//!
+//! - **Determinism.** Run `r` draws everything (its swarm bounds and weights,
+//!   then every step) from its own ChaCha8 stream: the seed's generator with
+//!   stream `r`. A run therefore does not depend on any other run, which is
+//!   what makes `--run N` reproduce it alone and `--shard I/N` split the work
+//!   with no change to any result. Standard output is a function of the
+//!   options alone; timings go to standard error.
+//! - **Swarm.** With `--swarm` each run draws its own bounds from ranges and
+//!   its own weights over action kinds, so that rare interleavings are not
+//!   drowned by common ones; what is model-specific sits behind [`ToolModel`].
+//! - **What is reported.** For each design and property: how many runs
+//!   violated it and the first (lowest-numbered) run that did, shrunk
+//!   (`crate::simulate::shrink`) and saved as an ITF trace for `slotcheck replay`.
+
+//!
+//! The room: `mod.rs` the walks (plain and swarm) and one design's
+//! simulation; `swarm.rs` what a swarm run draws; `shrink.rs` shortening a
+//! counterexample; `trace.rs` saving a path as an ITF trace and what
+//! rebuilds its model; `replay.rs` re-running one; `report.rs` the JSON
+//! report and the merge of shards; `text.rs` the report as text. It may use
+//! `check` (shrinking's last stage), `report` and `models`' trait, never a
+//! model by name, a scenario or the command line.
+
+pub mod replay;
+pub mod report;
+pub mod shrink;
+pub mod swarm;
+pub mod text;
+pub mod trace;
+
+pub use report::{merge, DesignReport, Report, ShardCover, ViolationReport, WitnessReport};
+pub use swarm::{plan, swarm_ranges};
+pub use trace::{
+    bounds_map, bounds_words, check_trace_files, last_state, model_meta, save_trace, trace_text,
+};
+
+use crate::models::ToolModel;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::json;
+use shrink::Shrunk;
+use stateright::{Expectation, Model, Property};
+use std::fmt::Debug;
+use std::ops::RangeInclusive;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Which runs this machine takes: run `r` belongs to shard `r mod N + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based, as CI matrices count.
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { index: 1, count: 1 };
+
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard: `{text}` is not I/N with 1 <= I <= N (e.g. 2/4)");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    pub fn owns(self, run: u64) -> bool {
+        run % self.count == self.index - 1
+    }
+}
+
+/// Everything a simulation is a function of.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub seed: u64,
+    /// Runs `0..runs`.
+    pub runs: u64,
+    /// Only this run (it must still belong to the shard).
+    pub only_run: Option<u64>,
+    /// Steps per walk at most.
+    pub depth: usize,
+    /// Swarm ranges by bound name; `None`: every run uses the model's bounds
+    /// and picks among enabled actions uniformly.
+    pub swarm: Option<Vec<(String, RangeInclusive<u32>)>>,
+    pub shard: Shard,
+    pub shrink: bool,
+    /// States the exhaustive stage of shrinking may generate.
+    pub shrink_states: usize,
+    /// Where counterexamples are saved; `None`: not saved.
+    pub out: Option<PathBuf>,
+}
+
+/// The generator of run `run`: ChaCha8 from `seed`, on stream `run`.
+pub fn run_rng(seed: u64, run: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(run);
+    rng
+}
+
+/// One walk: its steps, and where each property was first violated or
+/// reached (the number of steps before that state).
+pub struct Walk<M: Model> {
+    /// The initial state it started from.
+    pub init: M::State,
+    pub actions: Vec<M::Action>,
+    pub states: u64,
+    /// Whether the walk stopped at `depth` with actions still enabled.
+    pub cut_at_depth: bool,
+    pub violated: Vec<Option<usize>>,
+    pub reached: Vec<bool>,
+}
+
+/// Whether property `p` is broken (an `always`) or met (a `sometimes`) in `s`.
+pub(crate) fn discovered<M: Model>(model: &M, p: &Property<M>, s: &M::State) -> bool {
+    let holds = (p.condition)(model, s);
+    match p.expectation {
+        Expectation::Always => !holds,
+        Expectation::Sometimes => holds,
+        // `eventually` is judged on whole paths; walks do not judge it.
+        Expectation::Eventually => false,
+    }
+}
+
+/// A random walk from the model's first initial state, checking every
+/// property on every state, until no action is enabled or `depth` steps.
+pub fn walk<M: ToolModel>(
+    model: &M,
+    properties: &[Property<M>],
+    weights: Option<&[u32]>,
+    depth: usize,
+    rng: &mut ChaCha8Rng,
+) -> Walk<M> {
+    let init = model.pick_init(rng);
+    let mut state = init.clone();
+    let mut walk = Walk {
+        init,
+        actions: Vec::new(),
+        states: 1,
+        cut_at_depth: false,
+        violated: vec![None; properties.len()],
+        reached: vec![false; properties.len()],
+    };
+    let judge = |walk: &mut Walk<M>, state: &M::State, at: usize| {
+        for (k, p) in properties.iter().enumerate() {
+            let open = match p.expectation {
+                Expectation::Always => walk.violated[k].is_none(),
+                _ => !walk.reached[k],
+            };
+            if open && discovered(model, p, state) {
+                match p.expectation {
+                    Expectation::Always => walk.violated[k] = Some(at),
+                    _ => walk.reached[k] = true,
+                }
+            }
+        }
+    };
+    judge(&mut walk, &state, 0);
+    let mut enabled = Vec::new();
+    let mut kind_weight = vec![0u32; model.action_kinds().len()];
+    for step in 1..=depth {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        if enabled.is_empty() {
+            break;
+        }
+        let pick = choose(model, &enabled, weights, &mut kind_weight, rng);
+        let action = enabled.swap_remove(pick);
+        state = model
+            .next_state(&state, action.clone())
+            .expect("an enabled action has a next state");
+        walk.actions.push(action);
+        walk.states += 1;
+        judge(&mut walk, &state, step);
+    }
+    if walk.actions.len() == depth {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        walk.cut_at_depth = !enabled.is_empty();
+    }
+    walk
+}
+
+/// The index of the next action: uniform without weights; with weights, a
+/// kind by its weight among the kinds enabled, then uniform within it (when
+/// every enabled kind weighs 0, uniform, so that no walk stops early).
+fn choose<M: ToolModel>(
+    model: &M,
+    enabled: &[M::Action],
+    weights: Option<&[u32]>,
+    kind_weight: &mut [u32],
+    rng: &mut ChaCha8Rng,
+) -> usize {
+    let Some(weights) = weights else {
+        return rng.random_range(0..enabled.len());
+    };
+    kind_weight.fill(0);
+    for a in enabled {
+        let k = model.action_kind(a);
+        kind_weight[k] = weights[k];
+    }
+    let total: u32 = kind_weight.iter().sum();
+    if total == 0 {
+        return rng.random_range(0..enabled.len());
+    }
+    let mut ticket = rng.random_range(0..total);
+    let kind = kind_weight
+        .iter()
+        .position(|&w| {
+            if ticket < w {
+                true
+            } else {
+                ticket -= w;
+                false
+            }
+        })
+        .expect("the ticket falls in some kind");
+    let of_kind = enabled
+        .iter()
+        .filter(|a| model.action_kind(a) == kind)
+        .count();
+    let nth = rng.random_range(0..of_kind);
+    enabled
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| model.action_kind(a) == kind)
+        .nth(nth)
+        .map(|(i, _)| i)
+        .expect("the kind is enabled")
+}
+
+/// The first violation of a property among the runs done, before shrinking.
+struct Found<M: Model> {
+    runs: u64,
+    first_run: u64,
+    model: M,
+    init: M::State,
+    actions: Vec<M::Action>,
+}
+
+/// One design's simulation: the report plus the shrunk traces (for stories).
+pub struct DesignRun<M: Model> {
+    pub report: DesignReport,
+    pub shrunk: Vec<Shrunk<M>>,
+    /// Traces that could not be saved: the run goes on and its results are
+    /// still printed, and the command then exits 2.
+    pub write_errors: Vec<String>,
+}
+
+/// Timings, which are not part of the report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timing {
+    pub walk_seconds: f64,
+    pub shrink_seconds: f64,
+}
+
+/// The runs of this shard, in order.
+pub fn runs_of(settings: &Settings) -> impl Iterator<Item = u64> + '_ {
+    let range = match settings.only_run {
+        Some(r) => r..r + 1,
+        None => 0..settings.runs,
+    };
+    range.filter(|&r| settings.shard.owns(r))
+}
+
+/// Simulates one model (one design) under `settings`.
+pub fn simulate<M: ToolModel>(
+    base: &M,
+    settings: &Settings,
+    timing: &mut Timing,
+) -> Result<DesignRun<M>, String> {
+    let properties = base.properties();
+    let started = Instant::now();
+    let mut found: Vec<Option<Found<M>>> = properties.iter().map(|_| None).collect();
+    let mut reached: Vec<(u64, Option<u64>)> = vec![(0, None); properties.len()];
+    let (mut runs, mut states, mut cut_at_depth) = (0u64, 0u64, 0u64);
+    for run in runs_of(settings) {
+        let mut rng = run_rng(settings.seed, run);
+        let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
+        let walk = walk(
+            &model,
+            &properties,
+            weights.as_deref(),
+            settings.depth,
+            &mut rng,
+        );
+        runs += 1;
+        cut_at_depth += u64::from(walk.cut_at_depth);
+        states += walk.states;
+        for (k, at) in walk.violated.iter().enumerate() {
+            let Some(at) = *at else { continue };
+            match &mut found[k] {
+                Some(f) => f.runs += 1,
+                slot => {
+                    *slot = Some(Found {
+                        runs: 1,
+                        first_run: run,
+                        model: model.clone(),
+                        init: walk.init.clone(),
+                        actions: walk.actions[..at].to_vec(),
+                    })
+                }
+            }
+        }
+        for (k, hit) in walk.reached.iter().enumerate() {
+            if *hit {
+                reached[k].0 += 1;
+                reached[k].1.get_or_insert(run);
+            }
+        }
+    }
+    timing.walk_seconds += started.elapsed().as_secs_f64();
+
+    let started = Instant::now();
+    let mut violations = Vec::new();
+    let mut shrunk_traces = Vec::new();
+    let mut write_errors = Vec::new();
+    for (k, f) in found.into_iter().enumerate() {
+        let Some(f) = f else { continue };
+        let name = properties[k].name;
+        let shrunk = if settings.shrink {
+            shrink::shrink(&f.model, &f.init, &f.actions, name, settings.shrink_states)
+        } else {
+            Shrunk::unshrunk(&f.model, &f.init, &f.actions)
+        };
+        let init = shrunk.init.clone();
+        let last = last_state(&shrunk.model, &init, &shrunk.actions);
+        let trace = match &settings.out {
+            Some(dir) => {
+                let meta = json!({
+                    "property": name,
+                    "seed": settings.seed,
+                    "run": f.first_run,
+                    "original_steps": f.actions.len(),
+                    "command": "simulate",
+                });
+                let file = format!(
+                    "{}-{}-seed{}-run{}.itf.json",
+                    base.variant(),
+                    name,
+                    settings.seed,
+                    f.first_run
+                );
+                match save_trace(&dir.join(file), &shrunk.model, meta, &init, &shrunk.actions) {
+                    Ok(path) => Some(path),
+                    Err(e) => {
+                        write_errors.push(e);
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        violations.push(ViolationReport {
+            property: name.to_string(),
+            runs: f.runs,
+            first_run: f.first_run,
+            seed: settings.seed,
+            original_steps: f.actions.len(),
+            shrunk_steps: shrunk.actions.len(),
+            shortest_by_search: shrunk.by_search,
+            bounds: bounds_map(&shrunk.model),
+            steps: shrunk.model.words(&init, &shrunk.actions),
+            explanation: shrunk.model.explain(name, &last),
+            trace: trace.map(|p| p.display().to_string()),
+        });
+        shrunk_traces.push(shrunk);
+    }
+    timing.shrink_seconds += started.elapsed().as_secs_f64();
+    // By name, as `merge` sorts them, so that merged shards equal one run.
+    let mut pairs: Vec<_> = violations.into_iter().zip(shrunk_traces).collect();
+    pairs.sort_by(|(a, _), (b, _)| a.property.cmp(&b.property));
+    let (violations, shrunk_traces): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+    let witnesses = properties
+        .iter()
+        .zip(&reached)
+        .filter(|(p, _)| p.expectation == Expectation::Sometimes)
+        .map(|(p, &(runs, first_run))| WitnessReport {
+            property: p.name.to_string(),
+            runs,
+            first_run,
+        })
+        .collect();
+    Ok(DesignRun {
+        report: DesignReport {
+            design: base.variant().to_string(),
+            runs,
+            states,
+            cut_at_depth,
+            violations,
+            witnesses,
+        },
+        shrunk: shrunk_traces,
+        write_errors,
+    })
+}
+
+/// Simulates each model and puts the designs' reports together.
+pub fn simulate_all<M: ToolModel>(
+    models: &[M],
+    settings: &Settings,
+    timing: &mut Timing,
+) -> Result<(Report, Vec<DesignRun<M>>), String> {
+    let first = models.first().ok_or("no design to simulate")?;
+    let mut runs = Vec::new();
+    for model in models {
+        runs.push(simulate(model, settings, timing)?);
+    }
+    let report = Report {
+        model: first.model_name().to_string(),
+        seed: settings.seed,
+        runs: settings.runs,
+        only_run: settings.only_run,
+        depth: settings.depth,
+        swarm: settings.swarm.as_ref().map(|ranges| {
+            ranges
+                .iter()
+                .map(|(n, r)| (n.clone(), [*r.start(), *r.end()]))
+                .collect()
+        }),
+        bounds: bounds_map(first),
+        options: first.option_names().iter().map(|s| s.to_string()).collect(),
+        shrink: settings.shrink,
+        shard: (settings.shard != Shard::WHOLE).then(|| ShardCover {
+            of: settings.shard.count,
+            covered: vec![settings.shard.index],
+        }),
+        designs: runs.iter().map(|r| r.report.clone()).collect(),
+    };
+    Ok((report, runs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slotcheck_models::stovepipe::{Bounds, Stovepipe, DESIGNS};
+
+    #[test]
+    fn the_shards_of_a_run_range_are_disjoint_and_cover_it() {
+        let shards: Vec<Shard> = (1..=4)
+            .map(|i| Shard::parse(&format!("{i}/4")).unwrap())
+            .collect();
+        for run in 0..100 {
+            assert_eq!(shards.iter().filter(|s| s.owns(run)).count(), 1);
+        }
+        for bad in ["0/4", "5/4", "1/0", "2", "a/b"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn swarm_ranges_are_checked_against_the_model() {
+        let model = Stovepipe::new(DESIGNS[0], Bounds::default());
+        let ranges = swarm_ranges(&model, &["stalls=0".into(), "requests=2..=5".into()]).unwrap();
+        assert!(ranges.contains(&("stalls".to_string(), 0..=0)));
+        assert!(ranges.contains(&("requests".to_string(), 2..=5)));
+        for bad in ["requests=0", "nothing=1", "crashes=3..=1", "stalls"] {
+            assert!(swarm_ranges(&model, &[bad.to_string()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_kind_weighted_zero_is_never_taken_while_another_kind_is_enabled() {
+        let model = Stovepipe::new(
+            DESIGNS[0],
+            Bounds {
+                crashes: 4,
+                stalls: 2,
+                ..Bounds::default()
+            },
+        );
+        let properties = model.properties();
+        // arrive, deliver, step, finish-build; no crash, no stall.
+        let weights = [1, 1, 1, 1, 0, 0];
+        let mut faults = 0;
+        for run in 0..200 {
+            let mut rng = run_rng(1, run);
+            let w = walk(&model, &properties, Some(&weights), 500, &mut rng);
+            faults += w.actions.iter().filter(|a| a.is_fault()).count();
+        }
+        assert_eq!(faults, 0);
+        // Uniform walks on the same model do crash.
+        let mut rng = run_rng(1, 0);
+        let crashes: usize = (0..200)
+            .map(|_| walk(&model, &properties, None, 500, &mut rng))
+            .map(|w| w.actions.iter().filter(|a| a.is_fault()).count())
+            .sum();
+        assert!(crashes > 0);
+    }
+
+    #[test]
+    fn a_run_depends_on_the_seed_and_its_index_alone() {
+        let model = Stovepipe::new(DESIGNS[1], Bounds::default());
+        let properties = model.properties();
+        let actions =
+            |seed, run| walk(&model, &properties, None, 500, &mut run_rng(seed, run)).actions;
+        assert_eq!(actions(3, 7), actions(3, 7));
+        let distinct: std::collections::BTreeSet<_> = (0..20)
+            .map(|run| format!("{:?}", actions(3, run)))
+            .collect();
+        assert!(distinct.len() > 10, "runs of one seed differ");
+        assert_ne!(actions(3, 7), actions(4, 7));
+    }
+
+    #[test]
+    fn merge_refuses_reports_of_other_options() {
+        let model = Stovepipe::new(DESIGNS[0], Bounds::default());
+        let settings = |seed, shard: &str| Settings {
+            seed,
+            runs: 20,
+            only_run: None,
+            depth: 100,
+            swarm: None,
+            shard: Shard::parse(shard).unwrap(),
+            shrink: false,
+            shrink_states: 0,
+            out: None,
+        };
+        let report = |seed, shard| {
+            simulate_all(&[model], &settings(seed, shard), &mut Timing::default())
+                .unwrap()
+                .0
+        };
+        assert!(merge(&[report(1, "1/2"), report(2, "2/2")]).is_err());
+        assert!(merge(&[report(1, "1/2"), report(1, "1/2")]).is_err());
+        let whole = merge(&[report(1, "2/2"), report(1, "1/2")]).unwrap();
+        assert_eq!(whole, report(1, "1/1"));
+    }
+}
