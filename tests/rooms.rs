@@ -1,0 +1,125 @@
+//! The rooms of `src/` and the one way data flows through them: each room
+//! uses only the rooms before it in `ROOMS` (so no two import each other in
+//! a circle), and no generic room names a specific model.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Bottom up, as the README's layout and `src/lib.rs` list them.
+const ROOMS: [&str; 8] = [
+    "check", "report", "models", "simulate", "mutate", "scenario", "explore", "commands",
+];
+
+/// The rooms a generic room may not reach into by a model's name.
+const GENERIC: [&str; 5] = ["check", "report", "simulate", "mutate", "scenario"];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The room a file of `src/` belongs to (`src/simulate/swarm.rs`: simulate).
+fn room_of(src: &Path, file: &Path) -> Option<&'static str> {
+    let first = file.strip_prefix(src).ok()?.components().next()?;
+    let name = first.as_os_str().to_str()?.trim_end_matches(".rs");
+    ROOMS.iter().copied().find(|&r| r == name)
+}
+
+/// The code of a file without its comments (line comments are enough: the
+/// code has no block comments).
+fn code(file: &Path) -> String {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The rooms a file's code names after `crate::` (in paths and in `use
+/// crate::{...}` groups).
+fn rooms_used(code: &str) -> BTreeSet<&'static str> {
+    let mut used = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            group
+                .split(',')
+                .map(|item| item.trim().split("::").next().unwrap_or("").trim())
+                .collect()
+        } else {
+            vec![rest
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("")]
+        };
+        used.extend(ROOMS.iter().copied().filter(|r| names.contains(r)));
+    }
+    used
+}
+
+#[test]
+fn each_room_uses_only_the_rooms_below_it() {
+    let src = Path::new(common::ROOT).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut wrong = Vec::new();
+    let mut seen = BTreeSet::new();
+    for file in &all {
+        let Some(room) = room_of(&src, file) else {
+            continue;
+        };
+        seen.insert(room);
+        let rank = ROOMS.iter().position(|&r| r == room).unwrap();
+        for used in rooms_used(&code(file)) {
+            let below = ROOMS.iter().position(|&r| r == used).unwrap();
+            if below > rank {
+                wrong.push(format!("{} uses {used}", file.display()));
+            }
+        }
+    }
+    assert_eq!(seen.len(), ROOMS.len(), "every room has a file: {seen:?}");
+    assert!(wrong.is_empty(), "a room uses one above it:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn no_generic_room_names_a_model() {
+    let src = Path::new(common::ROOT).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut named = Vec::new();
+    for file in &all {
+        if !room_of(&src, file).is_some_and(|r| GENERIC.contains(&r)) {
+            continue;
+        }
+        let code = code(file);
+        // Unit tests may take a model as a fixture; the room's code may not.
+        let code = code.split("#[cfg(test)]").next().unwrap_or("");
+        for model in ["stovepipe", "link"] {
+            for path in [
+                format!("models::{model}"),
+                format!("slotcheck_models::{model}"),
+            ] {
+                if code.contains(&path) {
+                    named.push(format!("{} names {path}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(named.is_empty(), "{}", named.join("\n"));
+}
+
+#[test]
+fn a_use_group_and_a_path_are_both_read() {
+    let used = rooms_used("use crate::{check::Limits, report::whole};\nlet x = crate::models::MODELS;");
+    assert_eq!(used, BTreeSet::from(["check", "models", "report"]));
+}
