@@ -88,7 +88,11 @@ fn each_room_uses_only_the_rooms_below_it() {
         }
     }
     assert_eq!(seen.len(), ROOMS.len(), "every room has a file: {seen:?}");
-    assert!(wrong.is_empty(), "a room uses one above it:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "a room uses one above it:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -120,6 +124,7 @@ fn no_generic_room_names_a_model() {
 
 #[test]
 fn a_use_group_and_a_path_are_both_read() {
-    let used = rooms_used("use crate::{check::Limits, report::whole};\nlet x = crate::models::MODELS;");
+    let used =
+        rooms_used("use crate::{check::Limits, report::whole};\nlet x = crate::models::MODELS;");
     assert_eq!(used, BTreeSet::from(["check", "models", "report"]));
 }
