@@ -2,7 +2,7 @@
 //! (`slotcheck mutate --model link`). A mutation is data on the model
 //! ([`Link::mutation`]); each step of `steps.rs` asks it, in one place, how
 //! it does the one thing a mutant may change. `take` names the contract's
-//! steps 2 to 4 (read, decide, start or drop), whether the model takes them
+//! steps 2 and 3 (read and decide, start or drop), whether the model takes them
 //! as one step (`atomic-start`, designs without the check) or as a read and
 //! the step that acts on it.
 

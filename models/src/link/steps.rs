@@ -167,8 +167,8 @@ pub fn land(s: &mut State, b: Bid, log: &mut Log) {
     });
 }
 
-/// Steps 2 and 3 and 4's first put in one step: read the oldest buffered
-/// message, decide, run or drop. The designs without the duplicate check
+/// Steps 2 and 3 in one step: read the oldest buffered message, decide,
+/// then run (the first put) or drop. The designs without the duplicate check
 /// (nothing shared is read before the put) and `atomic-start`.
 pub fn take(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let decided = decide(m, s, b, log);
@@ -192,8 +192,8 @@ pub fn act(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     act_on(m, s, b, decided, log);
 }
 
-/// Step 2 and step 3's decision: read the oldest buffered message and, with
-/// the duplicate check, its running key from the KV bucket.
+/// Step 2: read the oldest buffered message and, with the duplicate check,
+/// its running key from the KV bucket, and decide.
 fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     let a = s.builders[b as usize].buffer.remove(0);
     let offset = s.builders[b as usize].offset;
@@ -228,11 +228,11 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
         } else {
             "decide to run it"
         };
-        if expired {
+        if let Some(p) = put_at.filter(|_| expired) {
             return format!(
                 "get {}'s running key from the KV bucket: last put {}, it expired {} s after it (the KV bucket's TTL), so there is none; {then}",
                 ask_name(a),
-                put_at.map_or(String::new(), |p| at(p as i16)),
+                at(p as i16),
                 seconds(KEY_LIFETIME)
             );
         }
@@ -265,7 +265,7 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     decided
 }
 
-/// Step 3's ack of a duplicate, or step 4's start: put the running key, run.
+/// Step 3: the ack of a duplicate, or the start: put the running key, run.
 fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     let a = decided.ask;
     if decided.duplicate {
@@ -276,9 +276,12 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
         s.dropped = true;
         return;
     }
-    // Between a split read and this put another builder may have put its
-    // own key: the put overwrites it, as the source's unconditional put does.
-    let over = s.keys[a as usize].filter(|k| k.builder != b && m.splits_start());
+    // The put overwrites another builder's key (a stale one, or one put
+    // between a split read and this put), as the source's unconditional put
+    // does; a key past its TTL, which the state keeps as stale, is gone.
+    let now = s.now;
+    let expired = log.ledger().is_some_and(|l| l.expired(a, now));
+    let over = s.keys[a as usize].filter(|k| k.builder != b && !expired);
     if !m.mutated(Mutation::KeyNotPutAtStart) {
         s.keys[a as usize] = Some(Key { builder: b, age: 0 });
     }
@@ -291,7 +294,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     });
     log.say(|| match over {
         Some(k) => format!(
-            "run {}, put its running key in the KV bucket over {}'s, put since the read",
+            "run {}, put its running key in the KV bucket over {}'s key",
             ask_name(a),
             builder_name(k.builder)
         ),
@@ -501,8 +504,8 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
 }
 
 /// Says what a crash loses, from the state before it: the build, each
-/// buffered message, an answer on the way, and where each of their messages
-/// stands.
+/// buffered message, an answer on the way, an ask read and not yet acted
+/// on, and where each of their messages stands.
 pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     log.say(|| {
         let builder = &s.builders[b as usize];

@@ -16,38 +16,44 @@ fn model(design: &str, asks: u8, skew: u16) -> Link {
     )
 }
 
-/// The actions as `m` takes them: where the model splits a builder's start,
-/// a `Take` is its read and then what the read decided (start or drop).
-fn split(m: &Link, init: &State, actions: &[Action]) -> Vec<Action> {
+/// The actions enabled in `s`.
+fn enabled(m: &Link, s: &State) -> Vec<Action> {
+    let mut actions = Vec::new();
+    m.actions(s, &mut actions);
+    actions
+}
+
+/// The actions as `m` takes them, and the state they reach: where the model
+/// splits a builder's start, a `Take` is its read and then the one step the
+/// read enables for that builder (start or drop).
+fn split(m: &Link, init: &State, actions: &[Action]) -> (Vec<Action>, State) {
     let mut s = *init;
     let mut steps = Vec::new();
     for &action in actions {
-        let these = match action {
-            Action::Take(b) if m.splits_start() => {
+        let mut these = vec![action];
+        if let Action::Take(b) = action {
+            if m.splits_start() {
                 let read = crate::run_enabled(m, &s, &[Action::Read(b)]);
-                let decided = read.builders[b as usize].decided.unwrap();
-                let act = if decided.duplicate {
-                    Action::Drop(b)
-                } else {
-                    Action::Start(b)
-                };
-                vec![Action::Read(b), act]
+                let act = enabled(m, &read)
+                    .into_iter()
+                    .find(|&a| a == Action::Start(b) || a == Action::Drop(b))
+                    .expect("a read enables its start or drop");
+                these = vec![Action::Read(b), act];
             }
-            _ => vec![action],
-        };
+        }
         s = crate::run_enabled(m, &s, &these);
         steps.extend(these);
     }
-    steps
+    (steps, s)
 }
 
 fn run(m: &Link, init: &State, actions: &[Action]) -> State {
-    crate::run_enabled(m, init, &split(m, init, actions))
+    split(m, init, actions).1
 }
 
 /// The story of `actions`, a `Take` split as [`split`] does.
 fn tell(m: &Link, init: &State, actions: &[Action]) -> Vec<crate::StoryStep> {
-    m.tell(init, &split(m, init, actions))
+    m.tell(init, &split(m, init, actions).0)
 }
 
 /// The initial state in which the builders' offsets are these (in ticks).
@@ -117,10 +123,8 @@ fn designs_without_the_check_run_a_duplicate_whatever_the_key() {
 fn only_designs_without_the_margin_have_late_answers() {
     for design in &DESIGNS {
         let m = Link::new(design, Bounds::default());
-        let mut enabled = Vec::new();
-        m.actions(&m.initial_states()[0], &mut enabled);
         assert_eq!(
-            enabled.contains(&Action::FetchLate(0)),
+            enabled(&m, &m.initial_states()[0]).contains(&Action::FetchLate(0)),
             !design.fetch_margin,
             "{}",
             design.name
@@ -180,12 +184,7 @@ fn a_stale_ack_counts_by_default_and_not_with_the_option() {
 fn time_waits_for_what_must_happen_at_once() {
     let m = model("after-1649", 1, 0);
     let init = m.initial_states()[0];
-    let mut enabled = Vec::new();
-    m.actions(&init, &mut enabled);
-    assert!(
-        !enabled.contains(&Action::Tick),
-        "an available ask is fetched at once"
-    );
+    assert!(!m.can_tick(&init), "an available ask is fetched at once");
     let s = run(
         &m,
         &init,
@@ -196,12 +195,7 @@ fn time_waits_for_what_must_happen_at_once() {
             Action::Tick,
         ],
     );
-    enabled.clear();
-    m.actions(&s, &mut enabled);
-    assert!(
-        !enabled.contains(&Action::Tick),
-        "a due heartbeat is sent first"
-    );
+    assert!(!m.can_tick(&s), "a due heartbeat is sent first");
 }
 
 #[test]
@@ -265,19 +259,20 @@ fn a_heartbeat_is_late_at_most_once_so_its_lateness_stays_within_the_bound() {
         s = m.next_state(&s, Action::Tick).unwrap();
     }
     let delay = Action::Delay(0);
-    let enabled = |s: &State| {
-        let mut actions = Vec::new();
-        m.actions(s, &mut actions);
-        actions.contains(&delay)
-    };
-    assert!(enabled(&s), "a due heartbeat may be made late");
+    assert!(
+        enabled(&m, &s).contains(&delay),
+        "a due heartbeat may be made late"
+    );
     s = m.next_state(&s, delay).unwrap();
     // Its lateness runs out: it is due again, and may not be delayed again.
     while s.builders[0].run.unwrap().grace > 0 {
         s = m.next_state(&s, Action::Tick).unwrap();
     }
     assert_eq!(s.lates_left, 1, "a late heartbeat is left in the budget");
-    assert!(!enabled(&s), "the same heartbeat is not made late twice");
+    assert!(
+        !enabled(&m, &s).contains(&delay),
+        "the same heartbeat is not made late twice"
+    );
 }
 
 /// The lines of a story, actor and action, one a step.
@@ -320,6 +315,11 @@ fn a_key_is_told_at_its_last_put_not_at_its_clamped_age() {
             (2, Some("b1, last put t=0s, TTL ends t=120s")),
             (18, Some("b2, last put t=60s, TTL ends t=180s")),
         ]
+    );
+    // b1's key is stale, not gone (its TTL runs to t=120s): b2 puts over it.
+    assert_eq!(
+        story[18].action,
+        "run A1, put its running key in the KV bucket over b1's key"
     );
     assert!(
         story[17].action.contains(
@@ -513,14 +513,10 @@ fn between_a_read_of_the_key_and_its_put_another_builder_acts() {
         })
     );
     assert_eq!(read.keys[0], None, "b1 read no key and has not put one");
-    let mut enabled = Vec::new();
-    m.actions(&read, &mut enabled);
+    let enabled = enabled(&m, &read);
     assert!(enabled.contains(&Action::Start(0)));
     assert!(enabled.contains(&Action::Read(1)), "b2 acts in the window");
-    assert!(
-        !enabled.contains(&Action::Tick),
-        "a decision is acted on at once"
-    );
+    assert!(!m.can_tick(&read), "a decision is acted on at once");
     // b2 reads before b1 puts: no key either, so both run A1.
     let both = run(
         &m,
@@ -543,8 +539,7 @@ fn without_the_check_a_start_reads_nothing_shared_and_stays_one_step() {
     for design in ["before-1649", "margin-only"] {
         let m = model(design, 1, 0);
         let s = run(&m, &m.initial_states()[0], &[Action::Fetch(0)]);
-        let mut enabled = Vec::new();
-        m.actions(&s, &mut enabled);
+        let enabled = enabled(&m, &s);
         assert!(enabled.contains(&Action::Take(0)), "{design}");
         assert!(!enabled.contains(&Action::Read(0)), "{design}");
     }
@@ -562,9 +557,7 @@ fn the_oldest_pull_request_is_served_first() {
         Status::Delivered { to: 0, .. }
     ));
     assert_eq!(*s.builders[1].buffer, [1]);
-    let mut enabled = Vec::new();
-    m.actions(&s, &mut enabled);
-    assert!(!enabled.contains(&Action::Tick), "the answer lands first");
+    assert!(!m.can_tick(&s), "the answer lands first");
     let landed = run(&m, &s, &[Action::Land(0)]);
     assert_eq!(*landed.builders[0].buffer, [0]);
 }
