@@ -141,6 +141,12 @@ impl Builder {
     pub fn is_idle(&self) -> bool {
         self.run.is_none() && self.decided.is_none()
     }
+
+    /// Idle with nothing buffered and nothing on the way: a crash would lose
+    /// nothing, and nothing is left for it to do.
+    pub fn holds_nothing(&self) -> bool {
+        self.is_idle() && self.buffer.is_empty() && self.on_the_way.is_none()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -195,9 +201,7 @@ impl State {
     /// Nothing can happen any more, however long one waits: nothing runs,
     /// nothing is buffered or about to land, no message can be handed out.
     pub fn is_settled(&self) -> bool {
-        self.builders
-            .iter()
-            .all(|b| b.is_idle() && b.buffer.is_empty() && b.on_the_way.is_none())
+        self.builders.iter().all(Builder::holds_nothing)
             && self.messages.iter().all(|m| !m.is_left())
     }
 }
@@ -603,9 +607,7 @@ impl Model for Link {
         }
         for (i, b) in s.builders.iter().enumerate() {
             let i = i as Bid;
-            if s.crashes_left > 0
-                && (!b.is_idle() || !b.buffer.is_empty() || b.on_the_way.is_some())
-            {
+            if s.crashes_left > 0 && !b.holds_nothing() {
                 actions.push(Action::Crash(i));
             }
             if s.lates_left > 0

@@ -124,21 +124,18 @@ impl Link {
             rows.push((format!("{} message", ask_name(a)), status));
             let put_at = ledger.and_then(|l| l.put_at[a as usize]);
             if let Some(key) = s.keys[a as usize] {
-                let put = match put_at {
+                // An age not clamped tells the put's time as well as a ledger.
+                let unclamped = (key.age < self.stale_at()).then(|| s.now - key.age);
+                let put = match put_at.or(unclamped) {
                     _ if ledger.is_some_and(|l| l.expired(a, s.now)) => None,
                     Some(p) => Some(format!(
                         "last put {}, TTL ends {}",
                         at(p as i16),
                         at(p as i16 + KEY_LIFETIME as i16)
                     )),
-                    None if key.age >= self.stale_at() => Some(format!(
+                    None => Some(format!(
                         "last put at or before {} (stale by every clock)",
                         at(now - key.age as i16)
-                    )),
-                    None => Some(format!(
-                        "last put {}, TTL ends {}",
-                        at(now - key.age as i16),
-                        at(now - key.age as i16 + KEY_LIFETIME as i16)
                     )),
                 };
                 if let Some(put) = put {
