@@ -7,13 +7,15 @@
 # they differ; the slow parts and the times are refreshed only here.
 #
 #   scripts/readme.sh            rewrite every part that changed, slow ones too
+#                                (not the big ones: see --big)
 #   scripts/readme.sh --fast     the same, leaving the slow parts
 #   scripts/readme.sh --timings  also refresh the times of timing blocks whose
 #                                other figures did not change
 #   scripts/readme.sh --check    rewrite nothing; fail with a diff if any part,
-#                                slow ones included, differs (the nightly run)
-#   scripts/readme.sh --big      with either: the big parts too (more memory
-#                                than a CI runner has; tens of minutes)
+#                                slow ones included, big ones not, differs
+#                                (the nightly run)
+#   scripts/readme.sh --big      with either: the big parts too (most of an
+#                                hour each, several GB)
 #
 # The work is done by tests/readme.rs (one parser and one runner for the test
 # and for this script); this script only chooses its mode. Times come from the

@@ -68,7 +68,7 @@ fn xml_elements(xml: &str) -> Vec<String> {
     names
 }
 
-/// An ITF trace as `src/itf.rs` writes it.
+/// An ITF trace as `src/report/itf.rs` writes it.
 fn assert_itf(path: &Path) {
     let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap())
         .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
@@ -787,4 +787,39 @@ fn the_html_report_outlines_a_regression() {
     assert!(html.contains("1 differ from what is expected"));
     assert_eq!(html.matches("class=\"bad regression\"").count(), 1);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn each_atomic_start_twin_pins_its_originals_bounds_under_the_option() {
+    let dir = Path::new(ROOT).join("scenarios");
+    let read = |path: &Path| -> toml::Table {
+        toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    for file in files_under(&dir) {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let is_link = read(&file)["model"].as_str() == Some("link");
+        if is_link && !name.ends_with("-atomic-start.toml") {
+            let twin = name.replace(".toml", "-atomic-start.toml");
+            assert!(dir.join(&twin).exists(), "{name} has no twin {twin}");
+        }
+    }
+    for twin in files_under(&dir) {
+        let name = twin.file_name().unwrap().to_str().unwrap();
+        let Some(original) = name.strip_suffix("-atomic-start.toml") else {
+            continue;
+        };
+        let (t, o) = (read(&twin), read(&dir.join(format!("{original}.toml"))));
+        assert_eq!(t["bounds"], o["bounds"], "{name}");
+        assert_eq!(t["model"], o["model"], "{name}");
+        let options = |table: &toml::Table| -> Vec<String> {
+            table
+                .get("options")
+                .and_then(|o| o.as_array())
+                .map(|o| o.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+                .unwrap_or_default()
+        };
+        let mut expected = options(&o);
+        expected.push("atomic-start".into());
+        assert_eq!(options(&t), expected, "{name}");
+    }
 }
