@@ -31,6 +31,8 @@ fn swarm(seed: u64, runs: u64, shard: Shard, out: Option<PathBuf>) -> Settings {
         shrink: true,
         shrink_states: 20_000,
         out,
+        pct: None,
+        liveness: None,
     }
 }
 

@@ -6,7 +6,7 @@ use crate::models::whole;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::simulate::{
-    merge, runs_of, simulate_all, swarm_ranges, text, Report, Settings, Shard, Timing,
+    merge, runs_of, simulate_all, swarm_ranges, text, PctSettings, Report, Settings, Shard, Timing,
 };
 use clap::Args;
 use std::path::PathBuf;
@@ -80,6 +80,21 @@ pub struct SimulateArgs {
     /// A swarm range (repeatable): NAME=LOW..=HIGH or NAME=N, e.g. stalls=0.
     #[arg(long, value_name = "NAME=LOW..=HIGH", requires = "swarm")]
     pub range: Vec<String>,
+    /// Schedule every walk by PCT (probabilistic concurrency testing) of this
+    /// depth: each actor gets a random priority, the highest enabled one acts,
+    /// and at DEPTH-1 random steps the acting one drops below all others.
+    /// Finds orderings that uniform walks rarely take; works with --swarm.
+    #[arg(long, value_name = "DEPTH", value_parser = whole(1u32, Some(16)))]
+    pub pct: Option<u32>,
+    /// With --pct: the change points fall on steps 1..=STEPS (about a walk's length).
+    #[arg(long, value_name = "STEPS", default_value_t = crate::simulate::pct::DEFAULT_HORIZON, value_parser = whole(1usize, None), requires = "pct")]
+    pub pct_horizon: usize,
+    /// A liveness phase: each walk takes faults only in its first 0..=STEPS
+    /// steps (drawn per run), then must settle (every request or ask at its
+    /// end) before it ends (nothing enabled, or --depth steps); one that
+    /// does not is reported as `settles-after-faults`, told as found.
+    #[arg(long, value_name = "STEPS", value_parser = whole(1usize, None))]
+    pub liveness: Option<usize>,
     /// Take the runs r with r mod N = I-1 (1 <= I <= N).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -132,6 +147,11 @@ pub fn run_cli<M: ToolModel>(
         shrink: !args.no_shrink,
         shrink_states: args.shrink_states,
         out: (!args.no_save).then(|| args.out.clone()),
+        pct: args.pct.map(|depth| PctSettings {
+            depth,
+            horizon: args.pct_horizon,
+        }),
+        liveness: args.liveness,
     };
     if runs_of(&settings).next().is_none() {
         let which = match settings.only_run {

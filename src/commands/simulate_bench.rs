@@ -6,7 +6,9 @@
 use crate::check::{check, Limits};
 use crate::models::{ModelArgs, ToolModel};
 use crate::simulate::shrink;
-use crate::simulate::{plan, run_rng, simulate, swarm_ranges, walk, Settings, Shard, Timing};
+use crate::simulate::{
+    plan, run_rng, simulate, swarm_ranges, walk, PctSettings, Schedule, Settings, Shard, Timing,
+};
 use slotcheck_models::stovepipe::{
     design_named, Action, Bounds, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
     DESIGNS, NO_WEDGE,
@@ -126,7 +128,8 @@ pub fn first_violating_run(
     (0..max_runs).find_map(|run| {
         let mut rng = run_rng(seed, run);
         let (model, weights) = plan(&model, swarm.then_some(&fixed[..]), &mut rng).ok()?;
-        let w = walk(&model, &properties, weights.as_deref(), depth, &mut rng);
+        let mut schedule = Schedule::of_run(None, weights, &mut rng);
+        let w = walk(&model, &properties, &mut schedule, depth, &mut rng);
         let at = w.violated[0]?;
         Some((run, w.actions[..at].to_vec()))
     })
@@ -161,6 +164,8 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 shrink: false,
                 shrink_states: 0,
                 out: None,
+                pct: None,
+                liveness: None,
             };
             let mut timing = Timing::default();
             let run = simulate(&model, &settings, &mut timing)?;
@@ -207,6 +212,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
             ));
         }
     }
+    out.push_str(&findings_power(seed)?);
     // The exhaustive check for comparison: time to the same verdict.
     out.push_str("\nexhaustive check of the same bounds, for comparison:\n");
     for claim in claims() {
@@ -224,6 +230,113 @@ pub fn bench(seed: u64) -> Result<String, String> {
         ));
     }
     Ok(out)
+}
+
+/// The simulator's power on every finding: for each scenario under
+/// `scenarios/` that names a finding, and each design it expects to violate
+/// it, the runs from `seed` to the first violation on the finding's own
+/// bounds, by each scheduler (plain walks; swarm weights on the same bounds;
+/// PCT of depth up to [`POWER_PCT`]), within [`POWER_RUNS`].
+pub fn findings_power(seed: u64) -> Result<String, String> {
+    let files = crate::scenario::files(&[crate::scenario::SCENARIO_DIR.into()])
+        .map_err(|e| e.to_string())?;
+    let scenarios =
+        crate::scenario::load_all(&files, &Default::default()).map_err(|e| e.to_string())?;
+    let schedulers = power_schedulers(seed);
+    let mut rows: Vec<(String, String, Vec<Option<u64>>)> = Vec::new();
+    for scenario in &scenarios {
+        let Some(property) = scenario.heading.finding else {
+            continue;
+        };
+        for (k, (_, settings)) in schedulers.iter().enumerate() {
+            for (design, first) in scenario.hunt(settings, POWER_RUNS)? {
+                let column = format!("{} {property}", scenario.heading.id);
+                match rows
+                    .iter_mut()
+                    .find(|(c, d, _)| *c == column && *d == design)
+                {
+                    Some(row) => row.2.push(first),
+                    None => {
+                        assert_eq!(k, 0, "every scheduler hunts the same cells");
+                        rows.push((column, design, vec![first]));
+                    }
+                }
+            }
+        }
+    }
+    let wf = rows.iter().map(|r| r.0.len()).max().unwrap_or(0) + 2;
+    let wd = rows.iter().map(|r| r.1.len()).max().unwrap_or(0) + 2;
+    let mut out = format!(
+        "\nruns to the first violation of every finding (its own bounds, seed {seed}, at most {POWER_RUNS}):\n{:<wf$}{:<wd$}",
+        "finding", "design"
+    );
+    for (name, _) in &schedulers {
+        out.push_str(&format!("{name:>10}"));
+    }
+    out.push('\n');
+    let mut missed = vec![0; schedulers.len()];
+    for (column, design, firsts) in &rows {
+        out.push_str(&format!("{column:<wf$}{design:<wd$}"));
+        for (k, first) in firsts.iter().enumerate() {
+            let cell = match first {
+                Some(run) => (run + 1).to_string(),
+                None => {
+                    missed[k] += 1;
+                    format!(">{POWER_RUNS}")
+                }
+            };
+            out.push_str(&format!("{cell:>10}"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("{:<w$}", "not found", w = wf + wd));
+    for m in missed {
+        out.push_str(&format!("{:>10}", format!("{m} of {}", rows.len())));
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// The run budget the simulator's power is judged on.
+pub const POWER_RUNS: u64 = 10_000;
+/// The PCT depth of the power table and its test.
+pub const POWER_PCT: u32 = 3;
+
+/// The schedulers the power table compares, by name: swarm and PCT keep
+/// each scenario's bounds (every range one value), so only the schedule
+/// differs.
+pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
+    let base = Settings {
+        seed,
+        runs: POWER_RUNS,
+        only_run: None,
+        depth: 500,
+        swarm: None,
+        shard: Shard::WHOLE,
+        shrink: false,
+        shrink_states: 0,
+        out: None,
+        pct: None,
+        liveness: None,
+    };
+    let fixed_swarm = |s: Settings| Settings {
+        swarm: Some(Vec::new()),
+        ..s
+    };
+    vec![
+        ("plain", base.clone()),
+        ("swarm", fixed_swarm(base.clone())),
+        (
+            "pct",
+            Settings {
+                pct: Some(PctSettings {
+                    depth: POWER_PCT,
+                    horizon: crate::simulate::pct::DEFAULT_HORIZON,
+                }),
+                ..base
+            },
+        ),
+    ]
 }
 
 /// `simulate --bench`: the stovepipe model's claims; under another model an

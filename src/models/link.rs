@@ -303,6 +303,48 @@ impl ToolModel for Link {
         }
     }
 
+    /// A builder is one actor for all its steps; the clock is one; each
+    /// builder's faults are actors of their own.
+    fn actor(&self, _s: &State, action: &Action) -> u64 {
+        let (kind, who) = match *action {
+            Action::Fetch(b)
+            | Action::FetchLate(b)
+            | Action::Land(b)
+            | Action::Take(b)
+            | Action::Read(b)
+            | Action::Start(b)
+            | Action::Drop(b)
+            | Action::Heartbeat(b)
+            | Action::Finish(b) => (0, b as u64),
+            Action::Tick => (1, 0),
+            Action::Crash(b) => (2, b as u64),
+            Action::Delay(b) => (3, b as u64),
+        };
+        kind << 32 | who
+    }
+
+    /// Every ask has its result; a walk that ends with time stopped at the
+    /// horizon while something still runs or waits is not judged (the
+    /// bound, not the design, ended it).
+    fn settled(&self, s: &State) -> bool {
+        s.results.iter().all(|&r| r) || !s.is_settled()
+    }
+
+    fn unsettled(&self, s: &State) -> String {
+        let open: Vec<String> = (0..s.messages.len())
+            .filter(|&a| !s.results[a])
+            .map(|a| slotcheck_models::link::ask_name(a as _))
+            .collect();
+        format!("{} without a result", open.join(", "))
+    }
+
+    fn fault_on(&self, s: &State, action: &Action) -> Option<u64> {
+        match *action {
+            Action::Crash(b) | Action::Delay(b) => Some(self.actor(s, &Action::Fetch(b))),
+            _ => None,
+        }
+    }
+
     /// Small enough that one walk stays well under a hundred steps: at most
     /// 24 ticks, three asks, three builders.
     fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {

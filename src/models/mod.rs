@@ -103,6 +103,25 @@ pub trait ToolModel:
     fn action_kinds(&self) -> &'static [&'static str];
     /// The index in [`Self::action_kinds`] of an action.
     fn action_kind(&self, action: &Self::Action) -> usize;
+    /// Who takes `action` in `state`, as a number that stays the same from
+    /// one step to the next while that actor lives (a worker on a message, a
+    /// builder, the clock): what the PCT scheduler gives priorities to.
+    /// Default: the action's kind.
+    fn actor(&self, _state: &Self::State, action: &Self::Action) -> u64 {
+        self.action_kind(action) as u64
+    }
+    /// The actor a fault strikes (as [`Self::actor`] names it), or `None`
+    /// for an action that is no fault: PCT takes faults only at its fault
+    /// points, on the actor that has just acted. Default: no faults.
+    fn fault_on(&self, _state: &Self::State, _action: &Self::Action) -> Option<u64> {
+        None
+    }
+    /// Whether every request (ask) has reached its end, as the simulator's
+    /// liveness phase requires of a walk's last state once faults are off
+    /// (true too where the model's own bounds, not the design, stopped it).
+    fn settled(&self, state: &Self::State) -> bool;
+    /// What is not settled in `state`, in words.
+    fn unsettled(&self, state: &Self::State) -> String;
     /// Every bound by name, with the range a swarm run draws it from.
     fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)>;
     /// Every bound by name, with this model's value.

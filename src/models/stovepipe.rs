@@ -7,7 +7,9 @@ use super::{model_of_design, ModelArgs, ToolModel};
 use clap::Args;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use slotcheck_models::stovepipe::{design_named, Action, Bounds, Options, Stovepipe, DESIGNS};
+use slotcheck_models::stovepipe::{
+    design_named, request_name, Action, Bounds, Options, State, Stovepipe, DESIGNS, MAX_REQUESTS,
+};
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
 use toml::Spanned;
@@ -296,6 +298,55 @@ impl ToolModel for Stovepipe {
             Action::FinishBuild(_) => 3,
             Action::Crash(_) => 4,
             Action::Stall(_) => 5,
+        }
+    }
+
+    /// A worker is known by its message (kind and request) and whether it
+    /// still holds it, which stay the same while it steps (the state keeps workers sorted, so its index
+    /// does not); its faults are actors of their own, so that a crash can
+    /// fall between any two of its steps.
+    fn actor(&self, s: &State, action: &Action) -> u64 {
+        // A stalled worker (no longer holding its message) is another actor
+        // than the worker its message was redelivered to.
+        let message = |i: usize| {
+            let w = s.worker(i);
+            (w.message as u64 * MAX_REQUESTS as u64 + w.request as u64) << 1
+                | u64::from(w.holds_message)
+        };
+        let (kind, who) = match *action {
+            Action::Arrive => (0, 0),
+            Action::Deliver { request, kind } => {
+                (1, kind as u64 * MAX_REQUESTS as u64 + request as u64)
+            }
+            Action::Step(i) => (2, message(i)),
+            Action::FinishBuild(r) => (3, r as u64),
+            Action::Crash(i) => (4, message(i)),
+            Action::Stall(i) => (5, message(i)),
+        };
+        kind << 32 | who
+    }
+
+    fn settled(&self, s: &State) -> bool {
+        s.arrived() == self.bounds.requests && s.requests().all(|(_, r)| r.is_terminal())
+    }
+
+    fn unsettled(&self, s: &State) -> String {
+        let open: Vec<String> = s
+            .requests()
+            .filter(|(_, r)| !r.is_terminal())
+            .map(|(r, state)| format!("{} {}", request_name(r), state.name()))
+            .collect();
+        let unarrived = self.bounds.requests - s.arrived();
+        match (open.is_empty(), unarrived) {
+            (false, _) => format!("{} not terminal", open.join(", ")),
+            (true, n) => format!("{n} request(s) not yet arrived"),
+        }
+    }
+
+    fn fault_on(&self, s: &State, action: &Action) -> Option<u64> {
+        match *action {
+            Action::Crash(i) | Action::Stall(i) => Some(self.actor(s, &Action::Step(i))),
+            _ => None,
         }
     }
 

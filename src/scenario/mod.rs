@@ -180,9 +180,32 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// For each design the scenario expects to violate its finding: the
+    /// first simulated run of `settings` that does, within `max_runs`
+    /// (`None`: none did). The simulator's power on the finding.
+    pub fn hunt(
+        &self,
+        settings: &crate::simulate::Settings,
+        max_runs: u64,
+    ) -> Result<Vec<(String, Option<u64>)>, String> {
+        match self.heading.finding {
+            Some(property) => self.plan.hunt(property, settings, max_runs),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
 /// A scenario's checks for one model, behind a trait so that the runner
 /// needs no generics.
 trait Plan {
+    /// See [`Scenario::hunt`].
+    fn hunt(
+        &self,
+        property: &'static str,
+        settings: &crate::simulate::Settings,
+        max_runs: u64,
+    ) -> Result<Vec<(String, Option<u64>)>, String>;
     /// Whether some design of the scenario has an expectation for `property`.
     fn expects(&self, property: &str) -> bool;
     /// Whether the scenario expects anything of `design` (or tells its story).

@@ -51,6 +51,27 @@ pub(super) fn trace_meta<M: ToolModel>(scenario: &Scenario, model: &M, property:
 }
 
 impl<M: ToolModel> Plan for ModelPlan<M> {
+    fn hunt(
+        &self,
+        property: &'static str,
+        settings: &crate::simulate::Settings,
+        max_runs: u64,
+    ) -> Result<Vec<(String, Option<u64>)>, String> {
+        let mut found = Vec::new();
+        for d in &self.designs {
+            let violated = d
+                .expectations
+                .iter()
+                .any(|(name, e)| *name == property && e.verdict == Verdict::Violated);
+            if violated {
+                let first =
+                    crate::simulate::first_violation(&d.model, property, settings, max_runs)?;
+                found.push((d.design.clone(), first.map(|(run, _)| run)));
+            }
+        }
+        Ok(found)
+    }
+
     fn expects(&self, property: &str) -> bool {
         self.designs
             .iter()

@@ -23,6 +23,7 @@
 //! `check` (shrinking's last stage), `report` and `models`' trait, never a
 //! model by name, a scenario or the command line.
 
+pub mod pct;
 pub mod replay;
 pub mod report;
 pub mod shrink;
@@ -93,6 +94,81 @@ pub struct Settings {
     pub shrink_states: usize,
     /// Where counterexamples are saved; `None`: not saved.
     pub out: Option<PathBuf>,
+    /// Schedule every walk with PCT instead of uniformly (or by swarm
+    /// weights); `None`: as before.
+    pub pct: Option<PctSettings>,
+    /// The liveness phase: after a fault phase of `0..=L` steps (drawn per
+    /// run), faults are off and every request (ask) must be settled before
+    /// the walk ends (nothing enabled, or `depth` steps); `None`: no
+    /// liveness phase.
+    pub liveness: Option<usize>,
+}
+
+/// The name a liveness violation is reported under.
+pub const SETTLES: &str = "settles-after-faults";
+
+/// `--pct DEPTH` and `--pct-horizon STEPS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PctSettings {
+    /// Change points per walk, plus one.
+    pub depth: u32,
+    /// Change points fall on steps `1..=horizon`.
+    pub horizon: usize,
+}
+
+/// How a walk picks its next action among those enabled.
+pub enum Schedule {
+    /// Uniformly.
+    Uniform,
+    /// A kind by its swarm weight, then uniformly within it.
+    Weights(Vec<u32>),
+    /// By PCT's priorities ([`pct`]).
+    Pct(pct::Pct),
+}
+
+impl Schedule {
+    /// The schedule in words, for a violation's report: what a reader needs
+    /// to know of the run beyond its seed and number.
+    pub fn describe<M: ToolModel>(&self, model: &M) -> String {
+        match self {
+            Schedule::Uniform => "uniform".to_string(),
+            Schedule::Weights(w) => format!(
+                "swarm weights {}",
+                model
+                    .action_kinds()
+                    .iter()
+                    .zip(w)
+                    .map(|(k, w)| format!("{k} {w}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Schedule::Pct(p) => p.describe(),
+        }
+    }
+
+    /// The schedule of one run: PCT when asked (its change points drawn
+    /// now, after the swarm's draws), else the swarm's weights, if any.
+    pub fn of_run(
+        pct: Option<PctSettings>,
+        weights: Option<Vec<u32>>,
+        rng: &mut ChaCha8Rng,
+    ) -> Schedule {
+        match (pct, weights) {
+            (Some(p), weights) => {
+                // Half the runs walk as without PCT (uniformly, or by the
+                // swarm's weights): the orderings PCT's long stretches make
+                // rare are the ones those walks take all the time.
+                let depth = rng.random_range(0..=p.depth);
+                match (depth, weights) {
+                    (0, Some(w)) => Schedule::Weights(w),
+                    (0, None) => Schedule::Uniform,
+                    (d, _) => Schedule::Pct(pct::Pct::new(d, p.horizon, rng)),
+                }
+            }
+            (None, Some(w)) => Schedule::Weights(w),
+            (None, None) => Schedule::Uniform,
+        }
+    }
 }
 
 /// The generator of run `run`: ChaCha8 from `seed`, on stream `run`.
@@ -113,6 +189,11 @@ pub struct Walk<M: Model> {
     pub cut_at_depth: bool,
     pub violated: Vec<Option<usize>>,
     pub reached: Vec<bool>,
+    /// With a liveness phase: the steps of its fault phase, and where the
+    /// walk ended (its bound spent, or nothing enabled) with something not
+    /// yet settled.
+    pub fault_phase: Option<usize>,
+    pub unsettled: Option<usize>,
 }
 
 /// Whether property `p` is broken (an `always`) or met (a `sometimes`) in `s`.
@@ -131,10 +212,26 @@ pub(crate) fn discovered<M: Model>(model: &M, p: &Property<M>, s: &M::State) -> 
 pub fn walk<M: ToolModel>(
     model: &M,
     properties: &[Property<M>],
-    weights: Option<&[u32]>,
+    schedule: &mut Schedule,
     depth: usize,
     rng: &mut ChaCha8Rng,
 ) -> Walk<M> {
+    walk_live(model, properties, schedule, depth, None, rng)
+}
+
+/// [`walk`] with a liveness phase (TigerBeetle's simulator has one): faults
+/// are taken only during the first `0..=liveness` steps (drawn now), and
+/// the walk must then reach a settled state ([`ToolModel::settled`]) before
+/// nothing more can happen or `depth` steps.
+pub fn walk_live<M: ToolModel>(
+    model: &M,
+    properties: &[Property<M>],
+    schedule: &mut Schedule,
+    depth: usize,
+    liveness: Option<usize>,
+    rng: &mut ChaCha8Rng,
+) -> Walk<M> {
+    let fault_phase = liveness.map(|l| rng.random_range(0..=l));
     let init = model.pick_init(rng);
     let mut state = init.clone();
     let mut walk = Walk {
@@ -144,6 +241,8 @@ pub fn walk<M: ToolModel>(
         cut_at_depth: false,
         violated: vec![None; properties.len()],
         reached: vec![false; properties.len()],
+        fault_phase,
+        unsettled: None,
     };
     let judge = |walk: &mut Walk<M>, state: &M::State, at: usize| {
         for (k, p) in properties.iter().enumerate() {
@@ -165,10 +264,17 @@ pub fn walk<M: ToolModel>(
     for step in 1..=depth {
         enabled.clear();
         model.actions(&state, &mut enabled);
+        if fault_phase.is_some_and(|f| step > f) {
+            enabled.retain(|a| model.fault_on(&state, a).is_none());
+        }
         if enabled.is_empty() {
             break;
         }
-        let pick = choose(model, &enabled, weights, &mut kind_weight, rng);
+        let pick = match schedule {
+            Schedule::Uniform => rng.random_range(0..enabled.len()),
+            Schedule::Weights(w) => choose(model, &enabled, w, &mut kind_weight, rng),
+            Schedule::Pct(pct) => pct.choose(model, &state, &enabled, step, rng),
+        };
         let action = enabled.swap_remove(pick);
         state = model
             .next_state(&state, action.clone())
@@ -176,6 +282,9 @@ pub fn walk<M: ToolModel>(
         walk.actions.push(action);
         walk.states += 1;
         judge(&mut walk, &state, step);
+    }
+    if fault_phase.is_some() && !model.settled(&state) {
+        walk.unsettled = Some(walk.actions.len());
     }
     if walk.actions.len() == depth {
         enabled.clear();
@@ -185,19 +294,16 @@ pub fn walk<M: ToolModel>(
     walk
 }
 
-/// The index of the next action: uniform without weights; with weights, a
-/// kind by its weight among the kinds enabled, then uniform within it (when
-/// every enabled kind weighs 0, uniform, so that no walk stops early).
+/// The index of the next action by swarm weights: a kind by its weight
+/// among the kinds enabled, then uniform within it (when every enabled kind
+/// weighs 0, uniform, so that no walk stops early).
 fn choose<M: ToolModel>(
     model: &M,
     enabled: &[M::Action],
-    weights: Option<&[u32]>,
+    weights: &[u32],
     kind_weight: &mut [u32],
     rng: &mut ChaCha8Rng,
 ) -> usize {
-    let Some(weights) = weights else {
-        return rng.random_range(0..enabled.len());
-    };
     kind_weight.fill(0);
     for a in enabled {
         let k = model.action_kind(a);
@@ -240,6 +346,9 @@ struct Found<M: Model> {
     model: M,
     init: M::State,
     actions: Vec<M::Action>,
+    /// How the run was drawn: its bounds and options, its schedule.
+    drawn: String,
+    fault_phase: Option<usize>,
 }
 
 /// One design's simulation: the report plus the shrunk traces (for stories).
@@ -275,33 +384,45 @@ pub fn simulate<M: ToolModel>(
 ) -> Result<DesignRun<M>, String> {
     let properties = base.properties();
     let started = Instant::now();
-    let mut found: Vec<Option<Found<M>>> = properties.iter().map(|_| None).collect();
+    // One slot per property, and the last for the liveness phase.
+    let mut found: Vec<Option<Found<M>>> = (0..=properties.len()).map(|_| None).collect();
     let mut reached: Vec<(u64, Option<u64>)> = vec![(0, None); properties.len()];
     let (mut runs, mut states, mut cut_at_depth) = (0u64, 0u64, 0u64);
     for run in runs_of(settings) {
         let mut rng = run_rng(settings.seed, run);
         let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
-        let walk = walk(
+        let mut schedule = Schedule::of_run(settings.pct, weights, &mut rng);
+        let walk = walk_live(
             &model,
             &properties,
-            weights.as_deref(),
+            &mut schedule,
             settings.depth,
+            settings.liveness,
             &mut rng,
         );
         runs += 1;
         cut_at_depth += u64::from(walk.cut_at_depth);
         states += walk.states;
-        for (k, at) in walk.violated.iter().enumerate() {
-            let Some(at) = *at else { continue };
+        let liveness = walk.unsettled;
+        let broken = walk.violated.iter().copied().chain([liveness]);
+        for (k, at) in broken.enumerate() {
+            let Some(at) = at else { continue };
             match &mut found[k] {
                 Some(f) => f.runs += 1,
                 slot => {
+                    let mut drawn =
+                        format!("{}; {}", bounds_words(&model), schedule.describe(&model));
+                    if let Some(f) = walk.fault_phase {
+                        drawn.push_str(&format!("; faults off after step {f}"));
+                    }
                     *slot = Some(Found {
                         runs: 1,
                         first_run: run,
                         model: model.clone(),
                         init: walk.init.clone(),
                         actions: walk.actions[..at].to_vec(),
+                        drawn,
+                        fault_phase: walk.fault_phase,
                     })
                 }
             }
@@ -321,8 +442,15 @@ pub fn simulate<M: ToolModel>(
     let mut write_errors = Vec::new();
     for (k, f) in found.into_iter().enumerate() {
         let Some(f) = f else { continue };
-        let name = properties[k].name;
-        let shrunk = if settings.shrink {
+        let liveness = k == properties.len();
+        let name = if liveness {
+            SETTLES
+        } else {
+            properties[k].name
+        };
+        // A liveness violation rests on the drawn fault phase and bound,
+        // which shrinking's other bounds do not keep: it is told as found.
+        let shrunk = if settings.shrink && !liveness {
             shrink::shrink(&f.model, &f.init, &f.actions, name, settings.shrink_states)
         } else {
             Shrunk::unshrunk(&f.model, &f.init, &f.actions)
@@ -365,8 +493,26 @@ pub fn simulate<M: ToolModel>(
             shortest_by_search: shrunk.by_search,
             bounds: bounds_map(&shrunk.model),
             steps: shrunk.model.words(&init, &shrunk.actions),
-            explanation: shrunk.model.explain(name, &last),
+            explanation: if liveness {
+                let off = f.fault_phase.unwrap_or(0);
+                let len = f.actions.len();
+                let when = if len > off {
+                    format!(
+                        "faults were off after step {off}, and the walk ended {} later",
+                        crate::report::count((len - off) as u64, "step")
+                    )
+                } else {
+                    format!("the walk ended at step {len}, before its faults were off (after step {off}),")
+                };
+                format!(
+                    "{SETTLES} violated: {when} with {}",
+                    shrunk.model.unsettled(&last)
+                )
+            } else {
+                shrunk.model.explain(name, &last)
+            },
             trace: trace.map(|p| p.display().to_string()),
+            drawn: f.drawn.clone(),
         });
         shrunk_traces.push(shrunk);
     }
@@ -399,6 +545,39 @@ pub fn simulate<M: ToolModel>(
     })
 }
 
+/// A run number and its walk up to a violation.
+pub type FirstViolation<M> = (u64, Vec<<M as Model>::Action>);
+
+/// The first run of `settings` (its seed, swarm and PCT; not its run
+/// count) whose walk violates `property`, among runs `0..max_runs`: the run
+/// number and the walk up to the violation. What `simulate --bench` and the
+/// test of the simulator's power count.
+pub fn first_violation<M: ToolModel>(
+    base: &M,
+    property: &str,
+    settings: &Settings,
+    max_runs: u64,
+) -> Result<Option<FirstViolation<M>>, String> {
+    let properties: Vec<Property<M>> = base
+        .properties()
+        .into_iter()
+        .filter(|p| p.name == property)
+        .collect();
+    if properties.is_empty() {
+        return Err(format!("no property `{property}`"));
+    }
+    for run in 0..max_runs {
+        let mut rng = run_rng(settings.seed, run);
+        let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
+        let mut schedule = Schedule::of_run(settings.pct, weights, &mut rng);
+        let w = walk(&model, &properties, &mut schedule, settings.depth, &mut rng);
+        if let Some(at) = w.violated[0] {
+            return Ok(Some((run, w.actions[..at].to_vec())));
+        }
+    }
+    Ok(None)
+}
+
 /// Simulates each model and puts the designs' reports together.
 pub fn simulate_all<M: ToolModel>(
     models: &[M],
@@ -425,6 +604,7 @@ pub fn simulate_all<M: ToolModel>(
         bounds: bounds_map(first),
         options: first.option_names().iter().map(|s| s.to_string()).collect(),
         shrink: settings.shrink,
+        pct: settings.pct.map(|p| [p.depth as usize, p.horizon]),
         shard: (settings.shard != Shard::WHOLE).then(|| ShardCover {
             of: settings.shard.count,
             covered: vec![settings.shard.index],
@@ -479,14 +659,15 @@ mod tests {
         let mut faults = 0;
         for run in 0..200 {
             let mut rng = run_rng(1, run);
-            let w = walk(&model, &properties, Some(&weights), 500, &mut rng);
+            let mut schedule = Schedule::Weights(weights.to_vec());
+            let w = walk(&model, &properties, &mut schedule, 500, &mut rng);
             faults += w.actions.iter().filter(|a| a.is_fault()).count();
         }
         assert_eq!(faults, 0);
         // Uniform walks on the same model do crash.
         let mut rng = run_rng(1, 0);
         let crashes: usize = (0..200)
-            .map(|_| walk(&model, &properties, None, 500, &mut rng))
+            .map(|_| walk(&model, &properties, &mut Schedule::Uniform, 500, &mut rng))
             .map(|w| w.actions.iter().filter(|a| a.is_fault()).count())
             .sum();
         assert!(crashes > 0);
@@ -496,8 +677,16 @@ mod tests {
     fn a_run_depends_on_the_seed_and_its_index_alone() {
         let model = Stovepipe::new(DESIGNS[1], Bounds::default());
         let properties = model.properties();
-        let actions =
-            |seed, run| walk(&model, &properties, None, 500, &mut run_rng(seed, run)).actions;
+        let actions = |seed, run| {
+            walk(
+                &model,
+                &properties,
+                &mut Schedule::Uniform,
+                500,
+                &mut run_rng(seed, run),
+            )
+            .actions
+        };
         assert_eq!(actions(3, 7), actions(3, 7));
         let distinct: std::collections::BTreeSet<_> = (0..20)
             .map(|run| format!("{:?}", actions(3, run)))
@@ -519,6 +708,8 @@ mod tests {
             shrink: false,
             shrink_states: 0,
             out: None,
+            pct: None,
+            liveness: None,
         };
         let report = |seed, shard| {
             simulate_all(&[model], &settings(seed, shard), &mut Timing::default())

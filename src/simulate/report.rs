@@ -22,6 +22,10 @@ pub struct Report {
     pub bounds: BTreeMap<String, u32>,
     pub options: Vec<String>,
     pub shrink: bool,
+    /// PCT's `[depth, horizon]` when every walk was scheduled by PCT
+    /// (`--pct`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct: Option<[usize; 2]>,
     /// `null` when every run is covered; else the shards covered, of how many.
     pub shard: Option<ShardCover>,
     pub designs: Vec<DesignReport>,
@@ -68,6 +72,11 @@ pub struct ViolationReport {
     pub explanation: String,
     /// The saved ITF trace, if saved.
     pub trace: Option<String>,
+    /// The run as it was drawn (its bounds and options before shrinking,
+    /// its schedule, its fault phase): with the seed and run number, all
+    /// a reader needs to reproduce it from the report alone.
+    #[serde(default)]
+    pub drawn: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -92,7 +101,7 @@ pub fn merge(reports: &[Report]) -> Result<Report, String> {
     for (i, r) in reports.iter().enumerate() {
         if header(r) != header(first) {
             return Err(format!(
-                "merge: report {} was made with other options (seed, runs, depth, bounds, swarm, shrink) than report 1",
+                "merge: report {} was made with other options (seed, runs, depth, bounds, swarm, pct, shrink) than report 1",
                 i + 1
             ));
         }

@@ -260,7 +260,13 @@ mod tests {
             .collect();
         let (long, property) = (0..1000)
             .find_map(|run| {
-                let w = walk(&model, &properties, None, 500, &mut run_rng(0, run));
+                let w = walk(
+                    &model,
+                    &properties,
+                    &mut super::super::Schedule::Uniform,
+                    500,
+                    &mut run_rng(0, run),
+                );
                 let at = w.violated[0].filter(|&at| at > 12)?;
                 Some((w.actions[..at].to_vec(), &properties[0]))
             })

@@ -23,6 +23,12 @@ pub fn reproduce_command(settings: &Settings, design: &str, run: u64, model_flag
             ));
         }
     }
+    if let Some(l) = settings.liveness {
+        command.push_str(&format!(" --liveness {l}"));
+    }
+    if let Some(p) = settings.pct {
+        command.push_str(&format!(" --pct {} --pct-horizon {}", p.depth, p.horizon));
+    }
     if !model_flags.is_empty() {
         command.push(' ');
         command.push_str(model_flags);
@@ -58,8 +64,12 @@ pub fn report_text<M: ToolModel>(
         Some(r) => format!("run {r}"),
         None => format!("runs 0..{}", report.runs),
     };
+    let scheduler = match report.pct {
+        Some([depth, horizon]) => format!(", pct depth {depth} over {horizon} steps"),
+        None => String::new(),
+    };
     out.push_str(&format!(
-        "slotcheck simulate: {}, seed {}, {range}, depth {}, {what}\n",
+        "slotcheck simulate: {}, seed {}, {range}, depth {}, {what}{scheduler}\n",
         report.model, report.seed, report.depth
     ));
     if settings.shard != Shard::WHOLE {
@@ -127,6 +137,7 @@ pub fn report_text<M: ToolModel>(
                     ""
                 }
             ));
+            out.push_str(&format!("  drawn: {}\n", v.drawn));
             out.push_str(&format!("  bounds: {}\n", bounds_words(&shrunk.model)));
             out.push_str(&format!(
                 "  reproduce: {}\n",
