@@ -155,13 +155,14 @@ impl Pct {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::models::ToolModel;
     use crate::simulate::run_rng;
     use slotcheck_models::stovepipe::{Action, Bounds, Stovepipe, DESIGNS};
     use stateright::Model;
 
     /// With depth 1 there is no preemption: once a worker has started, it
     /// runs to its end unless an actor of higher priority is enabled, so
-    /// every walk's choices follow the priorities drawn at first sight.
+    /// every step that is no fault goes to the highest priority drawn.
     #[test]
     fn the_highest_priority_actor_takes_every_step_until_a_change_point() {
         let model = Stovepipe::new(DESIGNS[0], Bounds::default());
@@ -178,7 +179,19 @@ mod tests {
                 }
                 let pick = pct.choose(&model, &state, &enabled, step, &mut rng);
                 let chosen = model.actor(&state, &enabled[pick]);
-                for a in &enabled {
+                let is_fault = |a: &Action| model.fault_on(&state, a).is_some();
+                // Faults are taken only at fault points, and then on the
+                // actor that acted last when it can be struck.
+                let faults_enabled = enabled.iter().any(is_fault);
+                assert_eq!(
+                    is_fault(&enabled[pick]),
+                    faults_enabled && pct.fault_points.contains(&step)
+                );
+                if is_fault(&enabled[pick]) {
+                    state = model.next_state(&state, enabled[pick]).unwrap();
+                    continue;
+                }
+                for a in enabled.iter().filter(|a| !is_fault(a)) {
                     assert!(
                         pct.priorities[&model.actor(&state, a)] <= pct.priorities[&chosen],
                         "run {run} step {step}: {a:?} outranks the chosen {:?}",
