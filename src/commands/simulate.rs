@@ -30,6 +30,10 @@ impl ForModel for SimulateCommand {
         if args.simulate.bench {
             return simulate_bench::run::<M>(&args.model, args.simulate.seed);
         }
+        if args.simulate.power {
+            print!("{}", simulate_bench::findings_power(args.simulate.seed)?);
+            return Ok(0);
+        }
         let designs: Vec<&str> = if args.simulate.design.is_empty() {
             M::design_names()
         } else {
@@ -116,6 +120,11 @@ pub struct SimulateArgs {
     /// Measure runs per second and time to first violation of each claim.
     #[arg(long)]
     pub bench: bool,
+    /// The simulator's power: for every finding (each scenario file naming
+    /// one) and each design expected to violate it, the runs from --seed to
+    /// the first violation on the finding's bounds, plain, swarm and PCT.
+    #[arg(long, conflicts_with = "bench")]
+    pub power: bool,
 }
 
 /// `slotcheck simulate` of `models` (one per design, on the bounds and

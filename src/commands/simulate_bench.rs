@@ -271,7 +271,7 @@ pub fn findings_power(seed: u64) -> Result<String, String> {
         "finding", "design"
     );
     for (name, _) in &schedulers {
-        out.push_str(&format!("{name:>10}"));
+        out.push_str(&format!("{name:>11}"));
     }
     out.push('\n');
     let mut missed = vec![0; schedulers.len()];
@@ -285,13 +285,13 @@ pub fn findings_power(seed: u64) -> Result<String, String> {
                     format!(">{POWER_RUNS}")
                 }
             };
-            out.push_str(&format!("{cell:>10}"));
+            out.push_str(&format!("{cell:>11}"));
         }
         out.push('\n');
     }
     out.push_str(&format!("{:<w$}", "not found", w = wf + wd));
     for m in missed {
-        out.push_str(&format!("{:>10}", format!("{m} of {}", rows.len())));
+        out.push_str(&format!("{:>11}", format!("{m} of {}", rows.len())));
     }
     out.push('\n');
     Ok(out)
@@ -323,19 +323,18 @@ pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
         swarm: Some(Vec::new()),
         ..s
     };
+    let pct = Settings {
+        pct: Some(PctSettings {
+            depth: POWER_PCT,
+            horizon: crate::simulate::pct::DEFAULT_HORIZON,
+        }),
+        ..base.clone()
+    };
     vec![
         ("plain", base.clone()),
-        ("swarm", fixed_swarm(base.clone())),
-        (
-            "pct",
-            Settings {
-                pct: Some(PctSettings {
-                    depth: POWER_PCT,
-                    horizon: crate::simulate::pct::DEFAULT_HORIZON,
-                }),
-                ..base
-            },
-        ),
+        ("swarm", fixed_swarm(base)),
+        ("pct", pct.clone()),
+        ("swarm+pct", fixed_swarm(pct)),
     ]
 }
 

@@ -334,11 +334,11 @@ impl ToolModel for Stovepipe {
         let open: Vec<String> = s
             .requests()
             .filter(|(_, r)| !r.is_terminal())
-            .map(|(r, state)| format!("{} {}", request_name(r), state.name()))
+            .map(|(r, state)| format!("{} is {}", request_name(r), state.name()))
             .collect();
         let unarrived = self.bounds.requests - s.arrived();
         match (open.is_empty(), unarrived) {
-            (false, _) => format!("{} not terminal", open.join(", ")),
+            (false, _) => format!("{}, not terminal", open.join(", ")),
             (true, n) => format!("{n} request(s) not yet arrived"),
         }
     }

@@ -502,10 +502,10 @@ pub fn simulate<M: ToolModel>(
                         crate::report::count((len - off) as u64, "step")
                     )
                 } else {
-                    format!("the walk ended at step {len}, before its faults were off (after step {off}),")
+                    format!("the walk ended at step {len}, before its faults were off (after step {off})")
                 };
                 format!(
-                    "{SETTLES} violated: {when} with {}",
+                    "{SETTLES} violated: {when}; {}",
                     shrunk.model.unsettled(&last)
                 )
             } else {
