@@ -5,6 +5,7 @@
 
 use stateright::Model;
 
+pub mod events;
 pub mod link;
 pub mod stovepipe;
 
