@@ -708,11 +708,15 @@ impl crate::Trace for QueueTrace {
             }
             // A stall: the worker logs again, and its message is delivered
             // again (when deliveries are logged) while it still runs.
+            // (Out of deliveries, it is its dead message that is.)
+            let later = |name| {
+                self.last_delivery
+                    .get(&(worker.request, name))
+                    .is_some_and(|&at| at >= k)
+            };
             let redelivered = self.unlogged.deliver
-                || self
-                    .last_delivery
-                    .get(&(worker.request, message_name(worker.message)))
-                    .is_some_and(|&at| at >= k);
+                || later(message_name(worker.message))
+                || later(MessageName::Dead);
             let stall = tag.id.is_none() || (logs_from(tag.id) && redelivered);
             if s.stalls_left() > 0 && worker.holds_message && stall {
                 out.push((Action::Stall(i), self.take(c, Action::Stall(i), None).0));
