@@ -185,9 +185,14 @@ where
         }
         if next.is_empty() {
             let ((cursor, _), _) = &candidates[0];
+            let mut state = model.rows(trace.state(cursor));
+            let legend = trace.legend();
+            if !legend.is_empty() {
+                state.push(("(names)".into(), legend));
+            }
             let verdict = Verdict::Departs {
                 line: trace.line(k),
-                state: model.rows(trace.state(cursor)),
+                state,
                 candidates: candidates.len(),
                 allowed: trace.allowed(cursor, k),
                 says: trace.says(k),

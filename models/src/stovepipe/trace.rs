@@ -739,6 +739,16 @@ impl crate::Trace for QueueTrace {
         }
     }
 
+    fn legend(&self) -> String {
+        let names: Vec<String> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(r, name)| format!("{} = {name}", super::request_name(r as Req)))
+            .collect();
+        names.join(", ")
+    }
+
     fn allowed(&self, c: &Cursor, _k: usize) -> Vec<String> {
         let s = &c.state;
         let mut allowed = Vec::new();
@@ -835,4 +845,72 @@ pub fn queues(
             (q, split, events)
         })
         .collect()
+}
+
+/// A random run of the model on `bounds`, as the log a system would write
+/// of it, on queue `queue` (requests `{queue}-r1`..., workers
+/// `{queue}-w1`...): for measuring `validate`'s speed (`slotcheck bench`).
+/// The tests do not use it: they write logs from stories, independently.
+pub fn simulated_log(
+    design: &'static dyn Design,
+    bounds: Bounds,
+    seed: u64,
+    queue: &str,
+    most: usize,
+) -> Vec<Record<Event>> {
+    let header = Header {
+        max_concurrent: Some(bounds.max_concurrent),
+        max_deliveries: Some(bounds.max_deliveries),
+        ..Header::default()
+    };
+    let mut trace = QueueTrace::new(design, &header, false, Vec::new()).expect("bounds in range");
+    trace.model = Stovepipe::new(design, bounds);
+    trace.names = (0..bounds.requests)
+        .map(|r| format!("{queue}-r{}", r + 1))
+        .collect();
+    // xorshift64*: no dependency for a bench's dice.
+    let mut dice = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut roll = |n: usize| {
+        dice ^= dice >> 12;
+        dice ^= dice << 25;
+        dice ^= dice >> 27;
+        (dice.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+    };
+    let mut cursor = crate::Trace::start(&trace);
+    let mut records = Vec::new();
+    let mut enabled = Vec::new();
+    let mut delivered = 0u32;
+    for _ in 0..most {
+        enabled.clear();
+        stateright::Model::actions(&trace.model, &cursor.state, &mut enabled);
+        if enabled.is_empty() {
+            break;
+        }
+        let action = enabled[roll(enabled.len())];
+        let bind = matches!(action, Action::Deliver { .. }).then(|| {
+            delivered += 1;
+            delivered
+        });
+        let actor = match action {
+            Action::Arrive => "client".to_string(),
+            Action::Deliver { .. } => "broker".to_string(),
+            Action::FinishBuild(_) => "build-system".to_string(),
+            Action::Step(i) | Action::Crash(i) | Action::Stall(i) => {
+                format!("{queue}-w{}", cursor.tags[i].id.unwrap_or(0))
+            }
+        };
+        let (next, observed) = trace.take(&cursor, action, bind);
+        let worker = format!("{queue}-w{}", bind.unwrap_or(0));
+        for o in &observed {
+            records.push(Record {
+                model: None,
+                queue: queue.to_string(),
+                ts_ms: None,
+                actor: actor.clone(),
+                event: trace.event_of(o, &worker),
+            });
+        }
+        cursor = next;
+    }
+    records
 }
