@@ -20,6 +20,7 @@ pub mod mutate;
 pub mod simulate;
 pub mod simulate_bench;
 pub mod skew;
+pub mod validate;
 
 use crate::models::{self, ForModel, ModelName};
 use check::CheckArgs;
@@ -81,6 +82,9 @@ enum Command {
         /// The trace file (from `simulate` or `check --out`).
         file: std::path::PathBuf,
     },
+    /// Check a real system's event log (NDJSON) against the model: conforms (0), conforms with
+    /// a violation told as a story (1), a bad log (2), inconclusive (3), departs at a line (4).
+    Validate(validate::ValidateArgs),
     /// Combine `simulate --json` reports of shards into the report of one run.
     Merge {
         /// The shards' JSON reports.
@@ -178,6 +182,7 @@ pub fn run() -> ExitCode {
             .and_then(|()| on_model(args.model.model, args)),
         Command::Replay { file } => crate::simulate::replay::run_cli(&file),
         Command::Merge { files } => simulate::merge_files(&files),
+        Command::Validate(args) => validate::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
