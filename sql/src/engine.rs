@@ -163,10 +163,43 @@ pub enum Target {
     Mariadb { socket: PathBuf, database: String },
 }
 
-/// One connection.
-pub enum Conn {
-    Sqlite(rusqlite::Connection, Dialect),
-    Mariadb(mysql::Conn, Dialect),
+/// A queue's turnstile: held from a step's commit (or its read) until the
+/// step's log lines are written, so that each queue's log is in the order
+/// the database did its steps. Nothing but a commit or a non-locking read
+/// runs while it is held, so it cannot deadlock with the engine's locks.
+#[derive(Default)]
+pub struct Turnstile {
+    busy: std::sync::Mutex<bool>,
+    free: std::sync::Condvar,
+}
+
+impl Turnstile {
+    fn acquire(&self) {
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        while *busy {
+            busy = self.free.wait(busy).unwrap_or_else(|e| e.into_inner());
+        }
+        *busy = true;
+    }
+
+    fn release(&self) {
+        *self.busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.free.notify_one();
+    }
+}
+
+/// One connection, and the turnstile of the queue it now works on (live
+/// runs; none in a replay, whose steps are one at a time anyway).
+pub struct Conn {
+    inner: Inner,
+    dialect: Dialect,
+    order: Option<std::sync::Arc<Turnstile>>,
+    holding: bool,
+}
+
+enum Inner {
+    Sqlite(rusqlite::Connection),
+    Mariadb(mysql::Conn),
 }
 
 fn sqlite_error(e: rusqlite::Error) -> DbError {
@@ -227,7 +260,7 @@ impl Conn {
                     .map_err(sqlite_error)?;
                 c.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;")
                     .map_err(sqlite_error)?;
-                Ok(Conn::Sqlite(c, dialect))
+                Ok(Conn::new(Inner::Sqlite(c), dialect))
             }
             Target::Mariadb { socket, database } => {
                 let opts = mysql::OptsBuilder::new()
@@ -246,27 +279,57 @@ impl Conn {
                     .map_err(mysql_error)?;
                 c.query_drop("SET SESSION innodb_lock_wait_timeout = 5")
                     .map_err(mysql_error)?;
-                Ok(Conn::Mariadb(c, dialect))
+                Ok(Conn::new(Inner::Mariadb(c), dialect))
             }
         }
     }
 
+    fn new(inner: Inner, dialect: Dialect) -> Conn {
+        Conn {
+            inner,
+            dialect,
+            order: None,
+            holding: false,
+        }
+    }
+
     pub fn dialect(&self) -> Dialect {
-        match self {
-            Conn::Sqlite(_, d) | Conn::Mariadb(_, d) => *d,
+        self.dialect
+    }
+
+    /// Orders this connection's steps on `turnstile` from now on.
+    pub fn order_on(&mut self, turnstile: Option<std::sync::Arc<Turnstile>>) {
+        self.release();
+        self.order = turnstile;
+    }
+
+    /// Takes the queue's turnstile (if not held): before a commit, or a
+    /// read whose snapshot is its place in the log.
+    pub fn read_point(&mut self) {
+        if let (Some(t), false) = (&self.order, self.holding) {
+            t.acquire();
+            self.holding = true;
+        }
+    }
+
+    /// Gives the turnstile back, once the step's log lines are written.
+    pub fn release(&mut self) {
+        if let (Some(t), true) = (&self.order, self.holding) {
+            t.release();
+            self.holding = false;
         }
     }
 
     /// Runs a statement; returns the rows it affected.
     pub fn exec(&mut self, sql: &str, params: &[Val]) -> DbResult<u64> {
-        match self {
-            Conn::Sqlite(c, _) => {
+        match &mut self.inner {
+            Inner::Sqlite(c) => {
                 let values: Vec<rusqlite::types::Value> = params.iter().map(to_sqlite).collect();
                 c.execute(sql, rusqlite::params_from_iter(values))
                     .map(|n| n as u64)
                     .map_err(sqlite_error)
             }
-            Conn::Mariadb(c, _) => {
+            Inner::Mariadb(c) => {
                 use mysql::prelude::Queryable;
                 if params.is_empty() {
                     c.query_drop(sql).map_err(mysql_error)?;
@@ -282,8 +345,8 @@ impl Conn {
 
     /// Runs a query; returns its rows.
     pub fn query(&mut self, sql: &str, params: &[Val]) -> DbResult<Vec<Vec<Val>>> {
-        match self {
-            Conn::Sqlite(c, _) => {
+        match &mut self.inner {
+            Inner::Sqlite(c) => {
                 let values: Vec<rusqlite::types::Value> = params.iter().map(to_sqlite).collect();
                 let mut statement = c.prepare_cached(sql).map_err(sqlite_error)?;
                 let width = statement.column_count();
@@ -303,7 +366,7 @@ impl Conn {
                     .map_err(sqlite_error)?;
                 rows.collect::<Result<Vec<_>, _>>().map_err(sqlite_error)
             }
-            Conn::Mariadb(c, _) => {
+            Inner::Mariadb(c) => {
                 use mysql::prelude::Queryable;
                 let rows: Vec<mysql::Row> = if params.is_empty() {
                     c.query(sql).map_err(mysql_error)?
@@ -330,7 +393,10 @@ impl Conn {
         self.exec(begin, &[]).map(|_| ())
     }
 
+    /// Commits, holding the queue's turnstile from here until the step's
+    /// log lines are written.
     pub fn commit(&mut self) -> DbResult<()> {
+        self.read_point();
         self.exec("COMMIT", &[]).map(|_| ())
     }
 
@@ -338,6 +404,7 @@ impl Conn {
     /// (InnoDB rolls back a deadlock's victim itself).
     pub fn rollback(&mut self) {
         let _ = self.exec("ROLLBACK", &[]);
+        self.release();
     }
 
     /// Runs `body` in one transaction: commits when it returns `Ok`, rolls

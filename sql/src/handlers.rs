@@ -354,6 +354,8 @@ impl Worker {
     fn read(&mut self, ctx: &mut Ctx) -> DbResult<Step> {
         let (q, n) = (Val::Int(self.queue), Val::Int(self.num));
         let slot = self.parts.slot;
+        // A read's place in the queue's log is its snapshot.
+        ctx.conn.read_point();
         match (self.variant.read, self.step) {
             (ReadMode::Joined, _) => {
                 let row = ctx
@@ -619,6 +621,7 @@ impl Worker {
     }
 
     fn reread_queue(&mut self, ctx: &mut Ctx) -> DbResult<Slots> {
+        ctx.conn.read_point();
         let row = ctx
             .conn
             .query_one(sqltext::READ_QUEUE, &[self.queue.into()])?
@@ -632,6 +635,7 @@ impl Worker {
     }
 
     fn reread_request(&mut self, ctx: &mut Ctx) -> DbResult<String> {
+        ctx.conn.read_point();
         let row = ctx
             .conn
             .query_one(sqltext::READ_REQUEST, &[self.queue.into(), self.num.into()])?
@@ -722,21 +726,19 @@ impl Worker {
             params.push(q.clone());
         }
         params.extend([q, n, self.kind.column().into(), self.token.into()]);
-        let held = ctx.conn.exec(&sql, &params)? == 1;
+        let held = ctx.conn.transaction(|c| c.exec(&sql, &params))? == 1;
         ctx.events.push(json!({"event": "hold", "message": self.kind.event_name(), "request": self.request_id(), "held": held}));
         Ok(())
     }
 
     fn ack(&mut self, ctx: &mut Ctx) -> DbResult<()> {
-        let deleted = ctx.conn.exec(
-            sqltext::ACK,
-            &[
-                self.queue.into(),
-                self.num.into(),
-                self.kind.column().into(),
-                self.token.into(),
-            ],
-        )? == 1;
+        let key = [
+            self.queue.into(),
+            self.num.into(),
+            self.kind.column().into(),
+            self.token.into(),
+        ];
+        let deleted = ctx.conn.transaction(|c| c.exec(sqltext::ACK, &key))? == 1;
         ctx.events.push(json!({"event": "ack", "message": self.kind.event_name(), "request": self.request_id(), "deleted": deleted}));
         Ok(())
     }

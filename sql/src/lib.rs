@@ -14,6 +14,7 @@
 pub mod backend;
 pub mod engine;
 pub mod handlers;
+pub mod live;
 pub mod mariadb;
 pub mod parts;
 pub mod replay;

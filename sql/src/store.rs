@@ -159,25 +159,27 @@ pub fn deliver(
     token: i64,
     deadline_ms: i64,
 ) -> DbResult<Option<i64>> {
-    let won = conn.exec(
-        "UPDATE messages SET status = 'in_flight', delivery = ?, deadline_ms = ? \
-         WHERE queue = ? AND num = ? AND kind = ? AND status = 'visible'",
-        &[
-            token.into(),
-            deadline_ms.into(),
-            queue.into(),
-            num.into(),
-            kind.column().into(),
-        ],
-    )?;
-    if won != 1 {
-        return Ok(None);
-    }
-    let row = conn.query_one(
-        "SELECT attempts FROM messages WHERE queue = ? AND num = ? AND kind = ?",
-        &[queue.into(), num.into(), kind.column().into()],
-    )?;
-    Ok(row.map(|r| r[0].int()))
+    conn.transaction(|c| {
+        let won = c.exec(
+            "UPDATE messages SET status = 'in_flight', delivery = ?, deadline_ms = ? \
+             WHERE queue = ? AND num = ? AND kind = ? AND status = 'visible'",
+            &[
+                token.into(),
+                deadline_ms.into(),
+                queue.into(),
+                num.into(),
+                kind.column().into(),
+            ],
+        )?;
+        if won != 1 {
+            return Ok(None);
+        }
+        let row = c.query_one(
+            "SELECT attempts FROM messages WHERE queue = ? AND num = ? AND kind = ?",
+            &[queue.into(), num.into(), kind.column().into()],
+        )?;
+        Ok(row.map(|r| r[0].int()))
+    })
 }
 
 /// The broker's visibility deadline passed for delivery `token` of a

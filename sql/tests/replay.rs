@@ -59,8 +59,10 @@ fn every_story_replays_on_sqlite() {
 }
 
 #[test]
+#[cfg_attr(
+    no_mariadb,
+    ignore = "MariaDB is not installed (apt-get install mariadb-server)"
+)]
 fn every_story_replays_on_mariadb() {
-    if let Some(backend) = common::mariadb_backend("stories") {
-        replay_stories(&backend);
-    }
+    replay_stories(&common::mariadb_backend("stories"));
 }
