@@ -25,6 +25,7 @@ pub mod real;
 pub mod simulate;
 pub mod simulate_bench;
 pub mod skew;
+pub mod validate;
 
 use crate::models::{self, ForModel, ModelName};
 use check::CheckArgs;
@@ -95,6 +96,9 @@ enum Command {
     /// their own connections, many queues, seeded crashes and stalls; the invariants judged on
     /// the rows (exit 1: one broke; 3: a run was cut short).
     Live(live::LiveArgs),
+    /// Check a real system's event log (NDJSON) against the model: conforms (0), conforms with
+    /// a violation told as a story (1), a bad log (2), inconclusive (3), departs at a line (4).
+    Validate(validate::ValidateArgs),
     /// Combine `simulate --json` reports of shards into the report of one run.
     Merge {
         /// The shards' JSON reports.
@@ -194,6 +198,7 @@ pub fn run() -> ExitCode {
         Command::Replay { file, on: Some(on) } => replay_on(&file, &on),
         Command::Merge { files } => simulate::merge_files(&files),
         Command::Live(args) => live::run(args),
+        Command::Validate(args) => validate::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
