@@ -395,7 +395,7 @@ impl Worker {
             (ReadMode::Separate, Step::ReadQueue) => {
                 let row = ctx.conn.query_one(sqltext::READ_QUEUE, &[q])?.unwrap();
                 let slots = Slots::from_row(slot, &row[1], &row[2]);
-                ctx.events.push(json!({"event": "read_queue", "queue": Self::queue_event(&slots, row[0].int())}));
+                ctx.events.push(json!({"event": "read_queue", "queue_row": Self::queue_event(&slots, row[0].int())}));
                 self.seen.queue = Some((slots, row[0].int()));
                 return Ok(Step::ReadHead);
             }
@@ -412,7 +412,7 @@ impl Worker {
         ctx.events.push(json!({
             "event": "read",
             "request": self.request_event(&state, version),
-            "queue": Self::queue_event(&slots, queue_version),
+            "queue_row": Self::queue_event(&slots, queue_version),
             "head": format!("R{}", self.seen.head.unwrap()),
         }));
         Ok(self.decide())
@@ -628,7 +628,7 @@ impl Worker {
             .unwrap();
         let slots = Slots::from_row(self.parts.slot, &row[1], &row[2]);
         ctx.events.push(
-            json!({"event": "reread_queue", "queue": Self::queue_event(&slots, row[0].int())}),
+            json!({"event": "reread_queue", "queue_row": Self::queue_event(&slots, row[0].int())}),
         );
         self.seen.queue = Some((slots.clone(), row[0].int()));
         Ok(slots)

@@ -2,6 +2,9 @@
 //! design, or the recommended design's SQL variants (see `live.rs`).
 
 use super::live::LiveArgs;
+use crate::validate::{self, Verdict};
+use slotcheck_models::events::{self, Entry};
+use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
 use slotcheck_models::stovepipe::{design_named, DESIGNS};
 use slotcheck_sql::engine::{Dialect, EngineName};
 use slotcheck_sql::handlers::{ReadMode, TxRead, Variant};
@@ -69,6 +72,74 @@ fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<
     Ok(c)
 }
 
+/// What `slotcheck validate` says of each queue's log of a run.
+#[derive(Default)]
+struct Validated {
+    conform: usize,
+    /// Conform, with a property violated along the way.
+    conform_violated: usize,
+    inconclusive: usize,
+    /// Logs the model cannot explain: the first one's verdict, told.
+    departs: usize,
+    first_departure: Option<String>,
+}
+
+impl Validated {
+    fn add(&mut self, other: Validated) {
+        self.conform += other.conform;
+        self.conform_violated += other.conform_violated;
+        self.inconclusive += other.inconclusive;
+        self.departs += other.departs;
+        if self.first_departure.is_none() {
+            self.first_departure = other.first_departure;
+        }
+    }
+
+    fn words(&self) -> String {
+        format!(
+            "{} conform, {} conform with a violation, {} depart, {} inconclusive",
+            self.conform, self.conform_violated, self.departs, self.inconclusive
+        )
+    }
+}
+
+/// Validates every queue's log of a run against the design it ran.
+fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String> {
+    let design = design_named(design).expect("a known design");
+    let text: Vec<String> = outcome.log.iter().map(|l| l.to_string()).collect();
+    let log = events::parse("live", &text.join("\n")).map_err(|e| format!("the live log: {e}"))?;
+    let records = log
+        .entries
+        .into_iter()
+        .filter_map(|(line, e)| match e {
+            Entry::Stovepipe(r) => Some((line, r)),
+            _ => None,
+        })
+        .collect();
+    let mut v = Validated::default();
+    for (queue, split, records) in queues(records) {
+        let verdict = match QueueTrace::new(design, &log.header, split, records) {
+            Ok(trace) => validate::validate(&trace),
+            Err(TraceError::Bad { line, message }) => {
+                return Err(format!("the live log, line {line}: {message}"))
+            }
+            Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive { line, candidates: 0 },
+        };
+        match verdict.exit_code() {
+            0 => v.conform += 1,
+            1 => v.conform_violated += 1,
+            3 => v.inconclusive += 1,
+            _ => {
+                v.departs += 1;
+                if v.first_departure.is_none() {
+                    v.first_departure = Some(validate::text(&queue, &verdict));
+                }
+            }
+        }
+    }
+    Ok(v)
+}
+
 /// What a design's runs found.
 struct Tally {
     runs: u64,
@@ -78,6 +149,7 @@ struct Tally {
     first: Option<(u64, Vec<&'static str>)>,
     cut: usize,
     story: Option<String>,
+    validated: Validated,
 }
 
 fn runs(backend: &Backend, args: &LiveArgs, design: &str, d: Dialect, stop_at_first: bool) -> Result<(Tally, Option<Outcome>), String> {
@@ -89,6 +161,7 @@ fn runs(backend: &Backend, args: &LiveArgs, design: &str, d: Dialect, stop_at_fi
         first: None,
         cut: 0,
         story: None,
+        validated: Validated::default(),
     };
     let mut last = None;
     for i in 0..args.runs.max(1) {
@@ -98,6 +171,7 @@ fn runs(backend: &Backend, args: &LiveArgs, design: &str, d: Dialect, stop_at_fi
         tally.queues += outcome.queues.len();
         tally.statements += outcome.statements;
         tally.cut += outcome.cut.is_some() as usize;
+        tally.validated.add(validate_log(design, &outcome)?);
         let violated = outcome.violated();
         tally.violated_queues += violated.len();
         if tally.first.is_none() {
@@ -168,6 +242,10 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
         tally.queues,
         tally.statements
     );
+    println!("the queues' logs, validated against {}: {}", args.design, tally.validated.words());
+    if let Some(departure) = &tally.validated.first_departure {
+        print!("the first log the model cannot explain:\n{departure}");
+    }
     if let Some((run, violations)) = &tally.first {
         println!(
             "violation in run {run} (seed {}): {}; {} queue(s) violated in all",
