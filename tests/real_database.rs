@@ -7,8 +7,12 @@
 #![cfg(feature = "real")]
 
 use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::commands::live_stovepipe::validate_log;
 use slotcheck_models::stovepipe::{Bounds, Stovepipe, DESIGNS};
+use slotcheck_sql::engine::Dialect;
+use slotcheck_sql::live::{self, Config};
 use slotcheck_sql::mariadb::{self, Server};
+use slotcheck_sql::parts::parts_named;
 use slotcheck_sql::replay::{replay, Failure};
 use slotcheck_sql::Backend;
 use std::path::PathBuf;
@@ -138,4 +142,44 @@ fn every_finding_replays_on_mariadb() {
     let backend = Backend::mariadb(server, "findings").unwrap();
     let replayed = replay_findings(&[&backend]);
     assert!(replayed >= 40, "only {replayed} counterexamples replayed");
+}
+
+/// Live runs of the recommended design with crashes (no stalls): every
+/// queue's log, as the statements returned it, is a behaviour of the model.
+fn live_logs_conform(backend: &Backend) {
+    let design = "owner-keyed-atomic-admit-dlq-cancels";
+    for seed in 1..=2 {
+        let mut c = Config::new(
+            design,
+            parts_named(design).unwrap(),
+            Dialect::of(backend.engine),
+            seed,
+        );
+        c.queues = 10;
+        c.stalls = 0;
+        c.crash_percent = 8;
+        let outcome = live::run(backend, &c).unwrap();
+        let v = validate_log(design, &outcome).unwrap();
+        assert_eq!(
+            (v.conform, v.departs, v.inconclusive),
+            (10, 0, 0),
+            "seed {seed}: {}",
+            v.first_departure.unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn live_logs_conform_on_sqlite() {
+    live_logs_conform(&Backend::sqlite().unwrap());
+}
+
+#[test]
+#[cfg_attr(
+    no_mariadb,
+    ignore = "MariaDB is not installed (apt-get install mariadb-server)"
+)]
+fn live_logs_conform_on_mariadb() {
+    let server = Arc::new(Server::start().expect("a private MariaDB server"));
+    live_logs_conform(&Backend::mariadb(server, "live").unwrap());
 }

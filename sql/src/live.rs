@@ -100,7 +100,10 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn violated(&self) -> Vec<&QueueEnd> {
-        self.queues.iter().filter(|q| !q.violations.is_empty()).collect()
+        self.queues
+            .iter()
+            .filter(|q| !q.violations.is_empty())
+            .collect()
     }
 
     /// The log lines of one queue.
@@ -160,7 +163,9 @@ impl Shared {
 
     fn take(counter: &AtomicI64) -> bool {
         counter
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n > 0).then(|| n - 1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n > 0).then(|| n - 1)
+            })
             .is_ok()
     }
 }
@@ -192,6 +197,8 @@ fn retrying<T>(
 /// Runs `config` on `backend`; the error is a database failure.
 pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
     let queue_ids = backend.new_queues(config.queues as i64)?;
+    // This run's queues: new IDs, one after another.
+    let (low, high) = (queue_ids[0], *queue_ids.last().unwrap());
     let shared = Arc::new(Shared {
         start: Instant::now(),
         stop: AtomicBool::new(false),
@@ -220,7 +227,9 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
     // Arrivals: each queue's requests at seeded times within 100 ms.
     let mut arrivals: Vec<(i64, i64, i64)> = Vec::new();
     for &q in &queue_ids {
-        let mut times: Vec<i64> = (0..config.requests).map(|_| rng.random_range(0..100)).collect();
+        let mut times: Vec<i64> = (0..config.requests)
+            .map(|_| rng.random_range(0..100))
+            .collect();
         times.sort_unstable();
         for (i, t) in times.into_iter().enumerate() {
             arrivals.push((t, q, i as i64 + 1));
@@ -248,7 +257,11 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                 if retrying(&shared, &mut conn, |c| store::arrive(c, q, num)).is_none() {
                     return;
                 }
-                shared.write(q, "client", vec![json!({"event": "arrive", "request": format!("R{num}")})]);
+                shared.write(
+                    q,
+                    "client",
+                    vec![json!({"event": "arrive", "request": format!("R{num}")})],
+                );
                 conn.release();
             }
             arrived_all.store(true, Ordering::SeqCst);
@@ -265,6 +278,8 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                 let Some(overdue) = retrying(&shared, &mut conn, |c| store::overdue(c, now)) else {
                     return;
                 };
+                // Another run's queues (on the same database) are not ours.
+                let overdue = overdue.into_iter().filter(|(q, ..)| (low..=high).contains(q));
                 for (q, num, kind, t) in overdue {
                     conn.order_on(Some(shared.turnstiles[&q].clone()));
                     retrying(&shared, &mut conn, |c| store::expire(c, q, num, kind, t, max));
@@ -272,8 +287,8 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                 }
                 let visible = retrying(&shared, &mut conn, |c| {
                     c.query(
-                        "SELECT queue, num, kind FROM messages WHERE status = 'visible' ORDER BY queue, num, kind",
-                        &[],
+                        "SELECT queue, num, kind FROM messages WHERE status = 'visible' AND queue BETWEEN ? AND ? ORDER BY queue, num, kind",
+                        &[low.into(), high.into()],
                     )
                 });
                 let Some(visible) = visible else { return };
@@ -299,12 +314,19 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
     }
     // The build system: each running build finishes after a seeded time.
     {
-        let (shared, mut conn, seed) = (shared.clone(), backend.connect(config.dialect)?, config.seed);
+        let (shared, mut conn, seed) = (
+            shared.clone(),
+            backend.connect(config.dialect)?,
+            config.seed,
+        );
         threads.push(std::thread::spawn(move || {
             let mut seen: HashMap<(i64, i64), i64> = HashMap::new();
             while !shared.stop.load(Ordering::SeqCst) {
                 let running = retrying(&shared, &mut conn, |c| {
-                    c.query("SELECT queue, num FROM builds WHERE state = 'running'", &[])
+                    c.query(
+                        "SELECT queue, num FROM builds WHERE state = 'running' AND queue BETWEEN ? AND ?",
+                        &[low.into(), high.into()],
+                    )
                 });
                 let Some(running) = running else { return };
                 let now = shared.now_ms();
@@ -316,9 +338,16 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                     });
                     if now >= due {
                         conn.order_on(Some(shared.turnstiles[&q].clone()));
-                        let finished = retrying(&shared, &mut conn, |c| shared.builds.finish(c, q, num));
+                        let finished =
+                            retrying(&shared, &mut conn, |c| shared.builds.finish(c, q, num));
                         if finished == Some(true) {
-                            shared.write(q, "build-system", vec![json!({"event": "finish_build", "request": format!("R{num}")})]);
+                            shared.write(
+                                q,
+                                "build-system",
+                                vec![
+                                    json!({"event": "finish_build", "request": format!("R{num}")}),
+                                ],
+                            );
                         }
                         conn.release();
                     }
@@ -382,8 +411,8 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
         }
         let busy = watcher
             .query_one(
-                "SELECT (SELECT COUNT(*) FROM messages WHERE status IN ('visible', 'in_flight')) + (SELECT COUNT(*) FROM builds WHERE state = 'running')",
-                &[],
+                "SELECT (SELECT COUNT(*) FROM messages WHERE status IN ('visible', 'in_flight') AND queue BETWEEN ? AND ?) + (SELECT COUNT(*) FROM builds WHERE state = 'running' AND queue BETWEEN ? AND ?)",
+                &[low.into(), high.into(), low.into(), high.into()],
             )
             .map_err(|e| e.to_string())?
             .map_or(0, |r| r[0].int());
@@ -398,8 +427,13 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
     let k = config.max_concurrent as i64;
     let mut queues = Vec::new();
     for &q in &queue_ids {
-        let rows = store::rows(&mut watcher, q, config.parts.slot, config.max_deliveries as i64)
-            .map_err(|e| e.to_string())?;
+        let rows = store::rows(
+            &mut watcher,
+            q,
+            config.parts.slot,
+            config.max_deliveries as i64,
+        )
+        .map_err(|e| e.to_string())?;
         let max_running = watcher
             .query_one(
                 "SELECT COALESCE(MAX(running_at_start), 0) FROM builds WHERE queue = ?",
@@ -434,7 +468,9 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
 
 /// One delivery, handled to its end or to a crash (returns true then).
 fn handle(shared: &Shared, config: &Config, conn: &mut Conn, d: &Delivery) -> bool {
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ (d.token as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng = ChaCha8Rng::seed_from_u64(
+        config.seed ^ (d.token as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
     let mut worker = Worker::new(
         d.token,
         d.queue,

@@ -149,7 +149,7 @@ pub fn listing(name: &str, parts: &Parts) -> String {
             step(&format!("then release, {column} = {release_value}"), &cas_q);
         }
     }
-    step("d. submit the build, idempotent by request ID", "INSERT IGNORE INTO builds (queue, num, state, running_at_start) VALUES (?, ?, 'running', 0) -- SQLite: INSERT OR IGNORE");
+    step("d. submit the build, idempotent by request ID", "-- SQLite: INSERT OR IGNORE\nINSERT IGNORE INTO builds (queue, num, state, running_at_start) VALUES (?, ?, 'running', 0)");
     step(
         &format!("signal / dlq: release, {column} = {release_value}"),
         &cas_q,

@@ -66,3 +66,15 @@ fn every_story_replays_on_sqlite() {
 fn every_story_replays_on_mariadb() {
     replay_stories(&common::mariadb_backend("stories"));
 }
+
+/// Every design of the model has its SQL parts.
+#[test]
+fn every_design_has_sql() {
+    for design in slotcheck_models::stovepipe::DESIGNS {
+        assert!(
+            slotcheck_sql::parts::parts_of(design).is_ok(),
+            "{} has no parts",
+            design.name()
+        );
+    }
+}

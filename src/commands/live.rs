@@ -20,7 +20,11 @@ pub struct LiveArgs {
     #[arg(long, value_name = "MODEL", default_value = "stovepipe")]
     pub model: String,
     /// The design to run (default: the README's recommendation).
-    #[arg(long, value_name = "DESIGN", default_value = "owner-keyed-atomic-admit-dlq-cancels")]
+    #[arg(
+        long,
+        value_name = "DESIGN",
+        default_value = "owner-keyed-atomic-admit-dlq-cancels"
+    )]
     pub design: String,
     /// Seeds the faults, arrivals and build times (the interleavings are the database's).
     #[arg(long, default_value_t = 1)]
@@ -70,13 +74,18 @@ pub struct LiveArgs {
     /// Run the recommended design under each SQL variant and print which keep every invariant.
     #[arg(long)]
     pub isolation_table: bool,
+    /// Run nothing: print each design's SQL, as the handlers run it (Markdown).
+    #[arg(long)]
+    pub sql: bool,
 }
 
 /// Runs the command: 0 clean, 1 a violation found, 3 a run cut short.
 pub fn run(args: LiveArgs) -> Result<u8, String> {
     match args.model.as_str() {
         "stovepipe" => stovepipe(args),
-        other => Err(format!("--model: `{other}` has no live run yet (stovepipe)")),
+        other => Err(format!(
+            "--model: `{other}` has no live run yet (stovepipe)"
+        )),
     }
 }
 

@@ -53,7 +53,10 @@ fn dialect(engine: EngineName, isolation: Option<&str>) -> Result<Dialect, Strin
 fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<Config, String> {
     if design_named(design).is_none() {
         let names: Vec<&str> = DESIGNS.iter().map(|d| d.name()).collect();
-        return Err(format!("--design: `{design}` (one of {})", names.join(", ")));
+        return Err(format!(
+            "--design: `{design}` (one of {})",
+            names.join(", ")
+        ));
     }
     let parts = parts_named(design).ok_or_else(|| format!("{design} has no SQL"))?;
     if args.requests == 0 || args.requests > 3 {
@@ -74,14 +77,14 @@ fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<
 
 /// What `slotcheck validate` says of each queue's log of a run.
 #[derive(Default)]
-struct Validated {
-    conform: usize,
+pub struct Validated {
+    pub conform: usize,
     /// Conform, with a property violated along the way.
-    conform_violated: usize,
-    inconclusive: usize,
+    pub conform_violated: usize,
+    pub inconclusive: usize,
     /// Logs the model cannot explain: the first one's verdict, told.
-    departs: usize,
-    first_departure: Option<String>,
+    pub departs: usize,
+    pub first_departure: Option<String>,
 }
 
 impl Validated {
@@ -104,7 +107,7 @@ impl Validated {
 }
 
 /// Validates every queue's log of a run against the design it ran.
-fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String> {
+pub fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String> {
     let design = design_named(design).expect("a known design");
     let text: Vec<String> = outcome.log.iter().map(|l| l.to_string()).collect();
     let log = events::parse("live", &text.join("\n")).map_err(|e| format!("the live log: {e}"))?;
@@ -123,7 +126,10 @@ fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String> {
             Err(TraceError::Bad { line, message }) => {
                 return Err(format!("the live log, line {line}: {message}"))
             }
-            Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive { line, candidates: 0 },
+            Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive {
+                line,
+                candidates: 0,
+            },
         };
         match verdict.exit_code() {
             0 => v.conform += 1,
@@ -152,7 +158,13 @@ struct Tally {
     validated: Validated,
 }
 
-fn runs(backend: &Backend, args: &LiveArgs, design: &str, d: Dialect, stop_at_first: bool) -> Result<(Tally, Option<Outcome>), String> {
+fn runs(
+    backend: &Backend,
+    args: &LiveArgs,
+    design: &str,
+    d: Dialect,
+    stop_at_first: bool,
+) -> Result<(Tally, Option<Outcome>), String> {
     let mut tally = Tally {
         runs: 0,
         queues: 0,
@@ -214,7 +226,24 @@ fn queue_story(outcome: &Outcome, queue: i64) -> String {
     out
 }
 
+/// Every design's SQL, from the text the handlers run.
+fn print_sql() -> Result<u8, String> {
+    for design in DESIGNS {
+        let parts =
+            parts_named(design.name()).ok_or_else(|| format!("{} has no SQL", design.name()))?;
+        println!("### {}\n\n{}\n", design.name(), design.change());
+        println!(
+            "```sql\n{}```\n",
+            slotcheck_sql::sqltext::listing(design.name(), &parts)
+        );
+    }
+    Ok(0)
+}
+
 pub fn run(args: LiveArgs) -> Result<u8, String> {
+    if args.sql {
+        return print_sql();
+    }
     let engine = EngineName::parse(&args.on)?;
     let d = dialect(engine, args.isolation.as_deref())?;
     let backend = Backend::start(engine)?;
@@ -227,7 +256,8 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
     let (tally, last) = runs(&backend, &args, &args.design, d, true)?;
     let last = last.expect("at least one run");
     if let Some(path) = &args.log {
-        let mut file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut file =
+            std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
         for line in &last.log {
             writeln!(file, "{line}").map_err(|e| format!("{}: {e}", path.display()))?;
         }
@@ -242,7 +272,11 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
         tally.queues,
         tally.statements
     );
-    println!("the queues' logs, validated against {}: {}", args.design, tally.validated.words());
+    println!(
+        "the queues' logs, validated against {}: {}",
+        args.design,
+        tally.validated.words()
+    );
     if let Some(departure) = &tally.validated.first_departure {
         print!("the first log the model cannot explain:\n{departure}");
     }
@@ -257,7 +291,10 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
         return Ok(1);
     }
     if tally.cut > 0 {
-        println!("{} run(s) stopped before every queue drained (a bound): inconclusive", tally.cut);
+        println!(
+            "{} run(s) stopped before every queue drained (a bound): inconclusive",
+            tally.cut
+        );
         return Ok(3);
     }
     println!("every invariant held on the rows of every queue");
@@ -277,7 +314,10 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
         args.runs,
         args.seed
     );
-    println!("{:<38} {:>5} {:>7} {:>10} {:>9}  first violation", "design", "runs", "queues", "statements", "violated");
+    println!(
+        "{:<38} {:>5} {:>7} {:>10} {:>9}  first violation",
+        "design", "runs", "queues", "statements", "violated"
+    );
     let mut stories = Vec::new();
     for design in DESIGNS {
         let (tally, _) = runs(backend, args, design.name(), d, true)?;
@@ -319,7 +359,10 @@ fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
         args.queues,
         args.seed
     );
-    println!("{:<16} {:<12} {:<11} {:>10} {:>9}  invariants", "isolation", "read", "admit read", "statements", "violated");
+    println!(
+        "{:<16} {:<12} {:<11} {:>10} {:>9}  invariants",
+        "isolation", "read", "admit read", "statements", "violated"
+    );
     for level in levels {
         for read in ["joined", "transaction", "separate"] {
             for tx in ["for-update", "plain"] {
@@ -333,8 +376,15 @@ fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
                     None if tally.cut > 0 => "inconclusive (cut short)".into(),
                     None => "kept".into(),
                 };
+                let v = &tally.validated;
+                let logs = format!(
+                    "{} of {} conform, {} depart",
+                    v.conform + v.conform_violated,
+                    tally.queues,
+                    v.departs
+                );
                 println!(
-                    "{:<16} {:<12} {:<11} {:>10} {:>9}  {verdict}",
+                    "{:<16} {:<12} {:<11} {:>10} {:>9}  {verdict:<28} {logs}",
                     level, read, tx, tally.statements, tally.violated_queues
                 );
             }
@@ -364,5 +414,6 @@ fn clone_args(a: &LiveArgs) -> LiveArgs {
         log: None,
         table: false,
         isolation_table: false,
+        sql: false,
     }
 }
