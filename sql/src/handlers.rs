@@ -726,7 +726,11 @@ impl Worker {
             params.push(q.clone());
         }
         params.extend([q, n, self.kind.column().into(), self.token.into()]);
-        let held = ctx.conn.transaction(|c| c.exec(&sql, &params))? == 1;
+        let queue = self.queue;
+        let held = ctx.conn.transaction(|c| {
+            store::lock_queue(c, queue)?;
+            c.exec(&sql, &params)
+        })? == 1;
         ctx.events.push(json!({"event": "hold", "message": self.kind.event_name(), "request": self.request_id(), "held": held}));
         Ok(())
     }

@@ -124,7 +124,26 @@ pub fn add_queue(conn: &mut Conn, queue: i64) -> DbResult<()> {
 pub const WAKE: &str =
     "UPDATE messages SET status = 'visible' WHERE queue = ? AND status = 'parked'";
 
+/// Locks the queue row (MariaDB; SQLite has one writer at a time anyway):
+/// a hold and every wake of the queue take it first, so that no wake can
+/// pass a hold that is about to park. At READ COMMITTED, InnoDB's wake
+/// (an `UPDATE`) skips a row another transaction holds locked whose
+/// committed values do not match (a semi-consistent read): without this
+/// lock a hold that read the rows before a write, and parks after it, is
+/// never woken (a live run found that wedge).
+pub fn lock_queue(conn: &mut Conn, queue: i64) -> DbResult<()> {
+    let lock = conn.dialect().for_update();
+    if !lock.is_empty() {
+        conn.query(
+            &format!("SELECT id FROM queues WHERE id = ?{lock}"),
+            &[queue.into()],
+        )?;
+    }
+    Ok(())
+}
+
 pub fn wake(conn: &mut Conn, queue: i64) -> DbResult<()> {
+    lock_queue(conn, queue)?;
     conn.exec(WAKE, &[queue.into()]).map(|_| ())
 }
 
