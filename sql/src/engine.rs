@@ -407,6 +407,33 @@ impl Conn {
         self.release();
     }
 
+    /// Runs reads in one transaction that takes no write lock (SQLite: a
+    /// deferred `BEGIN` whatever `begin_immediate` says, so that a read
+    /// holding its queue's turnstile never waits for the write lock).
+    pub fn read_transaction<T>(
+        &mut self,
+        body: impl FnOnce(&mut Conn) -> DbResult<T>,
+    ) -> DbResult<T> {
+        let begin = match self.dialect.engine {
+            EngineName::Sqlite => "BEGIN",
+            EngineName::Mariadb => "START TRANSACTION",
+        };
+        self.exec(begin, &[])?;
+        match body(self) {
+            Ok(value) => match self.commit() {
+                Ok(()) => Ok(value),
+                Err(e) => {
+                    self.rollback();
+                    Err(e)
+                }
+            },
+            Err(e) => {
+                self.rollback();
+                Err(e)
+            }
+        }
+    }
+
     /// Runs `body` in one transaction: commits when it returns `Ok`, rolls
     /// back on an error (and hands the error on).
     pub fn transaction<T>(&mut self, body: impl FnOnce(&mut Conn) -> DbResult<T>) -> DbResult<T> {

@@ -370,7 +370,7 @@ impl Worker {
                 };
             }
             (ReadMode::Transaction, _) => {
-                let (request, queue, head) = ctx.conn.transaction(|c| {
+                let (request, queue, head) = ctx.conn.read_transaction(|c| {
                     let request = c.query_one(sqltext::READ_REQUEST, &[q.clone(), n.clone()])?;
                     let queue = c.query_one(sqltext::READ_QUEUE, &[q.clone()])?;
                     let head = c.query_one(sqltext::READ_HEAD, &[q.clone()])?;
