@@ -228,12 +228,16 @@ fn queue_story(outcome: &Outcome, queue: i64) -> String {
 
 /// Every design's SQL, from the text the handlers run.
 fn print_sql() -> Result<u8, String> {
-    for design in DESIGNS {
+    for (i, design) in DESIGNS.iter().enumerate() {
         let parts =
             parts_named(design.name()).ok_or_else(|| format!("{} has no SQL", design.name()))?;
+        // A blank line between designs, none after the last.
+        if i > 0 {
+            println!();
+        }
         println!("### {}\n\n{}\n", design.name(), design.change());
         println!(
-            "```sql\n{}```\n",
+            "```sql\n{}```",
             slotcheck_sql::sqltext::listing(design.name(), &parts)
         );
     }

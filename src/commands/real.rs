@@ -149,7 +149,11 @@ pub fn check_design_on(
             result.name,
             &mut out,
         )?;
-        out.push_str(&format!("{}\n\n", model.explain(result.name, &trace.last)));
+        out.push_str(&format!("{}\n", model.explain(result.name, &trace.last)));
+        // A blank line between stories, none after the last.
+        if code > 0 {
+            println!();
+        }
         print!("{out}");
         code = if !agreed {
             EXIT_CONFORMANCE
