@@ -34,6 +34,11 @@ pub struct CheckArgs {
     /// every property holds, with the story of the first skew that breaks one.
     #[arg(long, value_name = "FROM..TO", requires = "design", conflicts_with_all = ["mutant", "property"])]
     pub skew_range: Option<String>,
+    /// Stovepipe, with --design: replay each violation's story on a real database too, statement
+    /// by statement, comparing the rows with the model's after every step: `sqlite` or `mariadb`
+    /// (a private server started for the run). Exit 4: the rows differ.
+    #[arg(long, value_name = "ENGINE", requires = "design", conflicts_with_all = ["mutant", "skew_range"])]
+    pub on: Option<String>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -90,6 +95,9 @@ pub fn check_design(args: CheckArgs, design: String) -> Result<u8, String> {
     if args.skew_range.is_some() {
         return check_skew_range(args, design);
     }
+    if let Some(on) = args.on.clone() {
+        return check_design_on(args, design, &on);
+    }
     super::on_model(args.model.model, CheckDesign(args, design))
 }
 
@@ -109,6 +117,27 @@ impl ForModel for CheckDesign {
             &args.output,
         )
     }
+}
+
+/// `check --design D --on ENGINE`: the stovepipe model's stories on a
+/// real database.
+fn check_design_on(args: CheckArgs, design: String, on: &str) -> Result<u8, String> {
+    if args.model.model != ModelName::Stovepipe {
+        return Err("--on runs the stovepipe designs as SQL: leave out --model link".to_string());
+    }
+    #[cfg(feature = "real")]
+    {
+        let model =
+            <slotcheck_models::stovepipe::Stovepipe as crate::models::ToolModel>::from_flags(
+                &args.model,
+                &design,
+            )?;
+        super::real::check_design_on(model, &args.property, &args.limits.limits()?, on)
+    }
+    #[cfg(not(feature = "real"))]
+    Err(format!(
+        "--on {on}: this slotcheck was built without the `real` feature; cannot run {design} on it"
+    ))
 }
 
 /// `check --model link --design D --skew-range FROM..TO`.

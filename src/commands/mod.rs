@@ -16,7 +16,12 @@ pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod explore;
+pub mod live;
+#[cfg(feature = "real")]
+pub mod live_stovepipe;
 pub mod mutate;
+#[cfg(feature = "real")]
+pub mod real;
 pub mod simulate;
 pub mod simulate_bench;
 pub mod skew;
@@ -81,7 +86,16 @@ enum Command {
     Replay {
         /// The trace file (from `simulate` or `check --out`).
         file: std::path::PathBuf,
+        /// Run the trace on a real database instead, statement by statement, and compare the
+        /// rows with the model's after every step: `sqlite` (embedded) or `mariadb` (a private
+        /// server started for the run). Stovepipe traces. Exit 4: the rows differ.
+        #[arg(long, value_name = "ENGINE")]
+        on: Option<String>,
     },
+    /// Run a design live on a real database (SQLite or a private MariaDB): worker threads with
+    /// their own connections, many queues, seeded crashes and stalls; the invariants judged on
+    /// the rows (exit 1: one broke; 3: a run was cut short).
+    Live(live::LiveArgs),
     /// Check a real system's event log (NDJSON) against the model: conforms (0), conforms with
     /// a violation told as a story (1), a bad log (2), inconclusive (3), departs at a line (4).
     Validate(validate::ValidateArgs),
@@ -180,8 +194,10 @@ pub fn run() -> ExitCode {
             .model
             .check_flags(sub)
             .and_then(|()| on_model(args.model.model, args)),
-        Command::Replay { file } => crate::simulate::replay::run_cli(&file),
+        Command::Replay { file, on: None } => crate::simulate::replay::run_cli(&file),
+        Command::Replay { file, on: Some(on) } => replay_on(&file, &on),
         Command::Merge { files } => simulate::merge_files(&files),
+        Command::Live(args) => live::run(args),
         Command::Validate(args) => validate::run(args),
     };
     match result {
@@ -191,6 +207,17 @@ pub fn run() -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// `replay --on ENGINE FILE`, when built with the `real` feature.
+fn replay_on(file: &std::path::Path, on: &str) -> Result<u8, String> {
+    #[cfg(feature = "real")]
+    return real::replay_on(file, on);
+    #[cfg(not(feature = "real"))]
+    return Err(format!(
+        "--on {on}: this slotcheck was built without the `real` feature (cargo build --features real); cannot replay {}",
+        file.display()
+    ));
 }
 
 /// Runs a command's job on the model `--model` names.

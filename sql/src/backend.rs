@@ -1,0 +1,96 @@
+//! Where a run's database lives: a SQLite file in a temporary folder, or a
+//! database on a private MariaDB server. Each replay or live run takes
+//! queues of its own (fresh queue IDs), so one database serves many runs.
+
+use crate::engine::{Conn, Dialect, EngineName, Target};
+use crate::mariadb::Server;
+use crate::store;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+pub struct Backend {
+    pub engine: EngineName,
+    pub target: Target,
+    /// The SQLite folder, removed when the backend is dropped.
+    folder: Option<PathBuf>,
+    _server: Option<Arc<Server>>,
+    next_queue: AtomicI64,
+}
+
+static NEXT_FOLDER: AtomicI64 = AtomicI64::new(0);
+
+impl Backend {
+    /// A fresh SQLite database in a temporary folder, with the schema.
+    pub fn sqlite() -> Result<Backend, String> {
+        let n = NEXT_FOLDER.fetch_add(1, Ordering::SeqCst);
+        let folder =
+            std::env::temp_dir().join(format!("slotcheck-sqlite-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        let target = Target::Sqlite(folder.join("slotcheck.db"));
+        let backend = Backend {
+            engine: EngineName::Sqlite,
+            target,
+            folder: Some(folder),
+            _server: None,
+            next_queue: AtomicI64::new(1),
+        };
+        backend.create_schema()?;
+        Ok(backend)
+    }
+
+    /// A fresh database named `name` on `server`, with the schema.
+    pub fn mariadb(server: Arc<Server>, name: &str) -> Result<Backend, String> {
+        server.create_database(name)?;
+        let target = Target::Mariadb {
+            socket: server.socket(),
+            database: name.to_string(),
+        };
+        let backend = Backend {
+            engine: EngineName::Mariadb,
+            target,
+            folder: None,
+            _server: Some(server),
+            next_queue: AtomicI64::new(1),
+        };
+        backend.create_schema()?;
+        Ok(backend)
+    }
+
+    /// A backend on `engine`, starting a private server for MariaDB.
+    pub fn start(engine: EngineName) -> Result<Backend, String> {
+        match engine {
+            EngineName::Sqlite => Backend::sqlite(),
+            EngineName::Mariadb => Backend::mariadb(Arc::new(Server::start()?), "slotcheck"),
+        }
+    }
+
+    fn create_schema(&self) -> Result<(), String> {
+        let mut conn = self.connect(Dialect::of(self.engine))?;
+        store::create_schema(&mut conn).map_err(|e| e.to_string())
+    }
+
+    pub fn connect(&self, dialect: Dialect) -> Result<Conn, String> {
+        Conn::open(&self.target, dialect).map_err(|e| format!("{}: {e}", self.engine.name()))
+    }
+
+    /// `n` new queue IDs, each with its row inserted.
+    pub fn new_queues(&self, n: i64) -> Result<Vec<i64>, String> {
+        let first = self.next_queue.fetch_add(n, Ordering::SeqCst);
+        let mut conn = self.connect(Dialect::of(self.engine))?;
+        let ids: Vec<i64> = (first..first + n).collect();
+        for &q in &ids {
+            store::add_queue(&mut conn, q).map_err(|e| e.to_string())?;
+        }
+        Ok(ids)
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if let Some(folder) = &self.folder {
+            let _ = std::fs::remove_dir_all(folder);
+        }
+    }
+}

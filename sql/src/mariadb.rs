@@ -1,0 +1,205 @@
+//! A private MariaDB server: a data directory in a temporary folder, a Unix
+//! socket in it, no TCP (`--skip-networking`), no system service. Started by
+//! the commands and the tests themselves, and stopped when dropped; a small
+//! watchdog stops it too if this process dies without dropping it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where Debian's `mariadb-server` puts the server and its installer.
+const SERVER: &[&str] = &["/usr/sbin/mariadbd", "/usr/sbin/mysqld"];
+const INSTALL: &[&str] = &["/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"];
+
+/// The server binary and its installer, if installed.
+pub fn binaries() -> Option<(PathBuf, PathBuf)> {
+    let found = |paths: &[&str]| paths.iter().map(PathBuf::from).find(|p| p.exists());
+    Some((found(SERVER)?, found(INSTALL)?))
+}
+
+/// Why no server can be started here, for a message: `None` when one can.
+pub fn missing() -> Option<String> {
+    match binaries() {
+        Some(_) => None,
+        None => Some(format!(
+            "MariaDB is not installed: none of {} (Debian: apt-get install mariadb-server)",
+            SERVER.join(", ")
+        )),
+    }
+}
+
+/// A running private server.
+pub struct Server {
+    dir: PathBuf,
+    child: Child,
+    watchdog: Option<Child>,
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+impl Server {
+    /// Installs a fresh data directory and starts the server on it; waits
+    /// until it accepts connections on its socket.
+    pub fn start() -> Result<Server, String> {
+        let (server, install) = binaries().ok_or_else(|| missing().unwrap())?;
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir =
+            std::env::temp_dir().join(format!("slotcheck-mariadb-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let data = dir.join("data");
+        let root = is_root();
+        let mut installer = Command::new(&install);
+        installer
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg("--auth-root-authentication-method=normal")
+            .arg("--skip-test-db")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if root {
+            installer.arg("--user=root");
+        }
+        let out = installer
+            .output()
+            .map_err(|e| format!("{}: {e}", install.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{} failed: {}",
+                install.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let socket = dir.join("mysqld.sock");
+        let mut command = Command::new(&server);
+        command
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
+            .arg(format!("--log-error={}", dir.join("error.log").display()))
+            .arg("--skip-networking")
+            .arg("--skip-log-bin")
+            // Durability is not what is tested: a commit need not reach
+            // the disk, which keeps a run fast on a shared machine.
+            .arg("--innodb-flush-log-at-trx-commit=0")
+            .arg("--innodb-buffer-pool-size=32M")
+            .arg("--innodb-doublewrite=0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if root {
+            command.arg("--user=root");
+        }
+        let child = command
+            .spawn()
+            .map_err(|e| format!("{}: {e}", server.display()))?;
+        let watchdog = watch(child.id(), &dir);
+        let mut server = Server {
+            dir,
+            child,
+            watchdog,
+        };
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("mysqld.sock")
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "mariadbd exited ({status}) before accepting connections: {}",
+                    self.error_log()
+                ));
+            }
+            if self.socket().exists() {
+                let opts = mysql::OptsBuilder::new()
+                    .socket(Some(self.socket().to_string_lossy().into_owned()))
+                    .user(Some("root"))
+                    .prefer_socket(true);
+                if mysql::Conn::new(opts).is_ok() {
+                    return Ok(());
+                }
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                return Err(format!(
+                    "mariadbd did not accept connections within 60 s: {}",
+                    self.error_log()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn error_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("error.log"))
+            .map(|log| log.lines().rev().take(5).collect::<Vec<_>>().join(" | "))
+            .unwrap_or_default()
+    }
+
+    /// Creates an empty database (dropping one of that name).
+    pub fn create_database(&self, name: &str) -> Result<(), String> {
+        use mysql::prelude::Queryable;
+        let opts = mysql::OptsBuilder::new()
+            .socket(Some(self.socket().to_string_lossy().into_owned()))
+            .user(Some("root"))
+            .prefer_socket(true);
+        let mut c = mysql::Conn::new(opts).map_err(|e| e.to_string())?;
+        c.query_drop(format!("DROP DATABASE IF EXISTS `{name}`"))
+            .map_err(|e| e.to_string())?;
+        c.query_drop(format!("CREATE DATABASE `{name}`"))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A shell that stops the server and removes its folder once this process
+/// is gone (a test binary ends without dropping its statics).
+fn watch(server: u32, dir: &Path) -> Option<Child> {
+    let script = format!(
+        "while kill -0 {parent} 2>/dev/null; do sleep 1; done; kill {server} 2>/dev/null; sleep 5; kill -9 {server} 2>/dev/null; rm -rf '{dir}'",
+        parent = std::process::id(),
+        dir = dir.display()
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SIGTERM (a clean shutdown), then wait; the folder goes after.
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

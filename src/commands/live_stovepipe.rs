@@ -1,0 +1,423 @@
+//! `slotcheck live` for the stovepipe designs: one run, a table of every
+//! design, or the recommended design's SQL variants (see `live.rs`).
+
+use super::live::LiveArgs;
+use crate::validate::{self, Verdict};
+use slotcheck_models::events::{self, Entry};
+use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
+use slotcheck_models::stovepipe::{design_named, DESIGNS};
+use slotcheck_sql::engine::{Dialect, EngineName};
+use slotcheck_sql::handlers::{ReadMode, TxRead, Variant};
+use slotcheck_sql::live::{self, Config, Outcome};
+use slotcheck_sql::parts::parts_named;
+use slotcheck_sql::Backend;
+use std::io::Write;
+use std::time::Duration;
+
+/// The design the README recommends.
+pub const RECOMMENDED: &str = "owner-keyed-atomic-admit-dlq-cancels";
+
+fn variant(args: &LiveArgs) -> Result<Variant, String> {
+    let read = match args.read.as_str() {
+        "joined" => ReadMode::Joined,
+        "transaction" => ReadMode::Transaction,
+        "separate" => ReadMode::Separate,
+        other => return Err(format!("--read: `{other}` (joined, transaction, separate)")),
+    };
+    let tx_read = match args.tx_read.as_str() {
+        "for-update" => TxRead::ForUpdate,
+        "plain" => TxRead::Plain,
+        other => return Err(format!("--tx-read: `{other}` (for-update, plain)")),
+    };
+    Ok(Variant { read, tx_read })
+}
+
+fn dialect(engine: EngineName, isolation: Option<&str>) -> Result<Dialect, String> {
+    let mut d = Dialect::of(engine);
+    match (engine, isolation) {
+        (_, None) => {}
+        (EngineName::Mariadb, Some("repeatable-read")) => {}
+        (EngineName::Mariadb, Some("read-committed")) => d.read_committed = true,
+        (EngineName::Sqlite, Some("immediate")) => {}
+        (EngineName::Sqlite, Some("deferred")) => d.begin_immediate = false,
+        (_, Some(other)) => {
+            return Err(format!(
+                "--isolation: `{other}` is not a level of {} (mariadb: repeatable-read, read-committed; sqlite: immediate, deferred)",
+                engine.name()
+            ))
+        }
+    }
+    Ok(d)
+}
+
+fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<Config, String> {
+    if design_named(design).is_none() {
+        let names: Vec<&str> = DESIGNS.iter().map(|d| d.name()).collect();
+        return Err(format!(
+            "--design: `{design}` (one of {})",
+            names.join(", ")
+        ));
+    }
+    let parts = parts_named(design).ok_or_else(|| format!("{design} has no SQL"))?;
+    if args.requests == 0 || args.requests > 3 {
+        return Err("--requests: from 1 to 3 (the model's bounds)".into());
+    }
+    let mut c = Config::new(design, parts, dialect, seed);
+    c.variant = variant(args)?;
+    c.queues = args.queues.max(1);
+    c.requests = args.requests;
+    c.crashes = args.crashes;
+    c.stalls = args.stalls;
+    c.crash_percent = args.crash_percent;
+    c.stall_percent = args.stall_percent;
+    c.workers = args.workers.max(1);
+    c.timeout = Duration::from_secs_f64(args.timeout.max(0.1));
+    Ok(c)
+}
+
+/// What `slotcheck validate` says of each queue's log of a run.
+#[derive(Default)]
+pub struct Validated {
+    pub conform: usize,
+    /// Conform, with a property violated along the way.
+    pub conform_violated: usize,
+    pub inconclusive: usize,
+    /// Logs the model cannot explain: the first one's verdict, told.
+    pub departs: usize,
+    pub first_departure: Option<String>,
+}
+
+impl Validated {
+    fn add(&mut self, other: Validated) {
+        self.conform += other.conform;
+        self.conform_violated += other.conform_violated;
+        self.inconclusive += other.inconclusive;
+        self.departs += other.departs;
+        if self.first_departure.is_none() {
+            self.first_departure = other.first_departure;
+        }
+    }
+
+    fn words(&self) -> String {
+        format!(
+            "{} conform, {} conform with a violation, {} depart, {} inconclusive",
+            self.conform, self.conform_violated, self.departs, self.inconclusive
+        )
+    }
+}
+
+/// Validates every queue's log of a run against the design it ran.
+pub fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String> {
+    let design = design_named(design).expect("a known design");
+    let text: Vec<String> = outcome.log.iter().map(|l| l.to_string()).collect();
+    let log = events::parse("live", &text.join("\n")).map_err(|e| format!("the live log: {e}"))?;
+    let records = log
+        .entries
+        .into_iter()
+        .filter_map(|(line, e)| match e {
+            Entry::Stovepipe(r) => Some((line, r)),
+            _ => None,
+        })
+        .collect();
+    let mut v = Validated::default();
+    for (queue, split, records) in queues(records) {
+        let verdict = match QueueTrace::new(design, &log.header, split, records) {
+            Ok(trace) => validate::validate(&trace),
+            Err(TraceError::Bad { line, message }) => {
+                return Err(format!("the live log, line {line}: {message}"))
+            }
+            Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive {
+                line,
+                candidates: 0,
+            },
+        };
+        match verdict.exit_code() {
+            0 => v.conform += 1,
+            1 => v.conform_violated += 1,
+            3 => v.inconclusive += 1,
+            _ => {
+                v.departs += 1;
+                if v.first_departure.is_none() {
+                    v.first_departure = Some(validate::text(&queue, &verdict));
+                }
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// What a design's runs found.
+struct Tally {
+    runs: u64,
+    queues: usize,
+    statements: u64,
+    violated_queues: usize,
+    first: Option<(u64, Vec<&'static str>)>,
+    cut: usize,
+    story: Option<String>,
+    validated: Validated,
+}
+
+fn runs(
+    backend: &Backend,
+    args: &LiveArgs,
+    design: &str,
+    d: Dialect,
+    stop_at_first: bool,
+) -> Result<(Tally, Option<Outcome>), String> {
+    let mut tally = Tally {
+        runs: 0,
+        queues: 0,
+        statements: 0,
+        violated_queues: 0,
+        first: None,
+        cut: 0,
+        story: None,
+        validated: Validated::default(),
+    };
+    let mut last = None;
+    for i in 0..args.runs.max(1) {
+        let c = config(args, design, d, args.seed + i)?;
+        let outcome = live::run(backend, &c)?;
+        tally.runs += 1;
+        tally.queues += outcome.queues.len();
+        tally.statements += outcome.statements;
+        tally.cut += outcome.cut.is_some() as usize;
+        tally.validated.add(validate_log(design, &outcome)?);
+        let violated = outcome.violated();
+        tally.violated_queues += violated.len();
+        if tally.first.is_none() {
+            if let Some(q) = violated.first() {
+                tally.first = Some((tally.runs, q.violations.clone()));
+                tally.story = Some(queue_story(&outcome, q.queue));
+            }
+        }
+        let found = !violated.is_empty();
+        last = Some(outcome);
+        if found && stop_at_first {
+            break;
+        }
+    }
+    Ok((tally, last))
+}
+
+/// One queue's log and end rows, as text.
+fn queue_story(outcome: &Outcome, queue: i64) -> String {
+    let mut out = String::new();
+    for (i, line) in outcome.queue_log(queue).iter().enumerate() {
+        let mut line = (*line).clone();
+        if let Some(o) = line.as_object_mut() {
+            o.remove("queue");
+            o.remove("ts_ms");
+        }
+        out.push_str(&format!("{:>3}. {line}\n", i + 1));
+    }
+    if let Some(end) = outcome.queues.iter().find(|q| q.queue == queue) {
+        out.push_str("rows at the end:\n");
+        for (row, value) in &end.rows {
+            out.push_str(&format!("  {row}: {value}\n"));
+        }
+        out.push_str(&format!(
+            "most builds running at a build's start: {}; violated: {}\n",
+            end.max_running,
+            end.violations.join(", ")
+        ));
+    }
+    out
+}
+
+/// Every design's SQL, from the text the handlers run.
+fn print_sql() -> Result<u8, String> {
+    for (i, design) in DESIGNS.iter().enumerate() {
+        let parts =
+            parts_named(design.name()).ok_or_else(|| format!("{} has no SQL", design.name()))?;
+        // A blank line between designs, none after the last.
+        if i > 0 {
+            println!();
+        }
+        println!("### {}\n\n{}\n", design.name(), design.change());
+        println!(
+            "```sql\n{}```",
+            slotcheck_sql::sqltext::listing(design.name(), &parts)
+        );
+    }
+    Ok(0)
+}
+
+pub fn run(args: LiveArgs) -> Result<u8, String> {
+    if args.sql {
+        return print_sql();
+    }
+    let engine = EngineName::parse(&args.on)?;
+    let d = dialect(engine, args.isolation.as_deref())?;
+    let backend = Backend::start(engine)?;
+    if args.isolation_table {
+        return isolation_table(&backend, &args);
+    }
+    if args.table {
+        return design_table(&backend, &args, d);
+    }
+    let (tally, last) = runs(&backend, &args, &args.design, d, true)?;
+    let last = last.expect("at least one run");
+    if let Some(path) = &args.log {
+        let mut file =
+            std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for line in &last.log {
+            writeln!(file, "{line}").map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    println!(
+        "slotcheck live --on {}: {} ({}), {} run(s) from seed {}, {} queues, {} statements",
+        engine.name(),
+        args.design,
+        d.isolation_words(),
+        tally.runs,
+        args.seed,
+        tally.queues,
+        tally.statements
+    );
+    println!(
+        "the queues' logs, validated against {}: {}",
+        args.design,
+        tally.validated.words()
+    );
+    if let Some(departure) = &tally.validated.first_departure {
+        print!("the first log the model cannot explain:\n{departure}");
+    }
+    if let Some((run, violations)) = &tally.first {
+        println!(
+            "violation in run {run} (seed {}): {}; {} queue(s) violated in all",
+            args.seed + run - 1,
+            violations.join(", "),
+            tally.violated_queues
+        );
+        print!("{}", tally.story.unwrap_or_default());
+        return Ok(1);
+    }
+    if tally.cut > 0 {
+        println!(
+            "{} run(s) stopped before every queue drained (a bound): inconclusive",
+            tally.cut
+        );
+        return Ok(3);
+    }
+    println!("every invariant held on the rows of every queue");
+    Ok(0)
+}
+
+/// Every design, `--runs` runs each from `--seed`, stopping at a design's
+/// first violation.
+fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, String> {
+    println!(
+        "slotcheck live --table --on {}: {} queue(s) a run, {} request(s), K 1, 2 deliveries, at most {} crash(es) and {} stall(s) a queue; up to {} run(s) a design from seed {}",
+        backend.engine.name(),
+        args.queues,
+        args.requests,
+        args.crashes,
+        args.stalls,
+        args.runs,
+        args.seed
+    );
+    println!(
+        "{:<38} {:>5} {:>7} {:>10} {:>9}  first violation",
+        "design", "runs", "queues", "statements", "violated"
+    );
+    let mut stories = Vec::new();
+    for design in DESIGNS {
+        let (tally, _) = runs(backend, args, design.name(), d, true)?;
+        let first = match &tally.first {
+            Some((run, v)) => format!("run {run}: {}", v.join(", ")),
+            None if tally.cut > 0 => format!("none ({} run(s) cut short)", tally.cut),
+            None => "none".to_string(),
+        };
+        println!(
+            "{:<38} {:>5} {:>7} {:>10} {:>9}  {first}",
+            design.name(),
+            tally.runs,
+            tally.queues,
+            tally.statements,
+            tally.violated_queues
+        );
+        if let Some(story) = tally.story {
+            stories.push((design.name(), story));
+        }
+    }
+    for (design, story) in stories {
+        println!("\n{design}, the first violated queue's log:\n{story}");
+    }
+    Ok(0)
+}
+
+/// The recommended design under each SQL variant of the read, the admit
+/// transaction and the isolation level.
+fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
+    let engine = backend.engine;
+    let levels: Vec<&str> = match engine {
+        EngineName::Mariadb => vec!["repeatable-read", "read-committed"],
+        EngineName::Sqlite => vec!["immediate", "deferred"],
+    };
+    println!(
+        "slotcheck live --isolation-table --on {}: {RECOMMENDED}, {} run(s) of {} queue(s) a variant from seed {}",
+        engine.name(),
+        args.runs,
+        args.queues,
+        args.seed
+    );
+    println!(
+        "{:<16} {:<12} {:<11} {:>10} {:>9}  invariants",
+        "isolation", "read", "admit read", "statements", "violated"
+    );
+    for level in levels {
+        for read in ["joined", "transaction", "separate"] {
+            for tx in ["for-update", "plain"] {
+                let mut a = LiveArgs { ..clone_args(args) };
+                a.read = read.into();
+                a.tx_read = tx.into();
+                let d = dialect(engine, Some(level))?;
+                let (tally, _) = runs(backend, &a, RECOMMENDED, d, false)?;
+                let verdict = match &tally.first {
+                    Some((_, v)) => format!("violated: {}", v.join(", ")),
+                    None if tally.cut > 0 => "inconclusive (cut short)".into(),
+                    None => "kept".into(),
+                };
+                let v = &tally.validated;
+                let logs = format!(
+                    "{} of {} conform, {} depart",
+                    v.conform + v.conform_violated,
+                    tally.queues,
+                    v.departs
+                );
+                println!(
+                    "{:<16} {:<12} {:<11} {:>10} {:>9}  {verdict:<28} {logs}",
+                    level, read, tx, tally.statements, tally.violated_queues
+                );
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn clone_args(a: &LiveArgs) -> LiveArgs {
+    LiveArgs {
+        on: a.on.clone(),
+        model: a.model.clone(),
+        design: a.design.clone(),
+        seed: a.seed,
+        runs: a.runs,
+        queues: a.queues,
+        requests: a.requests,
+        crashes: a.crashes,
+        stalls: a.stalls,
+        crash_percent: a.crash_percent,
+        stall_percent: a.stall_percent,
+        workers: a.workers,
+        timeout: a.timeout,
+        read: a.read.clone(),
+        tx_read: a.tx_read.clone(),
+        isolation: a.isolation.clone(),
+        log: None,
+        table: false,
+        isolation_table: false,
+        sql: false,
+    }
+}

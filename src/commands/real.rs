@@ -1,0 +1,175 @@
+//! `--on sqlite|mariadb`: the stovepipe designs on a real database (crate
+//! `slotcheck-sql`, reached through the `real` feature). `replay --on`
+//! runs a saved trace statement by statement; `check --design D --on` runs
+//! the story of each violation found. Both compare the database's rows with
+//! the model's after every step.
+
+use crate::check::{Limits, Verdict};
+use crate::models::ToolModel;
+use crate::report::itf;
+use serde_json::Value as Json;
+use slotcheck_models::stovepipe::{Action, State, Stovepipe};
+use slotcheck_models::Narrated;
+use slotcheck_sql::replay::{self, Failure};
+use slotcheck_sql::{Backend, EngineName};
+use stateright::Model;
+use std::path::Path;
+
+/// Exit status when the database's rows differ from the model's: the SQL
+/// or the model is wrong (documented in the README's exit codes).
+pub const EXIT_CONFORMANCE: u8 = 4;
+
+/// A backend on the engine `--on` names (a private server for MariaDB).
+pub fn backend(on: &str) -> Result<Backend, String> {
+    Backend::start(EngineName::parse(on)?)
+}
+
+/// Replays one path and says how it went: the story with the SQL's log
+/// lines, the final rows, and what they show. Returns whether the rows
+/// agreed at every step.
+fn replay_and_tell(
+    backend: &Backend,
+    model: &Stovepipe,
+    init: &State,
+    actions: &[Action],
+    property: &str,
+    out: &mut String,
+) -> Result<bool, String> {
+    match replay::replay(backend, model, init, actions) {
+        Ok(done) => {
+            out.push_str(&replay::story_text(&done.steps));
+            out.push_str(&format!(
+                "the database's rows equal the model's after each of the {} steps; its rows now:\n",
+                done.steps.len()
+            ));
+            for (row, value) in &done.rows {
+                out.push_str(&format!("  {row}: {value}\n"));
+            }
+            let shown = if done.violations.is_empty() {
+                "none".to_string()
+            } else {
+                done.violations.join(", ")
+            };
+            out.push_str(&format!(
+                "violations the rows show by themselves: {shown} (the trace's: {property})\n"
+            ));
+            Ok(true)
+        }
+        Err(Failure::Conformance(c)) => {
+            out.push_str(&c.text());
+            Ok(false)
+        }
+        Err(Failure::Database(e)) => Err(format!("{}: {e}", backend.engine.name())),
+    }
+}
+
+/// `slotcheck replay --on ENGINE FILE`: 1 when the rows agree and the trace
+/// still violates its property, 0 when it no longer does, 4 on a
+/// conformance failure.
+pub fn replay_on(path: &Path, on: &str) -> Result<u8, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let document: Json =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let (meta, script) = itf::read(&document).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.get("model").and_then(Json::as_str) != Some("stovepipe") {
+        return Err(format!(
+            "{}: --on replays stovepipe traces (the designs as SQL); this one's `#meta` names another model",
+            path.display()
+        ));
+    }
+    let model = Stovepipe::from_meta(&meta).map_err(|e| format!("{}: {e}", path.display()))?;
+    let property = meta
+        .get("property")
+        .and_then(Json::as_str)
+        .unwrap_or("")
+        .to_string();
+    let init = model.initial_state();
+    let actions = model
+        .parse(&init, &script)
+        .map_err(|e| format!("{}: cannot replay {}", path.display(), e.message))?;
+    let backend = backend(on)?;
+    let mut out = format!(
+        "slotcheck replay --on {}: stovepipe {}, {} steps\n",
+        backend.engine.name(),
+        model.design.name(),
+        actions.len()
+    );
+    let agreed = replay_and_tell(&backend, &model, &init, &actions, &property, &mut out)?;
+    print!("{out}");
+    if !agreed {
+        return Ok(EXIT_CONFORMANCE);
+    }
+    let last = crate::simulate::last_state(&model, &init, &actions);
+    let violated = model
+        .properties()
+        .iter()
+        .any(|p| p.name == property && !(p.condition)(&model, &last));
+    if violated {
+        println!("{}", model.explain(&property, &last));
+    }
+    Ok(if violated { 1 } else { 0 })
+}
+
+/// `slotcheck check --design D --on ENGINE`: checks the design, then
+/// replays the story of each violated property on the database. 1 when a
+/// property is violated (and the rows agreed), 4 on a conformance failure.
+pub fn check_design_on(
+    model: Stovepipe,
+    properties: &[String],
+    limits: &Limits,
+    on: &str,
+) -> Result<u8, String> {
+    let names: Vec<&'static str> = model
+        .properties()
+        .iter()
+        .map(|p| p.name)
+        .filter(|n| properties.is_empty() || properties.iter().any(|p| p == n))
+        .collect();
+    let outcome = crate::check::check(model, &names, limits);
+    let backend = backend(on)?;
+    let mut code = 0;
+    for result in &outcome.results {
+        let Some(trace) = &result.trace else { continue };
+        if result.verdict != Verdict::Violated {
+            continue;
+        }
+        let mut out = format!(
+            "{} on {}: {} violated in {} steps; its story on the database:\n",
+            model.design.name(),
+            backend.engine.name(),
+            result.name,
+            trace.steps()
+        );
+        let agreed = replay_and_tell(
+            &backend,
+            &model,
+            &trace.init,
+            &trace.actions,
+            result.name,
+            &mut out,
+        )?;
+        out.push_str(&format!("{}\n", model.explain(result.name, &trace.last)));
+        // A blank line between stories, none after the last.
+        if code > 0 {
+            println!();
+        }
+        print!("{out}");
+        code = if !agreed {
+            EXIT_CONFORMANCE
+        } else {
+            code.max(1)
+        };
+        if !agreed {
+            break;
+        }
+    }
+    if code == 0 {
+        println!(
+            "{} on {}: no property violated, nothing to replay",
+            model.design.name(),
+            backend.engine.name()
+        );
+    }
+    Ok(code)
+}

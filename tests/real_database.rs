@@ -1,0 +1,185 @@
+//! Every counterexample of every stovepipe finding (each scenario file that
+//! names one, docs/findings.md), for every design on the finding's bounds,
+//! replays on SQLite and on MariaDB with the database's rows equal to the
+//! model's after every step, and ends in the same violation, visible in the
+//! rows where the rows alone can show it.
+
+#![cfg(feature = "real")]
+
+use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::commands::live_stovepipe::validate_log;
+use slotcheck_models::stovepipe::{Bounds, Stovepipe, DESIGNS};
+use slotcheck_sql::engine::Dialect;
+use slotcheck_sql::live::{self, Config};
+use slotcheck_sql::mariadb::{self, Server};
+use slotcheck_sql::parts::parts_named;
+use slotcheck_sql::replay::{replay, Failure};
+use slotcheck_sql::Backend;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The properties the rows alone can show (the others need the history).
+const VISIBLE: [&str; 5] = [
+    "no-wedge",
+    "builds-within-limit",
+    "count-not-low",
+    "count-not-high",
+    "no-message-left-in-flight",
+];
+
+/// Each finding's file name and bounds.
+fn findings() -> Vec<(String, Bounds)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let Ok(table) = std::fs::read_to_string(&path)
+            .unwrap()
+            .parse::<toml::Table>()
+        else {
+            continue;
+        };
+        if table.get("model").and_then(|m| m.as_str()) != Some("stovepipe")
+            || table.get("finding").is_none()
+        {
+            continue;
+        }
+        let b = table["bounds"].as_table().unwrap();
+        let get = |k: &str| b[k].as_integer().unwrap() as u8;
+        out.push((
+            path.file_name().unwrap().to_string_lossy().into_owned(),
+            Bounds {
+                requests: get("requests"),
+                max_concurrent: get("max_concurrent"),
+                crashes: get("crashes"),
+                stalls: get("stalls"),
+                max_deliveries: get("max_deliveries"),
+            },
+        ));
+    }
+    out
+}
+
+fn limits() -> Limits {
+    Limits {
+        threads: 1,
+        max_states: None,
+        timeout: None,
+        deadline: None,
+        max_memory: None,
+        stop_once_found: false,
+        progress: false,
+    }
+}
+
+/// Replays every counterexample on each backend; returns how many.
+fn replay_findings(backends: &[&Backend]) -> usize {
+    let findings = findings();
+    assert!(findings.len() >= 10, "the findings are scenario files");
+    let mut replayed = 0;
+    for (file, bounds) in findings {
+        for design in DESIGNS {
+            let model = Stovepipe::new(design, bounds);
+            let outcome = check(model, &[], &limits());
+            for result in &outcome.results {
+                let Some(trace) = &result.trace else { continue };
+                if result.verdict != Verdict::Violated {
+                    continue;
+                }
+                for backend in backends {
+                    let engine = backend.engine.name();
+                    match replay(backend, &model, &trace.init, &trace.actions) {
+                        Ok(done) => {
+                            if VISIBLE.contains(&result.name) {
+                                assert!(
+                                    done.violations.contains(&result.name),
+                                    "{file}, {} on {engine}: the rows do not show {}: {:?}",
+                                    design.name(),
+                                    result.name,
+                                    done.rows
+                                );
+                            }
+                        }
+                        Err(Failure::Conformance(c)) => panic!(
+                            "{file}, {} ({}) on {engine}:\n{}",
+                            design.name(),
+                            result.name,
+                            c.text()
+                        ),
+                        Err(Failure::Database(e)) => panic!("{file} on {engine}: {e}"),
+                    }
+                    replayed += 1;
+                }
+            }
+        }
+    }
+    replayed
+}
+
+#[test]
+fn every_finding_replays_on_sqlite() {
+    let sqlite = Backend::sqlite().unwrap();
+    let replayed = replay_findings(&[&sqlite]);
+    assert!(replayed >= 40, "only {replayed} counterexamples replayed");
+}
+
+/// The build script marks this ignored, and says so, when MariaDB is not
+/// installed and `CI` is not set; with `CI` set it runs and fails.
+#[test]
+#[cfg_attr(
+    no_mariadb,
+    ignore = "MariaDB is not installed (apt-get install mariadb-server)"
+)]
+fn every_finding_replays_on_mariadb() {
+    if let Some(why) = mariadb::missing() {
+        panic!("{why}");
+    }
+    let server = Arc::new(Server::start().expect("a private MariaDB server"));
+    let backend = Backend::mariadb(server, "findings").unwrap();
+    let replayed = replay_findings(&[&backend]);
+    assert!(replayed >= 40, "only {replayed} counterexamples replayed");
+}
+
+/// Live runs of the recommended design with crashes (no stalls): every
+/// queue's log, as the statements returned it, is a behaviour of the model.
+fn live_logs_conform(backend: &Backend) {
+    let design = "owner-keyed-atomic-admit-dlq-cancels";
+    for seed in 1..=2 {
+        let mut c = Config::new(
+            design,
+            parts_named(design).unwrap(),
+            Dialect::of(backend.engine),
+            seed,
+        );
+        c.queues = 10;
+        c.stalls = 0;
+        c.crash_percent = 8;
+        let outcome = live::run(backend, &c).unwrap();
+        let v = validate_log(design, &outcome).unwrap();
+        assert_eq!(
+            (v.conform, v.departs, v.inconclusive),
+            (10, 0, 0),
+            "seed {seed}: {}",
+            v.first_departure.unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn live_logs_conform_on_sqlite() {
+    live_logs_conform(&Backend::sqlite().unwrap());
+}
+
+#[test]
+#[cfg_attr(
+    no_mariadb,
+    ignore = "MariaDB is not installed (apt-get install mariadb-server)"
+)]
+fn live_logs_conform_on_mariadb() {
+    let server = Arc::new(Server::start().expect("a private MariaDB server"));
+    live_logs_conform(&Backend::mariadb(server, "live").unwrap());
+}
