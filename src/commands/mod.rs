@@ -7,7 +7,8 @@
 //! `mod.rs` the commands and their dispatch; `args.rs` the budget flags;
 //! `compare.rs`, `check.rs`, `mutate.rs`, `explore.rs`, `simulate.rs` a
 //! command each; `adhoc.rs` `compare` and `check --design` for every model;
-//! `skew.rs` the link model's `check --skew-range`; `bench.rs` and
+//! `skew.rs` the link model's `check --skew-range`; `replay_nats.rs`
+//! `replay --on nats` (a link story on a real nats-server); `bench.rs` and
 //! `simulate_bench.rs` the stovepipe model's measurements.
 
 pub mod adhoc;
@@ -17,6 +18,7 @@ pub mod check;
 pub mod compare;
 pub mod explore;
 pub mod mutate;
+pub mod replay_nats;
 pub mod simulate;
 pub mod simulate_bench;
 pub mod skew;
@@ -80,6 +82,13 @@ enum Command {
     Replay {
         /// The trace file (from `simulate` or `check --out`).
         file: std::path::PathBuf,
+        /// Run the trace's story on a real system instead of the model: `nats`
+        /// (link traces, on a private nats-server with JetStream; exit 1
+        /// reproduced, 0 not, 3 the server did otherwise than the story).
+        #[arg(long, value_name = "SYSTEM")]
+        on: Option<String>,
+        #[command(flatten)]
+        nats: replay_nats::NatsReplayArgs,
     },
     /// Combine `simulate --json` reports of shards into the report of one run.
     Merge {
@@ -176,7 +185,12 @@ pub fn run() -> ExitCode {
             .model
             .check_flags(sub)
             .and_then(|()| on_model(args.model.model, args)),
-        Command::Replay { file } => crate::simulate::replay::run_cli(&file),
+        Command::Replay { file, on: None, .. } => crate::simulate::replay::run_cli(&file),
+        Command::Replay {
+            file,
+            on: Some(on),
+            nats,
+        } => replay_nats::run(&file, &on, &nats),
         Command::Merge { files } => simulate::merge_files(&files),
     };
     match result {
