@@ -25,7 +25,10 @@ use tokio::time::Instant;
 pub struct Options {
     /// The builder's design; by default the trace's.
     pub design: Option<Design>,
-    pub timing: Timing,
+    /// Real ms per tick; by default 250, or a dozen one-way late delays
+    /// when that is more, so that a delayed builder's slow steps (each KV
+    /// call a round trip through the proxy) stay well inside a tick.
+    pub ms_per_tick: Option<u64>,
     /// The one-way delay the proxy gives a builder's traffic for a
     /// `fetch-late` step, until its answer lands; by default three quarters
     /// of the design's fetch wait (so the answer comes back after the fetch
@@ -101,7 +104,27 @@ pub async fn replay(
         None => Design::parse(&script.design)
             .ok_or(format!("unknown design `{}` in the trace", script.design))?,
     };
-    let timing = options.timing;
+    let late_delay = options.late_delay.unwrap_or(design.take_wait() * 3 / 4);
+    let has_late = script
+        .steps
+        .iter()
+        .any(|s| matches!(s.action, Action::FetchLate(_)));
+    let timing = Timing {
+        ms_per_tick: options.ms_per_tick.unwrap_or(if has_late {
+            250.max(late_delay.as_millis() as u64 * 12 / 50 * 50)
+        } else {
+            250
+        }),
+    };
+    if design.duplicate_check() != Design::parse(&script.design).is_some_and(|d| d.duplicate_check()) {
+        return Err(format!(
+            "the trace's design {} and the builder's {} differ in the duplicate check: \
+             their steps (take, or read then start or drop) do not match",
+            script.design,
+            design.name()
+        )
+        .into());
+    }
     let names = Names::of(run);
     let header = Header {
         model: Some(ModelName::Link),
@@ -137,7 +160,8 @@ pub async fn replay(
         real: script.asks.iter().map(|a| (a.clone(), a.clone())).collect(),
         pinned: BTreeSet::new(),
     };
-    let late_delay = options.late_delay.unwrap_or(design.take_wait() * 3 / 4);
+    // When b's last pull request left, for a late answer's delivery time.
+    let mut last_request: BTreeMap<usize, Instant> = BTreeMap::new();
     // Steps of an instant start a fifth of a tick after it, so that a
     // deadline the story lets pass at a tick has passed on the server.
     let slack = timing.tick() / 5;
@@ -171,6 +195,7 @@ pub async fn replay(
                 let give_up = Instant::now() + timing.tick() * 2 + Duration::from_secs(1);
                 let mut got = None;
                 while got.is_none() && Instant::now() < give_up {
+                    last_request.insert(b, Instant::now());
                     match builders[b].fetch().await? {
                         Fetched::Got(ask) => got = Some(ask),
                         Fetched::Buffered => got = builders[b].buffer.back().map(|h| h.ask.clone()),
@@ -189,6 +214,7 @@ pub async fn replay(
             }
             Action::FetchLate(b) => {
                 proxies[b].set_delay(late_delay);
+                last_request.insert(b, Instant::now());
                 match builders[b].fetch().await? {
                     Fetched::Empty => Ok(format!(
                         "gave up after {} ms; its answer is {} ms away on the link",
@@ -204,7 +230,12 @@ pub async fn replay(
                 proxies[b].set_delay(Duration::ZERO);
                 match (landed, builders[b].buffer.back().map(|h| h.ask.clone()), model) {
                     (true, Some(real), Some(model)) => {
-                        restarted.insert(real.clone(), Instant::now());
+                        // The server answered the last pull request when it
+                        // arrived, a one-way delay after it left.
+                        let delivered = last_request
+                            .get(&b)
+                            .map_or(Instant::now(), |at| *at + late_delay + Duration::from_millis(5));
+                        restarted.insert(real.clone(), delivered.min(Instant::now()));
                         note_deliveries(&builders[b], &mut deliveries);
                         binding.bind(&model, &real).map(|()| format!("{real} landed in the buffer"))
                     }
@@ -290,6 +321,9 @@ pub async fn replay(
                 .collect::<Vec<_>>()
         })
         .collect();
+    // Acks and in-progress are fire and forget: let the server take the
+    // last ones before asking it what it holds.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let evidence = bus.evidence().await?;
     let records = log.records();
     let builds = verdict::builds(&records, &crashes);

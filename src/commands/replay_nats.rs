@@ -14,9 +14,9 @@ pub struct NatsReplayArgs {
     pub as_design: Option<String>,
     /// With --on nats: real milliseconds per model tick (5 s of the source's
     /// time); ack wait, heartbeat, freshness and TTL scale with it, fetch
-    /// waits do not.
-    #[arg(long, value_name = "MS", default_value_t = 250)]
-    pub ms_per_tick: u64,
+    /// waits do not. Default 250, or a dozen late delays when more.
+    #[arg(long, value_name = "MS")]
+    pub ms_per_tick: Option<u64>,
     /// With --on nats: the one-way delay (ms) the proxy puts on a builder's
     /// link for a `fetch-late` step (default: three quarters of the fetch
     /// wait).
@@ -32,13 +32,13 @@ pub struct NatsReplayArgs {
 /// the story (inconclusive), 2 bad input or no server.
 #[cfg(feature = "real")]
 pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
-    use slotcheck_nats::design::{Design, Timing};
+    use slotcheck_nats::design::Design;
     use slotcheck_nats::replay::{replay_blocking, Options, Verdict};
     use slotcheck_nats::script::Script;
     if on != "nats" {
         return Err(format!("--on {on}: this build replays on `nats` only"));
     }
-    if args.ms_per_tick < 50 {
+    if args.ms_per_tick.is_some_and(|ms| ms < 50) {
         return Err("--ms-per-tick: at least 50 (a tick must outlast a fetch's wait)".into());
     }
     let text = std::fs::read_to_string(file)
@@ -54,9 +54,7 @@ pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
     };
     let options = Options {
         design,
-        timing: Timing {
-            ms_per_tick: args.ms_per_tick,
-        },
+        ms_per_tick: args.ms_per_tick,
         late_delay: args.late_delay_ms.map(std::time::Duration::from_millis),
     };
     let outcome = replay_blocking(&script, &options).map_err(|e| e.to_string())?;
