@@ -389,7 +389,9 @@ impl Builder {
         if std::mem::take(&mut self.lose_next_ack) {
             return Ok(()); // the fault: the ack never leaves
         }
-        self.client.publish(held.reply.clone(), "+ACK".into()).await?;
+        self.client
+            .publish(held.reply.clone(), "+ACK".into())
+            .await?;
         self.client.flush().await?;
         self.say(Event::Ack {
             ask: held.ask.clone(),
@@ -399,7 +401,9 @@ impl Builder {
 
     /// Hand the message back at once (the source's one `Nak` path).
     pub async fn nak(&mut self, held: &Held) -> Result<(), Error> {
-        self.client.publish(held.reply.clone(), "-NAK".into()).await?;
+        self.client
+            .publish(held.reply.clone(), "-NAK".into())
+            .await?;
         self.client.flush().await?;
         self.say(Event::Nak {
             ask: held.ask.clone(),

@@ -211,7 +211,11 @@ impl std::fmt::Display for Evidence {
                 f,
                 "  {}: message {}, result {}, running key put by [{}]",
                 a.ask,
-                if a.in_stream { "still in the stream" } else { "gone (acked)" },
+                if a.in_stream {
+                    "still in the stream"
+                } else {
+                    "gone (acked)"
+                },
                 a.result_by.as_deref().unwrap_or("none"),
                 a.running_key_history.join(", ")
             )?;

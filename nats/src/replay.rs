@@ -34,6 +34,10 @@ pub struct Options {
     /// of the design's fetch wait (so the answer comes back after the fetch
     /// gave up and within the next one).
     pub late_delay: Option<Duration>,
+    /// Every builder whose clock the trace puts off the server's is put off
+    /// by this many seconds instead, the same way (to try a skew the model
+    /// holds at, on the story of one it breaks at).
+    pub skew_s: Option<i64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,9 +82,13 @@ impl Binding {
             .iter()
             .find(|(_, r)| r.as_str() == real)
             .map(|(m, _)| m.clone())
-            .ok_or(format!("the server gave {real}, which the story never published"))?;
+            .ok_or(format!(
+                "the server gave {real}, which the story never published"
+            ))?;
         if self.pinned.contains(model) || self.pinned.contains(&other) {
-            return Err(format!("the story has {model} here, the server gave {real}"));
+            return Err(format!(
+                "the story has {model} here, the server gave {real}"
+            ));
         }
         let mine = self.real[model].clone();
         self.real.insert(other.clone(), mine);
@@ -116,7 +124,9 @@ pub async fn replay(
             250
         }),
     };
-    if design.duplicate_check() != Design::parse(&script.design).is_some_and(|d| d.duplicate_check()) {
+    if design.duplicate_check()
+        != Design::parse(&script.design).is_some_and(|d| d.duplicate_check())
+    {
         return Err(format!(
             "the trace's design {} and the builder's {} differ in the duplicate check: \
              their steps (take, or read then start or drop) do not match",
@@ -139,6 +149,10 @@ pub async fn replay(
     let mut proxies = Vec::new();
     let mut builders = Vec::new();
     for (name, offset) in script.builders.iter().zip(&script.offsets_s) {
+        let offset = &match options.skew_s {
+            Some(skew) => offset.signum() * skew,
+            None => *offset,
+        };
         let proxy = Proxy::start(server).await?;
         let builder = Builder::connect(
             name,
@@ -226,18 +240,25 @@ pub async fn replay(
             }
             Action::Land(b) => {
                 let model = builders_late(&step.before, &script.builders[b]);
-                let landed = builders[b].buffer.len() > 0 || builders[b].wait_landed(Duration::from_secs(2)).await;
+                let landed = builders[b].buffer.len() > 0
+                    || builders[b].wait_landed(Duration::from_secs(2)).await;
                 proxies[b].set_delay(Duration::ZERO);
-                match (landed, builders[b].buffer.back().map(|h| h.ask.clone()), model) {
+                match (
+                    landed,
+                    builders[b].buffer.back().map(|h| h.ask.clone()),
+                    model,
+                ) {
                     (true, Some(real), Some(model)) => {
                         // The server answered the last pull request when it
                         // arrived, a one-way delay after it left.
-                        let delivered = last_request
-                            .get(&b)
-                            .map_or(Instant::now(), |at| *at + late_delay + Duration::from_millis(5));
+                        let delivered = last_request.get(&b).map_or(Instant::now(), |at| {
+                            *at + late_delay + Duration::from_millis(5)
+                        });
                         restarted.insert(real.clone(), delivered.min(Instant::now()));
                         note_deliveries(&builders[b], &mut deliveries);
-                        binding.bind(&model, &real).map(|()| format!("{real} landed in the buffer"))
+                        binding
+                            .bind(&model, &real)
+                            .map(|()| format!("{real} landed in the buffer"))
                     }
                     _ => Err("no late answer landed".into()),
                 }
@@ -245,7 +266,9 @@ pub async fn replay(
             Action::Take(b) => {
                 let model = expected(b).run;
                 match (builders[b].take().await?, model) {
-                    (Some(real), Some(model)) => binding.bind(&model, &real).map(|()| format!("runs {real}")),
+                    (Some(real), Some(model)) => {
+                        binding.bind(&model, &real).map(|()| format!("runs {real}"))
+                    }
                     (real, model) => Err(format!("took {real:?}, the story {model:?}")),
                 }
             }
@@ -256,7 +279,10 @@ pub async fn replay(
                         binding.bind(&model, &real)?;
                         let drop = decision == Decision::Drop;
                         if drop == duplicate {
-                            Ok(format!("read {real}: {}", if drop { "a duplicate" } else { "to run" }))
+                            Ok(format!(
+                                "read {real}: {}",
+                                if drop { "a duplicate" } else { "to run" }
+                            ))
                         } else {
                             Err(format!(
                                 "read {real} and decided to {}, the story to {}",
@@ -299,13 +325,22 @@ pub async fn replay(
             Action::Delay(_) => Ok("its heartbeat is not sent now".into()),
         };
         let said = |what: String| {
-            format!("{:>3}. t={:>3}s {:<14} {what}", i + 1, now_tick * 5, step.words)
+            format!(
+                "{:>3}. t={:>3}s {:<14} {what}",
+                i + 1,
+                now_tick * 5,
+                step.words
+            )
         };
         match result {
             Ok(what) => lines.push(said(what)),
             Err(why) => {
                 lines.push(said(format!("DIVERGED: {why}")));
-                verdict = Some(Verdict::Diverged(format!("step {} ({}): {why}", i + 1, step.words)));
+                verdict = Some(Verdict::Diverged(format!(
+                    "step {} ({}): {why}",
+                    i + 1,
+                    step.words
+                )));
                 break;
             }
         }
@@ -405,7 +440,9 @@ impl Outcome {
                 b.ask,
                 b.builder,
                 b.start_ms,
-                b.end_ms.map(|e| format!(" to {e} ms")).unwrap_or(" (still running)".into())
+                b.end_ms
+                    .map(|e| format!(" to {e} ms"))
+                    .unwrap_or(" (still running)".into())
             ));
         }
         out.push_str(&self.evidence.to_string());
@@ -419,12 +456,16 @@ impl Outcome {
             }
         }
         out.push_str(&match &self.verdict {
-            Verdict::Reproduced => format!("=> reproduced: the real run violates {}\n", self.property),
+            Verdict::Reproduced => {
+                format!("=> reproduced: the real run violates {}\n", self.property)
+            }
             Verdict::NotReproduced => format!(
                 "=> not reproduced: the real run followed the story and does not violate {}\n",
                 self.property
             ),
-            Verdict::Diverged(why) => format!("=> inconclusive: the server did otherwise than the story at {why}\n"),
+            Verdict::Diverged(why) => {
+                format!("=> inconclusive: the server did otherwise than the story at {why}\n")
+            }
         });
         out
     }
@@ -442,6 +483,7 @@ pub fn replay_blocking(script: &Script, options: &Options) -> Result<Outcome, Er
 
 /// The event log's `build_start` lines, for tests.
 pub fn started(log: &str) -> usize {
-    log.lines().filter(|l| l.contains("\"build_start\"")).count()
+    log.lines()
+        .filter(|l| l.contains("\"build_start\""))
+        .count()
 }
-

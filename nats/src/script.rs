@@ -80,7 +80,11 @@ pub fn builder_view(state: &Json, builder: &str) -> BuilderView {
     BuilderView {
         buffer: b["buffer"]
             .as_array()
-            .map(|l| l.iter().filter_map(|a| a.as_str().map(str::to_string)).collect())
+            .map(|l| {
+                l.iter()
+                    .filter_map(|a| a.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default(),
         run: text(&b["run"]["ask"]),
         decided: text(&b["decided"]["ask"])
@@ -123,15 +127,15 @@ impl Script {
                 meta["options"]
             ));
         }
-        let states = document["states"]
-            .as_array()
-            .ok_or("`states` is missing")?;
+        let states = document["states"].as_array().ok_or("`states` is missing")?;
         let first = states.first().ok_or("`states` is empty")?;
         let builder_pairs = pairs(&first["builders"]);
         let builders: Vec<String> = builder_pairs.iter().map(|(n, _)| n.clone()).collect();
         let offsets_s = builder_pairs
             .iter()
-            .map(|(n, b)| int(&b["offset_s"]).ok_or(format!("states[0]: `{n}.offset_s` is missing")))
+            .map(|(n, b)| {
+                int(&b["offset_s"]).ok_or(format!("states[0]: `{n}.offset_s` is missing"))
+            })
             .collect::<Result<_, _>>()?;
         let asks = pairs(&first["asks"]).into_iter().map(|(n, _)| n).collect();
         let index = |name: &str, i: usize| {

@@ -25,9 +25,13 @@ pub fn binary() -> Option<PathBuf> {
     })
 }
 
-/// A running private server.
+/// A running private server. It runs under a small shell that stops it and
+/// removes its directory when our end of its stdin closes: when this is
+/// dropped, or when our process ends in any way (a test binary's shared
+/// server is never dropped).
 pub struct Server {
     child: Child,
+    stdin: Option<std::process::ChildStdin>,
     port: u16,
     dir: PathBuf,
 }
@@ -54,14 +58,26 @@ impl Server {
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let log = std::fs::File::create(dir.join("server.log"))
             .map_err(|e| format!("{}: {e}", dir.display()))?;
-        let child = Command::new(&binary)
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(r#"dir=$1; shift; "$@" & pid=$!; read _; kill $pid; wait $pid; rm -rf "$dir""#)
+            .arg("slotcheck-nats-server")
+            .arg(&dir)
+            .arg(&binary)
             .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
             .arg(dir.join("store"))
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
-            .map_err(|e| format!("{}: {e}", binary.display()))?;
-        let mut server = Server { child, port, dir };
+            .map_err(|e| format!("sh for {}: {e}", binary.display()))?;
+        let stdin = child.stdin.take();
+        let mut server = Server {
+            child,
+            stdin,
+            port,
+            dir,
+        };
         let deadline = Instant::now() + Duration::from_secs(15);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Ok(Some(status)) = server.child.try_wait() {
@@ -71,7 +87,9 @@ impl Server {
                 ));
             }
             if Instant::now() > deadline {
-                return Err(format!("nats-server did not listen on 127.0.0.1:{port} in 15 s"));
+                return Err(format!(
+                    "nats-server did not listen on 127.0.0.1:{port} in 15 s"
+                ));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -89,8 +107,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        drop(self.stdin.take());
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -82,7 +82,9 @@ impl Violations {
         }
     }
     pub fn any(&self) -> bool {
-        !(self.double_runs.is_empty() && self.runs_after_result.is_empty() && self.lost_asks.is_empty())
+        !(self.double_runs.is_empty()
+            && self.runs_after_result.is_empty()
+            && self.lost_asks.is_empty())
     }
 }
 

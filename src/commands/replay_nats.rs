@@ -22,6 +22,10 @@ pub struct NatsReplayArgs {
     /// wait).
     #[arg(long, value_name = "MS")]
     pub late_delay_ms: Option<u64>,
+    /// With --on nats: every builder the trace puts off the server's clock
+    /// is put off by this many seconds instead (same direction).
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub skew: Option<i64>,
     /// With --on nats: write the run's event log (NDJSON, `slotcheck
     /// validate`'s format) here.
     #[arg(long, value_name = "FILE")]
@@ -56,6 +60,7 @@ pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
         design,
         ms_per_tick: args.ms_per_tick,
         late_delay: args.late_delay_ms.map(std::time::Duration::from_millis),
+        skew_s: args.skew,
     };
     let outcome = replay_blocking(&script, &options).map_err(|e| e.to_string())?;
     print!("{}", outcome.text());
