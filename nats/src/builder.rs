@@ -411,6 +411,15 @@ impl Builder {
         Ok(())
     }
 
+    /// Hands the message of the build back at once and stops the build.
+    pub async fn nak_building(&mut self) -> Result<Option<String>, Error> {
+        let Some(held) = self.building.take() else {
+            return Ok(None);
+        };
+        self.nak(&held).await?;
+        Ok(Some(held.ask))
+    }
+
     /// The build ends: announce the result, ack, delete the key.
     pub async fn finish(&mut self) -> Result<Option<String>, Error> {
         let Some(held) = self.building.take() else {
