@@ -7,6 +7,7 @@
 pub mod builder;
 pub mod bus;
 pub mod design;
+pub mod live;
 pub mod log;
 pub mod proxy;
 pub mod replay;

@@ -8,7 +8,8 @@
 //! `compare.rs`, `check.rs`, `mutate.rs`, `explore.rs`, `simulate.rs` a
 //! command each; `adhoc.rs` `compare` and `check --design` for every model;
 //! `skew.rs` the link model's `check --skew-range`; `replay_nats.rs`
-//! `replay --on nats` (a link story on a real nats-server); `bench.rs` and
+//! `replay --on nats` (a link story on a real nats-server); `live_link.rs`
+//! `live --model link --on nats`; `bench.rs` and
 //! `simulate_bench.rs` the stovepipe model's measurements.
 
 pub mod adhoc;
@@ -17,6 +18,7 @@ pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod explore;
+pub mod live_link;
 pub mod mutate;
 pub mod replay_nats;
 pub mod simulate;
@@ -90,6 +92,9 @@ enum Command {
         #[command(flatten)]
         nats: replay_nats::NatsReplayArgs,
     },
+    /// Run a design live on a real system: the link builders on a private nats-server
+    /// (`--model link --on nats`), under seeded faults, the properties judged from the server.
+    Live(live_link::LiveArgs),
     /// Combine `simulate --json` reports of shards into the report of one run.
     Merge {
         /// The shards' JSON reports.
@@ -191,6 +196,7 @@ pub fn run() -> ExitCode {
             on: Some(on),
             nats,
         } => replay_nats::run(&file, &on, &nats),
+        Command::Live(args) => live_link::run(args),
         Command::Merge { files } => simulate::merge_files(&files),
     };
     match result {
