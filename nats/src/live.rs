@@ -106,7 +106,11 @@ type Faults = Arc<Mutex<Vec<(u64, String, String)>>>;
 
 /// One run.
 pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutcome, Error> {
-    let names = Names::of(&format!("live_{}_{}", options.design.name().replace('-', "_"), options.seed));
+    let names = Names::of(&format!(
+        "live_{}_{}",
+        options.design.name().replace('-', "_"),
+        options.seed
+    ));
     let header = Header {
         model: Some(ModelName::Link),
         design: Some(options.design.name().to_string()),
@@ -116,7 +120,14 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
     };
     let log = Log::new(&header, &names.stream);
     let url = format!("nats://{server}");
-    let mut bus = Bus::create(&url, names.clone(), options.timing, options.max_deliver, log.clone()).await?;
+    let mut bus = Bus::create(
+        &url,
+        names.clone(),
+        options.timing,
+        options.max_deliver,
+        log.clone(),
+    )
+    .await?;
     let mut seeds = Rng(options.seed);
     let mut proxies = Vec::new();
     let mut builders = Vec::new();
@@ -345,7 +356,10 @@ impl LiveOutcome {
                 "stopped at the time limit"
             },
             self.builds.len(),
-            self.log.lines().filter(|l| l.contains("\"late_answer\"")).count()
+            self.log
+                .lines()
+                .filter(|l| l.contains("\"late_answer\""))
+                .count()
         ));
         for (ms, b, what) in &self.faults {
             out.push_str(&format!("  fault at {ms} ms: {b} {what}\n"));
