@@ -6,8 +6,8 @@
 //!
 //! Each room says in its module comment what it owns and what it may not
 //! touch. From the bottom up: `check`, `report`, `models`, `simulate`,
-//! `mutate`, `scenario`, `explore`, `commands`; a room uses only rooms
-//! listed before it. `models` uses none of the others, and they reach a
+//! `mutate`, `scenario`, `explore`, `validate` (a real system's event log
+//! against a model), `commands`; a room uses only rooms listed before it. `models` uses none of the others, and they reach a
 //! model only through its `ToolModel` trait and its registry.
 
 pub mod check;
@@ -18,3 +18,4 @@ pub mod mutate;
 pub mod report;
 pub mod scenario;
 pub mod simulate;
+pub mod validate;

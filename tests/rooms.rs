@@ -8,8 +8,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Bottom up, as `src/lib.rs`'s module comment lists them.
-const ROOMS: [&str; 8] = [
-    "check", "report", "models", "simulate", "mutate", "scenario", "explore", "commands",
+const ROOMS: [&str; 9] = [
+    "check", "report", "models", "simulate", "mutate", "scenario", "explore", "validate",
+    "commands",
 ];
 
 /// The rooms that use no other room at all.
@@ -17,7 +18,9 @@ const GROUND: [&str; 2] = ["check", "models"];
 
 /// The rooms that may not name a model (they reach one through the
 /// `ToolModel` trait and the registry).
-const GENERIC: [&str; 5] = ["check", "report", "simulate", "mutate", "scenario"];
+const GENERIC: [&str; 6] = [
+    "check", "report", "simulate", "mutate", "scenario", "validate",
+];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -311,6 +311,59 @@ pub trait Narrated: Model {
     }
 }
 
+/// One queue of a real system's event log (`events`) read against a model:
+/// which of the model's steps each logged event can be, and which steps the
+/// system does not log. `slotcheck validate` searches with it, knowing no
+/// model; the model's own handlers say what each step would log.
+pub trait Trace {
+    type Model: Narrated;
+    /// A model state and what matching needs beyond it (row versions, what
+    /// each worker read, which of the log's workers each model worker is).
+    type Cursor: Clone + Eq + std::hash::Hash;
+
+    fn model(&self) -> &Self::Model;
+
+    /// The number of events.
+    fn len(&self) -> usize;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The line of the log file event `k` is on.
+    fn line(&self, k: usize) -> usize;
+
+    /// What event `k` says, as the log has it.
+    fn says(&self, k: usize) -> String;
+
+    /// Before the first event.
+    fn start(&self) -> Self::Cursor;
+
+    fn state<'a>(&self, cursor: &'a Self::Cursor) -> &'a <Self::Model as Model>::State;
+
+    /// Every model step that logs event `k` exactly as the log has it, from
+    /// `cursor`, each with the cursor after it.
+    fn explain(
+        &self,
+        cursor: &Self::Cursor,
+        k: usize,
+        out: &mut Vec<(<Self::Model as Model>::Action, Self::Cursor)>,
+    );
+
+    /// The steps the system does not log (faults, and whatever its header
+    /// says it leaves out) that may come before event `k`.
+    fn silent(
+        &self,
+        cursor: &Self::Cursor,
+        k: usize,
+        out: &mut Vec<(<Self::Model as Model>::Action, Self::Cursor)>,
+    );
+
+    /// What the model could log next from `cursor`, in the log's words, and
+    /// the silent steps it could take, in the model's.
+    fn allowed(&self, cursor: &Self::Cursor, k: usize) -> Vec<String>;
+}
+
 /// The rows that differ between two renderings, in the order of `after`
 /// (rows that disappeared come last).
 pub fn diff_rows(before: &[(String, String)], after: &[(String, String)]) -> Vec<RowChange> {

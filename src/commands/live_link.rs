@@ -88,7 +88,9 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
             args.log.as_deref(),
             &args.link,
         ),
-        other => Err(format!("--model: `{other}` has no live run on this build (link)")),
+        other => Err(format!(
+            "--model: `{other}` has no live run on this build (link)"
+        )),
     }
 }
 
@@ -107,7 +109,9 @@ pub fn run_link(
     use slotcheck_nats::design::{Design, Timing};
     use slotcheck_nats::live::{live_blocking, LiveOptions};
     if on != "nats" {
-        return Err(format!("--on {on}: the link model runs live on `nats` only"));
+        return Err(format!(
+            "--on {on}: the link model runs live on `nats` only"
+        ));
     }
     let design = Design::parse(design).ok_or(format!(
         "--design {design}: not one of before-1649, after-1649, check-only, margin-only"
@@ -143,7 +147,8 @@ pub fn run_link(
         print!("{}", outcome.text());
     }
     if let (Some(path), Some(last)) = (log, outcomes.last()) {
-        std::fs::write(path, &last.log).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, &last.log)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(u8::from(outcomes.iter().any(|o| o.violated())))
 }

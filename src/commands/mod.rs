@@ -24,6 +24,7 @@ pub mod replay_nats;
 pub mod simulate;
 pub mod simulate_bench;
 pub mod skew;
+pub mod validate;
 
 use crate::models::{self, ForModel, ModelName};
 use check::CheckArgs;
@@ -95,6 +96,9 @@ enum Command {
     /// Run a design live on a real system: the link builders on a private nats-server
     /// (`--model link --on nats`), under seeded faults, the properties judged from the server.
     Live(live_link::LiveArgs),
+    /// Check a real system's event log (NDJSON) against the model: conforms (0), conforms with
+    /// a violation told as a story (1), a bad log (2), inconclusive (3), departs at a line (4).
+    Validate(validate::ValidateArgs),
     /// Combine `simulate --json` reports of shards into the report of one run.
     Merge {
         /// The shards' JSON reports.
@@ -198,6 +202,7 @@ pub fn run() -> ExitCode {
         } => replay_nats::run(&file, &on, &nats),
         Command::Live(args) => live_link::run(args),
         Command::Merge { files } => simulate::merge_files(&files),
+        Command::Validate(args) => validate::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

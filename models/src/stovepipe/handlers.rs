@@ -5,6 +5,7 @@
 
 use super::log::{Log, Seen};
 use super::mutation::{Operator, Primitive, Site, Write};
+use super::trace::Observation;
 use super::{
     request_name, Build, Delivery, Design, Fresh, Handler, MessageKind, Pc, Req, RequestState,
     SlotView, Slots, StaleHead, State, Stovepipe, Worker,
@@ -129,6 +130,12 @@ impl Turn<'_> {
             fresh.head = true;
             self.refreshed.head = true;
         }
+        self.log.observe(|l| Observation::Read {
+            request: read_request.then(|| (r, row, l.versions.requests[r as usize])),
+            queue: read_queue.then_some((queue, l.versions.queue)),
+            head: read_head.then(|| arrived - 1),
+            split,
+        });
         self.log.note(|l| {
             if read_request {
                 l.seen = Seen::default();
@@ -203,6 +210,8 @@ impl Turn<'_> {
         self.worker.fresh.queue = true;
         self.refreshed.queue = true;
         self.log
+            .observe(|l| Observation::RereadQueue(queue, l.versions.queue));
+        self.log
             .note(|l| l.seen.queue = Some((queue, l.versions.queue)));
         self.log
             .say(|l| format!("re-read queue {} v{}", queue.render(), l.versions.queue));
@@ -215,6 +224,8 @@ impl Turn<'_> {
         let row = self.state.request(r);
         self.worker.fresh.request = true;
         self.refreshed.request = true;
+        self.log
+            .observe(|l| Observation::RereadRequest(r, row, l.versions.requests[r as usize]));
         self.log
             .note(|l| l.seen.request = Some((row, l.versions.requests[r as usize])));
         self.log.say(|l| {
@@ -325,7 +336,21 @@ impl Turn<'_> {
     /// then derived from the row as read), and bumps the version.
     fn cas_queue(&mut self, write: impl Fn(Slots) -> Slots) -> bool {
         self.uses(|f| f.queue, "queue");
-        if !self.wins(self.worker.fresh.queue) {
+        let won = self.wins(self.worker.fresh.queue);
+        // The reap logs a statement of its own.
+        if self.worker.pc != Pc::Reap {
+            let step = self.worker.pc;
+            self.log.observe(|l| {
+                let (read, version) = l.seen.queue.expect("a CAS follows a read");
+                Observation::CasQueue {
+                    expected: version,
+                    set: write(read),
+                    won,
+                    step,
+                }
+            });
+        }
+        if !won {
             self.log.say(|l| {
                 let (read, version) = l.seen.queue.expect("a CAS follows a read");
                 format!(
@@ -360,7 +385,16 @@ impl Turn<'_> {
     fn cas_request_row(&mut self, to: RequestState) -> bool {
         self.uses(|f| f.request, "request");
         let r = self.worker.request;
-        if !self.wins(self.worker.fresh.request) {
+        let won = self.wins(self.worker.fresh.request);
+        let step = self.worker.pc;
+        self.log.observe(|l| Observation::CasRequest {
+            request: r,
+            expected: l.seen.request.expect("a CAS follows a read").1,
+            set: to,
+            won,
+            step,
+        });
+        if !won {
             let now = self.state.request(r);
             self.log.say(|l| {
                 let (read, version) = l.seen.request.expect("a CAS follows a read");
@@ -419,7 +453,22 @@ impl Turn<'_> {
             let _ = l;
             what
         };
-        if !self.wins(self.worker.fresh.queue && self.worker.fresh.request) {
+        let won = self.wins(self.worker.fresh.queue && self.worker.fresh.request);
+        let step = self.worker.pc;
+        self.log.observe(|l| {
+            let (queue, queue_version) = l.seen.queue.expect("a transaction follows a read");
+            let (_, row_version) = l.seen.request.expect("a transaction follows a read");
+            Observation::Transaction {
+                request: r,
+                queue_expected: queue_version,
+                request_expected: to.map(|_| row_version),
+                slots: slots.claimed(queue, r),
+                state: to,
+                won,
+                step,
+            }
+        });
+        if !won {
             let (queue_now, row_now) = (self.slots_now(), self.state.request(r));
             self.log.say(|l| {
                 let (queue, queue_version) = l.seen.queue.expect("a transaction follows a read");
@@ -497,6 +546,17 @@ impl Turn<'_> {
         self.cas_queue(|_| after);
     }
 
+    /// The reap's statement, as the system logs it: the owners it removed
+    /// (none: nothing was terminal) and whether the queue row was still as
+    /// read.
+    pub fn observe_reap(&mut self, removed: u32, won: bool) {
+        self.log.observe(|l| Observation::Reap {
+            expected: l.seen.queue.expect("a reap follows a read").1,
+            removed,
+            won,
+        });
+    }
+
     /// Something a design's own step says.
     pub fn say(&mut self, line: impl FnOnce() -> String) {
         self.log.say(|_| line());
@@ -511,6 +571,10 @@ impl Turn<'_> {
         let r = self.worker.request;
         let was = self.state.build(r);
         self.state.set_build(r, Build::Finished);
+        self.log.observe(|_| Observation::CancelBuild {
+            request: r,
+            stopped: was == Build::Running,
+        });
         match was {
             Build::Running => {
                 self.log
@@ -536,6 +600,15 @@ impl Turn<'_> {
     pub fn submit_build(&mut self) {
         let r = self.worker.request;
         self.log.site(self.site(), Primitive::Submit, None);
+        let started = match self.operator() {
+            Some(Operator::SubmitSkipped) => false,
+            Some(Operator::SubmitNotIdempotent) => self.state.build(r) != Build::Running,
+            _ => self.state.build(r) == Build::NotSubmitted,
+        };
+        self.log.observe(|_| Observation::Submit {
+            request: r,
+            started,
+        });
         match self.operator() {
             Some(Operator::SubmitSkipped) => {
                 self.log
@@ -573,6 +646,7 @@ impl Turn<'_> {
     /// Ack: removes the message, unless the worker no longer holds it.
     fn ack(&mut self) {
         let (r, kind) = (self.worker.request, self.worker.message);
+        self.log.observe(|_| Observation::Ack { request: r, kind });
         if self.worker.pc == Pc::Ack {
             self.log.site(self.site(), Primitive::Ack, None);
             if self.operator() == Some(Operator::AckSkipped) {
@@ -599,6 +673,7 @@ impl Turn<'_> {
     /// read, the message is visible at once (see the README's choices).
     fn hold(&mut self) {
         let (r, kind) = (self.worker.request, self.worker.message);
+        self.log.observe(|_| Observation::Hold { request: r, kind });
         let k = self.model.bounds.max_concurrent;
         let outdated = !self.worker.fresh.all() || self.model.design.hold_outdated(self.state);
         if !self.worker.holds_message {
@@ -706,6 +781,7 @@ pub(super) fn arrive(state: &mut State, log: &mut Log) {
     state.for_each_worker(|w| w.fresh.head = false);
     publish(state, r, MessageKind::Process);
     durable_write(state);
+    log.observe(|_| Observation::Arrive(r));
     log.note(|l| l.versions.requests[r as usize] = 1);
     log.say(|_| {
         format!(
@@ -729,6 +805,11 @@ pub(super) fn deliver(state: &mut State, r: Req, kind: MessageKind, log: &mut Lo
         holds_message: true,
         fresh: Fresh::NONE,
     });
+    log.observe(|_| Observation::Deliver {
+        request: r,
+        kind,
+        attempt: m.attempts + 1,
+    });
     log.say(|l| {
         format!(
             "deliver {} to worker {} (attempt {})",
@@ -744,6 +825,7 @@ pub(super) fn finish_build(state: &mut State, r: Req, log: &mut Log) {
     state.set_build(r, Build::Finished);
     publish(state, r, MessageKind::Signal);
     durable_write(state);
+    log.observe(|_| Observation::FinishBuild(r));
     log.say(|_| {
         format!(
             "build {} finishes; publish {}",

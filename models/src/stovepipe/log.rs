@@ -4,10 +4,13 @@
 //! versions of every row, and what the acting worker last read).
 
 use super::mutation::{Primitive, Site, SiteUse};
+use super::trace::Observation;
 use super::{Pc, RequestState, Slots, MAX_REQUESTS};
 
-/// Every row's version, counted as the path writes them.
-#[derive(Clone, Copy, Debug)]
+/// Every row's version, counted as the path writes them: the queue row
+/// starts at 1, a request row is inserted at 1, and each write that wins
+/// adds one to every row it writes (the numbering a validated log uses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Versions {
     pub queue: u16,
     pub requests: [u16; MAX_REQUESTS as usize],
@@ -23,7 +26,7 @@ impl Default for Versions {
 }
 
 /// What a worker last read, with versions, as a story shows it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Seen {
     pub request: Option<(RequestState, u16)>,
     pub queue: Option<(Slots, u16)>,
@@ -42,32 +45,63 @@ pub(crate) struct Ledger {
 }
 
 /// Lines and a ledger while a story is told; nothing while checking; the
-/// primitives each step performs while the sites of mutants are found.
+/// primitives each step performs while the sites of mutants are found; a
+/// ledger and what each step would log, as the system's event log says it,
+/// while a log is validated.
 pub(crate) struct Log {
-    telling: Option<(Vec<String>, Ledger)>,
+    lines: Option<Vec<String>>,
+    ledger: Option<Ledger>,
     sites: Option<Vec<SiteUse>>,
+    observed: Option<Vec<Observation>>,
 }
 
 impl Log {
     pub fn quiet() -> Self {
         Log {
-            telling: None,
+            lines: None,
+            ledger: None,
             sites: None,
+            observed: None,
         }
     }
 
     pub fn telling(ledger: Ledger) -> Self {
         Log {
-            telling: Some((Vec::new(), ledger)),
-            sites: None,
+            lines: Some(Vec::new()),
+            ledger: Some(ledger),
+            ..Log::quiet()
         }
     }
 
     pub fn recording_sites() -> Self {
         Log {
-            telling: None,
             sites: Some(Vec::new()),
+            ..Log::quiet()
         }
+    }
+
+    pub fn observing(ledger: Ledger) -> Self {
+        Log {
+            ledger: Some(ledger),
+            observed: Some(Vec::new()),
+            ..Log::quiet()
+        }
+    }
+
+    /// What a step would log (recorded only while validating), from the
+    /// ledger as it is before the step's own note.
+    pub fn observe(&mut self, event: impl FnOnce(&Ledger) -> Observation) {
+        if let (Some(observed), Some(ledger)) = (&mut self.observed, &self.ledger) {
+            observed.push(event(ledger));
+        }
+    }
+
+    /// What the steps would log, and the ledger after them.
+    pub fn finish_observing(self) -> (Vec<Observation>, Ledger) {
+        (
+            self.observed.unwrap_or_default(),
+            self.ledger.unwrap_or_default(),
+        )
     }
 
     /// A primitive a step performed (recorded only while finding sites).
@@ -97,21 +131,23 @@ impl Log {
 
     /// Says a line, which may show what the ledger knows.
     pub fn say(&mut self, line: impl FnOnce(&Ledger) -> String) {
-        if let Some((lines, ledger)) = &mut self.telling {
+        if let (Some(lines), Some(ledger)) = (&mut self.lines, &self.ledger) {
             lines.push(line(ledger));
         }
     }
 
     /// Keeps the ledger up to date with what the step did.
     pub fn note(&mut self, change: impl FnOnce(&mut Ledger)) {
-        if let Some((_, ledger)) = &mut self.telling {
+        if let Some(ledger) = &mut self.ledger {
             change(ledger);
         }
     }
 
     /// The lines, joined, and the ledger after the step.
     pub fn finish(self) -> (String, Ledger) {
-        let (lines, ledger) = self.telling.unwrap_or_default();
-        (lines.join("; "), ledger)
+        (
+            self.lines.unwrap_or_default().join("; "),
+            self.ledger.unwrap_or_default(),
+        )
     }
 }

@@ -26,6 +26,7 @@ mod owner_keyed_resume_submits;
 mod owner_keyed_supersede_first;
 mod state;
 mod story;
+pub mod trace;
 
 pub use design::{design_named, Design, InFlightCount, SlotField, StaleHead, DESIGNS};
 pub use owner_keyed::InFlightRequestIds;

@@ -39,6 +39,7 @@ pub fn reaping_gate(seen: SlotView) -> Pc {
 /// guarded by the queue row's version. Shared by the combined repairs.
 pub fn reap(turn: &mut Turn) -> Pc {
     if !turn.queue_unchanged() {
+        turn.observe_reap(0, false);
         turn.say(|| "reap: the queue row changed since the read, nothing written".to_string());
         return Pc::Read;
     }
@@ -46,6 +47,7 @@ pub fn reap(turn: &mut Turn) -> Pc {
     let terminal = (0..MAX_REQUESTS)
         .filter(|&o| set & (1 << o) != 0 && turn.state_of(o).is_terminal())
         .fold(0u32, |acc, o| acc | 1 << o);
+    turn.observe_reap(terminal, true);
     if terminal == 0 {
         turn.say(|| "reap: no owner's request is terminal".to_string());
         return Pc::Hold;

@@ -61,7 +61,7 @@ impl Default for Tracker {
 }
 
 /// The step names a scripted story uses for a worker's actions.
-fn acting_index(action: Action) -> Option<usize> {
+pub(crate) fn acting_index(action: Action) -> Option<usize> {
     match action {
         Action::Step(i) | Action::Crash(i) | Action::Stall(i) => Some(i),
         _ => None,
@@ -162,10 +162,8 @@ impl Tracker {
         None
     }
 
-    /// The labels after `action` took `before` to `after`: a worker the step
-    /// did not take keeps its label (its contents change only by what the
-    /// step wrote: a row it read is no longer current); the one the step took
-    /// or created gets the acting worker's label, or a new one.
+    /// The labels after `action` took `before` to `after` (see
+    /// [`carry_labels`]).
     fn advance(
         &mut self,
         model: &Stovepipe,
@@ -174,12 +172,7 @@ impl Tracker {
         after: &State,
         ledger: &Ledger,
     ) {
-        let acted = acting_index(action);
-        let request_written =
-            |r: Req| ledger.versions.requests[r as usize] != self.versions.requests[r as usize];
-        let queue_written = ledger.versions.queue != self.versions.queue;
-        let arrival = action == Action::Arrive;
-        let mut moved = match action {
+        let moved = match action {
             Action::Deliver { request, kind } => {
                 self.delivered += 1;
                 let attempts = before.message(request, kind).map_or(0, |m| m.attempts);
@@ -189,35 +182,69 @@ impl Tracker {
                     seen: Seen::default(),
                 })
             }
-            _ => acted.map(|i| Label {
+            _ => acting_index(action).map(|i| Label {
                 seen: ledger.seen,
                 ..self.labels[i].clone()
             }),
         };
-        let mut unused: Vec<(usize, Worker)> = (0..before.workers_len())
-            .filter(|&i| Some(i) != acted)
-            .map(|i| {
-                let mut w = before.worker(i);
-                w.fresh.request &= !request_written(w.request);
-                w.fresh.queue &= !queue_written;
-                w.fresh.head &= !arrival;
-                w.fresh = model.remembered(&w);
-                (i, w)
-            })
-            .collect();
-        self.labels = after
-            .workers()
-            .map(|worker| {
-                if let Some(at) = unused.iter().position(|(_, w)| *w == worker) {
-                    let (i, _) = unused.remove(at);
-                    self.labels[i].clone()
-                } else {
-                    moved.take().expect("at most one worker changes in a step")
-                }
-            })
-            .collect();
+        self.labels = carry_labels(
+            model,
+            before,
+            action,
+            after,
+            &self.versions,
+            ledger,
+            &self.labels,
+            moved,
+        );
         self.versions = ledger.versions;
     }
+}
+
+/// The labels of the workers after `action` took `before` (whose workers
+/// carry `labels`, with the rows at `versions`) to `after` (the rows at
+/// `ledger`'s): a worker the step did not take keeps its label (its
+/// contents change only by what the step wrote: a row it read is no longer
+/// current); the one the step took or created gets `moved`. Shared by the
+/// story teller and the validator, which label workers differently.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn carry_labels<L: Clone>(
+    model: &Stovepipe,
+    before: &State,
+    action: Action,
+    after: &State,
+    versions: &Versions,
+    ledger: &Ledger,
+    labels: &[L],
+    mut moved: Option<L>,
+) -> Vec<L> {
+    let acted = acting_index(action);
+    let request_written =
+        |r: Req| ledger.versions.requests[r as usize] != versions.requests[r as usize];
+    let queue_written = ledger.versions.queue != versions.queue;
+    let arrival = action == Action::Arrive;
+    let mut unused: Vec<(usize, Worker)> = (0..before.workers_len())
+        .filter(|&i| Some(i) != acted)
+        .map(|i| {
+            let mut w = before.worker(i);
+            w.fresh.request &= !request_written(w.request);
+            w.fresh.queue &= !queue_written;
+            w.fresh.head &= !arrival;
+            w.fresh = model.remembered(&w);
+            (i, w)
+        })
+        .collect();
+    after
+        .workers()
+        .map(|worker| {
+            if let Some(at) = unused.iter().position(|(_, w)| *w == worker) {
+                let (i, _) = unused.remove(at);
+                labels[i].clone()
+            } else {
+                moved.take().expect("at most one worker changes in a step")
+            }
+        })
+        .collect()
 }
 
 fn kind_word(kind: MessageKind) -> &'static str {

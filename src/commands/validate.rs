@@ -1,0 +1,224 @@
+//! `slotcheck validate LOG`: checks a real system's event log against the
+//! model, one queue at a time, with one design or each (which designs can
+//! explain the log). The search is the `validate` room's; this file reads
+//! the log, builds each queue's trace and reports.
+
+use crate::validate::{self, Verdict};
+use clap::Args;
+use serde_json::{json, Value};
+use slotcheck_models::events::{self, Entry, Log, ModelName};
+use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
+use slotcheck_models::stovepipe::{design_named, Design, DESIGNS};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// The event log: NDJSON, one event per line (docs/validate.md).
+    pub log: PathBuf,
+    /// The design to check the log against; without it, every design, and
+    /// the answer is which designs can explain the log.
+    #[arg(long)]
+    pub design: Option<String>,
+    /// The model (stovepipe or link); by default the log's header says.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print the verdicts as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One design's verdicts, a queue each.
+struct DesignResult {
+    design: &'static str,
+    queues: Vec<(String, Verdict)>,
+}
+
+impl DesignResult {
+    fn exit_code(&self) -> u8 {
+        validate::worst(self.queues.iter().map(|(_, v)| v.exit_code()))
+    }
+}
+
+pub fn run(args: ValidateArgs) -> Result<u8, String> {
+    let file = args.log.display().to_string();
+    let text =
+        std::fs::read_to_string(&args.log).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let log = events::parse(&file, &text).map_err(|e| e.to_string())?;
+    let model = which_model(&args, &log, &file)?;
+    match model {
+        ModelName::Stovepipe => stovepipe(&args, &file, log),
+        ModelName::Link => Err(format!(
+            "{file}: a link log parses, but validate checks stovepipe logs only so far (docs/validate.md says what link covers)"
+        )),
+    }
+}
+
+/// The model `--model` names, or the log's.
+fn which_model(args: &ValidateArgs, log: &Log, file: &str) -> Result<ModelName, String> {
+    let from_log = log.entries.iter().find_map(|(_, e)| match e {
+        Entry::Stovepipe(_) => Some(ModelName::Stovepipe),
+        Entry::Link(_) => Some(ModelName::Link),
+        Entry::Header(_) => None,
+    });
+    let from_log = log.header.model.or(from_log);
+    match args.model.as_deref() {
+        None => {
+            from_log.ok_or_else(|| format!("{file}: no events, and no header naming the model"))
+        }
+        Some(name) => {
+            let given = match name {
+                "stovepipe" => ModelName::Stovepipe,
+                "link" => ModelName::Link,
+                other => {
+                    return Err(format!(
+                        "--model: `{other}` is not a model (stovepipe, link)"
+                    ))
+                }
+            };
+            match from_log {
+                Some(m) if m != given => Err(format!(
+                    "--model {}: the log is a {} log",
+                    given.name(),
+                    m.name()
+                )),
+                _ => Ok(given),
+            }
+        }
+    }
+}
+
+fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
+    let designs: Vec<&'static dyn Design> = match &args.design {
+        Some(name) => vec![design_named(name).ok_or_else(|| {
+            let names: Vec<&str> = DESIGNS.iter().map(|d| d.name()).collect();
+            format!(
+                "--design: `{name}` is not a stovepipe design ({})",
+                names.join(", ")
+            )
+        })?],
+        None => DESIGNS.to_vec(),
+    };
+    let mut records = Vec::new();
+    for (line, entry) in log.entries {
+        match entry {
+            Entry::Stovepipe(r) => records.push((line, r)),
+            Entry::Link(_) => {
+                return Err(format!("{file}:{line}: a link event in a stovepipe log"))
+            }
+            Entry::Header(_) => {}
+        }
+    }
+    let split = queues(records);
+    let mut results = Vec::new();
+    for design in designs {
+        let mut verdicts = Vec::new();
+        for (queue, split_read, events) in &split {
+            let verdict = match QueueTrace::new(design, &log.header, *split_read, events.clone()) {
+                Ok(trace) => validate::validate(&trace),
+                Err(TraceError::Bad { line, message }) => {
+                    return Err(format!("{file}:{line}: {message}"))
+                }
+                Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive {
+                    line,
+                    candidates: 0,
+                },
+            };
+            verdicts.push((queue.clone(), verdict));
+        }
+        results.push(DesignResult {
+            design: design.name(),
+            queues: verdicts,
+        });
+    }
+    let one_design = args.design.is_some();
+    let code = if one_design {
+        results[0].exit_code()
+    } else {
+        // Which designs explain the log: the best of them.
+        let rank = |c: u8| {
+            [0u8, 1, 3, validate::EXIT_DEPARTS]
+                .iter()
+                .position(|&x| x == c)
+        };
+        results
+            .iter()
+            .map(DesignResult::exit_code)
+            .min_by_key(|&c| rank(c))
+            .unwrap_or(0)
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report_json(file, &results, code)).unwrap()
+        );
+    } else {
+        print!("{}", report_text(file, &results, one_design));
+    }
+    Ok(code)
+}
+
+fn report_json(file: &str, results: &[DesignResult], code: u8) -> Value {
+    json!({
+        "log": file,
+        "model": "stovepipe",
+        "exit_code": code,
+        "explained_by": results.iter().filter(|r| r.exit_code() <= 1).map(|r| r.design).collect::<Vec<_>>(),
+        "designs": results.iter().map(|r| json!({
+            "design": r.design,
+            "exit_code": r.exit_code(),
+            "queues": r.queues.iter().map(|(q, v)| validate::json(q, v)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn report_text(file: &str, results: &[DesignResult], one_design: bool) -> String {
+    let mut out = String::new();
+    for r in results {
+        let queues = r.queues.len();
+        let conforming = r.queues.iter().filter(|(_, v)| v.exit_code() == 0).count();
+        out.push_str(&format!(
+            "{file} against {}: {} ({} of {} queue(s) conform)\n",
+            r.design,
+            summary(r),
+            conforming,
+            queues
+        ));
+        if one_design || r.exit_code() <= 1 {
+            for (queue, verdict) in &r.queues {
+                if verdict.exit_code() != 0 || queues == 1 {
+                    out.push_str(&indent(&validate::text(queue, verdict)));
+                }
+            }
+        } else if let Some((queue, verdict)) = r.queues.iter().find(|(_, v)| v.exit_code() > 1) {
+            // Where the design stops explaining the log, in one line.
+            let first = validate::text(queue, verdict);
+            out.push_str(&indent(first.lines().next().unwrap_or("")));
+        }
+    }
+    if !one_design {
+        let explained: Vec<&str> = results
+            .iter()
+            .filter(|r| r.exit_code() <= 1)
+            .map(|r| r.design)
+            .collect();
+        out.push_str(&if explained.is_empty() {
+            "no design explains this log\n".to_string()
+        } else {
+            format!("explained by: {}\n", explained.join(", "))
+        });
+    }
+    out
+}
+
+fn summary(r: &DesignResult) -> &'static str {
+    match r.exit_code() {
+        0 => "conforms",
+        1 => "conforms, with a violation",
+        3 => "inconclusive",
+        _ => "departs",
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
