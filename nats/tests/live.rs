@@ -26,6 +26,7 @@ fn until_violation(options: LiveOptions, runs: u64) -> Vec<LiveOutcome> {
             ))
             .unwrap();
         println!("{}", outcome.text());
+        slotcheck_models::events::parse("live", &outcome.log).unwrap();
         let violated = outcome.violated();
         outcomes.push(outcome);
         if violated {

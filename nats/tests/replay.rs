@@ -35,6 +35,13 @@ fn run(name: &str, run: &str, options: Options) -> Outcome {
         .block_on(replay(server(), run, &script, &options))
         .unwrap();
     println!("{}", outcome.text());
+    // Every line is one of `slotcheck validate`'s events (validate itself
+    // checks stovepipe logs only so far).
+    let log = slotcheck_models::events::parse(run, &outcome.log).unwrap();
+    assert!(
+        log.entries.len() > script.asks.len(),
+        "the asks published and more"
+    );
     outcome
 }
 
