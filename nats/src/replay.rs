@@ -240,7 +240,7 @@ pub async fn replay(
             }
             Action::Land(b) => {
                 let model = builders_late(&step.before, &script.builders[b]);
-                let landed = builders[b].buffer.len() > 0
+                let landed = !builders[b].buffer.is_empty()
                     || builders[b].wait_landed(Duration::from_secs(2)).await;
                 proxies[b].set_delay(Duration::ZERO);
                 match (

@@ -22,7 +22,9 @@ pub struct Build {
 pub fn builds(records: &[Record<Event>], crashes: &[(String, u64)]) -> Vec<Build> {
     let mut builds: Vec<Build> = Vec::new();
     let mut open: BTreeMap<String, usize> = BTreeMap::new();
-    let mut events: Vec<(u64, usize, Option<&Record<Event>>, Option<&str>)> = records
+    // (when, order, a log line or the builder that crashed)
+    type Moment<'a> = (u64, usize, Option<&'a Record<Event>>, Option<&'a str>);
+    let mut events: Vec<Moment> = records
         .iter()
         .enumerate()
         .map(|(i, r)| (r.ts_ms.unwrap_or(0), i, Some(r), None))

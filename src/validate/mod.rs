@@ -44,6 +44,8 @@ pub enum Verdict {
     Conforms {
         violated: Vec<Violation>,
         story: Vec<StoryStep>,
+        /// The model's names for the log's (`R1 = pr-101`).
+        legend: String,
     },
     /// No candidate can take the event on `line`.
     Departs {
@@ -185,9 +187,14 @@ where
         }
         if next.is_empty() {
             let ((cursor, _), _) = &candidates[0];
+            let mut state = model.rows(trace.state(cursor));
+            let legend = trace.legend();
+            if !legend.is_empty() {
+                state.push(("(names)".into(), legend));
+            }
             let verdict = Verdict::Departs {
                 line: trace.line(k),
-                state: model.rows(trace.state(cursor)),
+                state,
                 candidates: candidates.len(),
                 allowed: trace.allowed(cursor, k),
                 says: trace.says(k),
@@ -239,6 +246,7 @@ where
         let verdict = Verdict::Conforms {
             violated: Vec::new(),
             story: Vec::new(),
+            legend: trace.legend(),
         };
         return (verdict, explanation);
     }
@@ -273,7 +281,15 @@ where
             }
         })
         .collect();
-    (Verdict::Conforms { violated, story }, explanation)
+    let legend = trace.legend();
+    (
+        Verdict::Conforms {
+            violated,
+            story,
+            legend,
+        },
+        explanation,
+    )
 }
 
 /// The actions from the start to `node`'s candidate.
@@ -321,8 +337,15 @@ pub fn text(queue: &str, verdict: &Verdict) -> String {
         Verdict::Conforms { violated, .. } if violated.is_empty() => {
             format!("{name}: conforms\n")
         }
-        Verdict::Conforms { violated, story } => {
+        Verdict::Conforms {
+            violated,
+            story,
+            legend,
+        } => {
             let mut out = format!("{name}: conforms, and the log violates a property: a real violation in a real run\n");
+            if !legend.is_empty() {
+                out.push_str(&format!("  the model's names for the log's: {legend}\n"));
+            }
             for v in violated {
                 let how = if v.certain {
                     "every explanation of the log breaks it"
@@ -373,7 +396,12 @@ pub fn json(queue: &str, verdict: &Verdict) -> Value {
     });
     let object = value.as_object_mut().expect("an object");
     match verdict {
-        Verdict::Conforms { violated, story } => {
+        Verdict::Conforms {
+            violated,
+            story,
+            legend,
+        } => {
+            object.insert("names".into(), json!(legend));
             object.insert(
                 "violated".into(),
                 violated
