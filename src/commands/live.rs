@@ -12,18 +12,26 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct LiveArgs {
-    /// The engine: `sqlite` (embedded, a file in a temporary folder) or `mariadb` (a private
-    /// server started for the run, on a Unix socket, no networking).
-    #[arg(long, value_name = "ENGINE", default_value = "sqlite")]
+    /// The system. Stovepipe: `sqlite` (embedded, a file in a temporary folder) or `mariadb`
+    /// (a private server started for the run, on a Unix socket, no networking). Link: `nats`
+    /// (a private nats-server with JetStream on a loopback port), the default with --model link.
+    #[arg(
+        long,
+        value_name = "SYSTEM",
+        default_value = "sqlite",
+        default_value_if("model", "link", "nats")
+    )]
     pub on: String,
-    /// The model whose designs run live (stovepipe: the SQL-backed admission queue).
+    /// The model whose designs run live: stovepipe (the SQL-backed admission queue) or link
+    /// (the builders on JetStream).
     #[arg(long, value_name = "MODEL", default_value = "stovepipe")]
     pub model: String,
-    /// The design to run (default: the README's recommendation).
+    /// The design to run (default: the README's recommendation; link: after-1649).
     #[arg(
         long,
         value_name = "DESIGN",
-        default_value = "owner-keyed-atomic-admit-dlq-cancels"
+        default_value = "owner-keyed-atomic-admit-dlq-cancels",
+        default_value_if("model", "link", "after-1649")
     )]
     pub design: String,
     /// Seeds the faults, arrivals and build times (the interleavings are the database's).
@@ -77,14 +85,26 @@ pub struct LiveArgs {
     /// Run nothing: print each design's SQL, as the handlers run it (Markdown).
     #[arg(long)]
     pub sql: bool,
+    #[command(flatten)]
+    pub link: super::live_link::LinkLiveArgs,
 }
 
 /// Runs the command: 0 clean, 1 a violation found, 3 a run cut short.
 pub fn run(args: LiveArgs) -> Result<u8, String> {
     match args.model.as_str() {
         "stovepipe" => stovepipe(args),
+        "link" => super::live_link::run_link(
+            &args.on,
+            &args.design,
+            args.seed,
+            args.runs,
+            args.timeout,
+            (args.crash_percent, args.stall_percent),
+            args.log.as_deref(),
+            &args.link,
+        ),
         other => Err(format!(
-            "--model: `{other}` has no live run yet (stovepipe)"
+            "--model: `{other}` has no live run (stovepipe, link)"
         )),
     }
 }

@@ -7,7 +7,10 @@
 //! `mod.rs` the commands and their dispatch; `args.rs` the budget flags;
 //! `compare.rs`, `check.rs`, `mutate.rs`, `explore.rs`, `simulate.rs` a
 //! command each; `adhoc.rs` `compare` and `check --design` for every model;
-//! `skew.rs` the link model's `check --skew-range`; `bench.rs` and
+//! `skew.rs` the link model's `check --skew-range`; `real.rs` `--on
+//! sqlite|mariadb` and `live.rs` `slotcheck live` (its stovepipe runs in
+//! `live_stovepipe.rs`, its link runs in `live_link.rs`); `replay_nats.rs`
+//! `replay --on nats` (a link story on a real nats-server); `bench.rs` and
 //! `simulate_bench.rs` the stovepipe model's measurements.
 
 pub mod adhoc;
@@ -17,11 +20,13 @@ pub mod check;
 pub mod compare;
 pub mod explore;
 pub mod live;
+pub mod live_link;
 #[cfg(feature = "real")]
 pub mod live_stovepipe;
 pub mod mutate;
 #[cfg(feature = "real")]
 pub mod real;
+pub mod replay_nats;
 pub mod simulate;
 pub mod simulate_bench;
 pub mod skew;
@@ -86,15 +91,21 @@ enum Command {
     Replay {
         /// The trace file (from `simulate` or `check --out`).
         file: std::path::PathBuf,
-        /// Run the trace on a real database instead, statement by statement, and compare the
-        /// rows with the model's after every step: `sqlite` (embedded) or `mariadb` (a private
-        /// server started for the run). Stovepipe traces. Exit 4: the rows differ.
-        #[arg(long, value_name = "ENGINE")]
+        /// Run the trace on a real system instead of the model. Stovepipe traces: `sqlite`
+        /// (embedded) or `mariadb` (a private server started for the run), statement by
+        /// statement, the rows compared with the model's after every step (exit 4: they
+        /// differ). Link traces: `nats` (a private nats-server with JetStream; exit 1
+        /// reproduced, 0 not, 3 the server did otherwise than the story).
+        #[arg(long, value_name = "SYSTEM")]
         on: Option<String>,
+        #[command(flatten)]
+        nats: replay_nats::NatsReplayArgs,
     },
-    /// Run a design live on a real database (SQLite or a private MariaDB): worker threads with
-    /// their own connections, many queues, seeded crashes and stalls; the invariants judged on
-    /// the rows (exit 1: one broke; 3: a run was cut short).
+    /// Run a design live on a real system: stovepipe on SQLite or a private MariaDB (worker
+    /// threads with their own connections, many queues, seeded crashes and stalls; the
+    /// invariants judged on the rows), link on a private nats-server (`--model link`; builders
+    /// under seeded faults, the properties judged from the server). Exit 1: one broke; 3: a
+    /// run was cut short.
     Live(live::LiveArgs),
     /// Check a real system's event log (NDJSON) against the model: conforms (0), conforms with
     /// a violation told as a story (1), a bad log (2), inconclusive (3), departs at a line (4).
@@ -194,8 +205,15 @@ pub fn run() -> ExitCode {
             .model
             .check_flags(sub)
             .and_then(|()| on_model(args.model.model, args)),
-        Command::Replay { file, on: None } => crate::simulate::replay::run_cli(&file),
-        Command::Replay { file, on: Some(on) } => replay_on(&file, &on),
+        Command::Replay { file, on: None, .. } => crate::simulate::replay::run_cli(&file),
+        Command::Replay {
+            file,
+            on: Some(on),
+            nats,
+        } => match on.as_str() {
+            "nats" => replay_nats::run(&file, &on, &nats),
+            _ => replay_on(&file, &on),
+        },
         Command::Merge { files } => simulate::merge_files(&files),
         Command::Live(args) => live::run(args),
         Command::Validate(args) => validate::run(args),

@@ -1,0 +1,464 @@
+//! The reference builder: the source's `natsMachine` on a real server, one
+//! step at a time, each step logging what it saw. The pull is the source's
+//! (nats.go's `PullSubscribe`): one subscription on the builder's inbox for
+//! every pull request it makes, so that a message the server delivers after
+//! a fetch gave up stays in that subscription, unread, until the builder
+//! next reads it: the late answer. async-nats's own `fetch` opens one inbox
+//! per batch and would drop such a message instead.
+
+use crate::bus::{Error, Names};
+use crate::design::{fetch_expiry_of, Design, Timing};
+use crate::log::Log;
+use async_nats::jetstream::{self, kv};
+use async_nats::{Client, Message, Subscriber};
+use futures_util::{FutureExt, StreamExt};
+use serde::{Deserialize, Serialize};
+use slotcheck_models::events::link::{Decision, Event};
+use std::collections::VecDeque;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::time::Instant;
+
+/// The value of a running key (the source's `CheckRunning`): its `Seen` is
+/// the entry's `Created()`, read, never written.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunningValue {
+    pub builder: String,
+    pub build: String,
+    pub started_ms: u64,
+}
+
+/// A message the builder holds: its ask, where to ack it, and how many times
+/// the server says it has delivered it (from the ack subject).
+#[derive(Clone, Debug)]
+pub struct Held {
+    pub ask: String,
+    reply: String,
+    pub delivered: u64,
+}
+
+impl Held {
+    fn of(message: &Message) -> Option<Held> {
+        let reply = message.reply.as_ref()?.to_string();
+        // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
+        let delivered = reply.split('.').nth(4)?.parse().ok()?;
+        Some(Held {
+            ask: String::from_utf8_lossy(&message.payload).into_owned(),
+            reply,
+            delivered,
+        })
+    }
+}
+
+/// What a fetch did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fetched {
+    /// The server's answer came within the wait: this ask, now buffered.
+    Got(String),
+    /// The fetch gave up (its wait ran out, or the server said its pull
+    /// request expired).
+    Empty,
+    /// Nothing was asked: the buffer already held a message.
+    Buffered,
+}
+
+pub struct Builder {
+    pub name: String,
+    pub design: Design,
+    timing: Timing,
+    /// This builder's clock less the server's, in real ms.
+    pub offset_ms: i64,
+    url: String,
+    names: Names,
+    log: Log,
+    client: Client,
+    subscription: Subscriber,
+    running: kv::Store,
+    results: kv::Store,
+    inbox: String,
+    requests: u64,
+    generation: u64,
+    pub buffer: VecDeque<Held>,
+    pub decided: Option<(Held, Decision)>,
+    pub building: Option<Held>,
+    /// Faults: the next ack is not sent; the builder's fetch wait, if not
+    /// the design's.
+    pub lose_next_ack: bool,
+}
+
+impl Builder {
+    /// Connects to `url` (the server, or a proxy in front of it).
+    pub async fn connect(
+        name: &str,
+        design: Design,
+        timing: Timing,
+        offset_ms: i64,
+        url: &str,
+        names: &Names,
+        log: &Log,
+    ) -> Result<Builder, Error> {
+        let (client, subscription, inbox, running, results) =
+            Self::open(name, 0, url, names).await?;
+        Ok(Builder {
+            name: name.to_string(),
+            design,
+            timing,
+            offset_ms,
+            url: url.to_string(),
+            names: names.clone(),
+            log: log.clone(),
+            client,
+            subscription,
+            running,
+            results,
+            inbox,
+            requests: 0,
+            generation: 0,
+            buffer: VecDeque::new(),
+            decided: None,
+            building: None,
+            lose_next_ack: false,
+        })
+    }
+
+    async fn open(
+        name: &str,
+        generation: u64,
+        url: &str,
+        names: &Names,
+    ) -> Result<(Client, Subscriber, String, kv::Store, kv::Store), Error> {
+        let client = async_nats::ConnectOptions::new()
+            .max_reconnects(0)
+            .connect(url)
+            .await?;
+        let inbox = format!("_INBOX.{}.{name}.{generation}", names.stream);
+        let subscription = client.subscribe(format!("{inbox}.*")).await?;
+        let js = jetstream::new(client.clone());
+        let running = js.get_key_value(&names.running).await?;
+        let results = js.get_key_value(&names.results).await?;
+        Ok((client, subscription, inbox, running, results))
+    }
+
+    fn say(&self, event: Event) {
+        self.log.say(&self.name, event);
+    }
+
+    /// Moves what reached the subscription since the last fetch into the
+    /// buffer: every message there came after its fetch gave up.
+    pub fn drain(&mut self) {
+        while let Some(Some(message)) = self.subscription.next().now_or_never() {
+            self.late(message);
+        }
+    }
+
+    fn late(&mut self, message: Message) {
+        if message.status.is_some() {
+            return; // an old pull request's end: nats.go skips these too
+        }
+        if let Some(held) = Held::of(&message) {
+            self.say(Event::LateAnswer {
+                ask: held.ask.clone(),
+            });
+            self.say(Event::Server {
+                ask: Some(held.ask.clone()),
+                num_delivered: Some(held.delivered),
+            });
+            self.buffer.push_back(held);
+        }
+    }
+
+    /// Waits up to `within` for a late answer to land; true if one did.
+    pub async fn wait_landed(&mut self, within: Duration) -> bool {
+        let before = self.buffer.len();
+        let deadline = Instant::now() + within;
+        while self.buffer.len() == before {
+            match tokio::time::timeout_at(deadline, self.subscription.next()).await {
+                Ok(Some(message)) => self.late(message),
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// One fetch of one message with the design's wait.
+    pub async fn fetch(&mut self) -> Result<Fetched, Error> {
+        let wait = self.design.take_wait();
+        self.fetch_waiting(wait).await
+    }
+
+    /// One fetch of one message waiting `wait`, its pull request expiring at
+    /// `fetchExpiryOf(wait)` on the server.
+    pub async fn fetch_waiting(&mut self, wait: Duration) -> Result<Fetched, Error> {
+        self.drain();
+        if !self.buffer.is_empty() {
+            return Ok(Fetched::Buffered);
+        }
+        self.requests += 1;
+        let reply = format!("{}.{}", self.inbox, self.requests);
+        let request = serde_json::json!({
+            "batch": 1,
+            "expires": fetch_expiry_of(wait).as_nanos() as u64,
+        });
+        let deadline = Instant::now() + wait;
+        self.client
+            .publish_with_reply(
+                format!(
+                    "$JS.API.CONSUMER.MSG.NEXT.{}.{}",
+                    self.names.stream, self.names.consumer
+                ),
+                reply.clone(),
+                request.to_string().into(),
+            )
+            .await?;
+        self.client.flush().await?;
+        loop {
+            match tokio::time::timeout_at(deadline, self.subscription.next()).await {
+                Err(_) => break,
+                Ok(None) => return Err("the subscription closed".into()),
+                Ok(Some(message)) if message.status.is_some() => {
+                    if message.subject.as_str() == reply {
+                        break; // this request expired on the server
+                    }
+                }
+                Ok(Some(message)) => {
+                    if let Some(held) = Held::of(&message) {
+                        let ask = held.ask.clone();
+                        self.say(Event::Fetch {
+                            got: Some(ask.clone()),
+                        });
+                        self.say(Event::Server {
+                            ask: Some(ask.clone()),
+                            num_delivered: Some(held.delivered),
+                        });
+                        self.buffer.push_back(held);
+                        return Ok(Fetched::Got(ask));
+                    }
+                }
+            }
+        }
+        self.say(Event::Fetch { got: None });
+        Ok(Fetched::Empty)
+    }
+
+    /// Reads the oldest buffered message.
+    fn take_oldest(&mut self) -> Option<Held> {
+        self.drain();
+        let held = self.buffer.pop_front()?;
+        self.say(Event::Take {
+            ask: held.ask.clone(),
+        });
+        Some(held)
+    }
+
+    /// With the duplicate check: reads the oldest buffered message, gets its
+    /// running key and decides (the source's `runningElsewhere`).
+    pub async fn read(&mut self) -> Option<(String, Decision)> {
+        let held = self.take_oldest()?;
+        let ask = held.ask.clone();
+        let decision = self.judge(&ask).await;
+        self.decided = Some((held, decision));
+        Some((ask, decision))
+    }
+
+    /// The KV get and `duplicateOf`: a key naming another builder and this
+    /// ask, put less than `runningFreshFor` ago by this builder's clock, is a
+    /// duplicate. A key that cannot be read runs the check.
+    async fn judge(&self, ask: &str) -> Decision {
+        let entry = match self.running.entry(ask).await {
+            Ok(Some(entry)) if entry.operation == kv::Operation::Put => Some(entry),
+            _ => None,
+        };
+        let Some(entry) = entry else {
+            self.say(Event::KvGet {
+                ask: ask.to_string(),
+                found: false,
+                builder: None,
+                age_ms: None,
+                decision: Decision::Run,
+            });
+            return Decision::Run;
+        };
+        let value = serde_json::from_slice::<RunningValue>(&entry.value).ok();
+        let now_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_nanos() as i128
+            + self.offset_ms as i128 * 1_000_000;
+        let age_ms = ((now_ns - entry.created.unix_timestamp_nanos()) / 1_000_000).max(0) as u64;
+        let duplicate = value.as_ref().is_some_and(|v| {
+            v.build == ask
+                && v.builder != self.name
+                && Duration::from_millis(age_ms) < self.timing.fresh_for()
+        });
+        let decision = if duplicate {
+            Decision::Drop
+        } else {
+            Decision::Run
+        };
+        self.say(Event::KvGet {
+            ask: ask.to_string(),
+            found: true,
+            builder: value.map(|v| v.builder),
+            age_ms: Some(age_ms),
+            decision,
+        });
+        decision
+    }
+
+    /// Without the duplicate check: read the oldest buffered message and
+    /// run it.
+    pub async fn take(&mut self) -> Result<Option<String>, Error> {
+        let Some(held) = self.take_oldest() else {
+            return Ok(None);
+        };
+        let ask = held.ask.clone();
+        self.run(held).await?;
+        Ok(Some(ask))
+    }
+
+    /// After a read that decided to run: put the key and start.
+    pub async fn start(&mut self) -> Result<Option<String>, Error> {
+        match self.decided.take() {
+            Some((held, Decision::Run)) => {
+                let ask = held.ask.clone();
+                self.run(held).await?;
+                Ok(Some(ask))
+            }
+            other => {
+                self.decided = other;
+                Ok(None)
+            }
+        }
+    }
+
+    /// After a read that found a duplicate: ack it, do not run it.
+    pub async fn drop_duplicate(&mut self) -> Result<Option<String>, Error> {
+        match self.decided.take() {
+            Some((held, Decision::Drop)) => {
+                let ask = held.ask.clone();
+                self.ack(&held).await?;
+                Ok(Some(ask))
+            }
+            other => {
+                self.decided = other;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn put_key(&self, ask: &str) -> Result<(), Error> {
+        let value = RunningValue {
+            builder: self.name.clone(),
+            build: ask.to_string(),
+            started_ms: self.log.ms(),
+        };
+        self.running
+            .put(ask, serde_json::to_vec(&value)?.into())
+            .await?;
+        Ok(())
+    }
+
+    async fn run(&mut self, held: Held) -> Result<(), Error> {
+        self.put_key(&held.ask).await?;
+        self.say(Event::Put {
+            ask: held.ask.clone(),
+        });
+        self.say(Event::BuildStart {
+            ask: held.ask.clone(),
+        });
+        self.building = Some(held);
+        Ok(())
+    }
+
+    /// Put the key and say in-progress (fire and forget, as the source).
+    pub async fn heartbeat(&mut self) -> Result<Option<String>, Error> {
+        let Some(held) = self.building.clone() else {
+            return Ok(None);
+        };
+        self.put_key(&held.ask).await?;
+        self.client
+            .publish(held.reply.clone(), "+WPI".into())
+            .await?;
+        self.client.flush().await?;
+        self.say(Event::Heartbeat {
+            ask: held.ask.clone(),
+        });
+        Ok(Some(held.ask))
+    }
+
+    async fn ack(&mut self, held: &Held) -> Result<(), Error> {
+        if std::mem::take(&mut self.lose_next_ack) {
+            return Ok(()); // the fault: the ack never leaves
+        }
+        self.client
+            .publish(held.reply.clone(), "+ACK".into())
+            .await?;
+        self.client.flush().await?;
+        self.say(Event::Ack {
+            ask: held.ask.clone(),
+        });
+        Ok(())
+    }
+
+    /// Hand the message back at once (the source's one `Nak` path).
+    pub async fn nak(&mut self, held: &Held) -> Result<(), Error> {
+        self.client
+            .publish(held.reply.clone(), "-NAK".into())
+            .await?;
+        self.client.flush().await?;
+        self.say(Event::Nak {
+            ask: held.ask.clone(),
+        });
+        Ok(())
+    }
+
+    /// Hands the message of the build back at once and stops the build.
+    pub async fn nak_building(&mut self) -> Result<Option<String>, Error> {
+        let Some(held) = self.building.take() else {
+            return Ok(None);
+        };
+        self.nak(&held).await?;
+        Ok(Some(held.ask))
+    }
+
+    /// The build ends: announce the result, ack, delete the key.
+    pub async fn finish(&mut self) -> Result<Option<String>, Error> {
+        let Some(held) = self.building.take() else {
+            return Ok(None);
+        };
+        self.results
+            .put(held.ask.as_str(), self.name.clone().into())
+            .await?;
+        self.say(Event::BuildFinish {
+            ask: held.ask.clone(),
+        });
+        self.ack(&held).await?;
+        self.running.delete(held.ask.as_str()).await?;
+        self.say(Event::KvDelete {
+            ask: held.ask.clone(),
+        });
+        Ok(Some(held.ask))
+    }
+
+    /// Dies and restarts idle under the same name: the connection is
+    /// dropped with nothing acked, and the buffer, the decision and the
+    /// build are lost. Not logged: a crash is inferred from the log.
+    pub async fn crash(&mut self) -> Result<(), Error> {
+        self.generation += 1;
+        let (client, subscription, inbox, running, results) =
+            Self::open(&self.name, self.generation, &self.url, &self.names).await?;
+        // The old connection goes when its last handle does.
+        self.client = client;
+        self.subscription = subscription;
+        self.inbox = inbox;
+        self.running = running;
+        self.results = results;
+        self.buffer.clear();
+        self.decided = None;
+        self.building = None;
+        Ok(())
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.building.is_none() && self.decided.is_none()
+    }
+}

@@ -1,0 +1,16 @@
+//! The link builders on a real `nats-server` with JetStream
+//! (docs/real-jetstream.md): a private server, a delaying proxy, the
+//! reference builder of the four designs, scripted replays of the model's
+//! stories and seeded live runs. The checker's core never depends on this
+//! crate; the `slotcheck` binary reaches it through the `real` feature.
+
+pub mod builder;
+pub mod bus;
+pub mod design;
+pub mod live;
+pub mod log;
+pub mod proxy;
+pub mod replay;
+pub mod script;
+pub mod server;
+pub mod verdict;

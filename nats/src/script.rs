@@ -1,0 +1,191 @@
+//! A model's story as a schedule for the real server: the steps of an ITF
+//! trace (`slotcheck check --out`, `simulate`), the builders' clock offsets
+//! from its first state, and what the model says each step did, read from
+//! the state after it, so that the replay can compare.
+
+use serde_json::Value as Json;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Tick,
+    Fetch(usize),
+    FetchLate(usize),
+    Land(usize),
+    Take(usize),
+    Read(usize),
+    Start(usize),
+    Drop(usize),
+    Heartbeat(usize),
+    Finish(usize),
+    Crash(usize),
+    Delay(usize),
+}
+
+/// One step: its words, the action, and the model's state after it.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub words: String,
+    pub action: Action,
+    pub after: Json,
+    pub before: Json,
+}
+
+#[derive(Clone, Debug)]
+pub struct Script {
+    pub design: String,
+    pub property: String,
+    pub builders: Vec<String>,
+    pub asks: Vec<String>,
+    /// Each builder's clock offset, in seconds of source time.
+    pub offsets_s: Vec<i64>,
+    pub max_deliver: i64,
+    pub steps: Vec<Step>,
+}
+
+fn int(value: &Json) -> Option<i64> {
+    value.get("#bigint")?.as_str()?.parse().ok()
+}
+
+/// `{"#map": [[k, v], ...]}` as pairs.
+fn pairs(value: &Json) -> Vec<(String, Json)> {
+    value
+        .get("#map")
+        .and_then(Json::as_array)
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|e| Some((e.get(0)?.as_str()?.to_string(), e.get(1)?.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A builder's part of a state.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuilderView {
+    pub buffer: Vec<String>,
+    pub run: Option<String>,
+    pub decided: Option<(String, bool)>,
+    pub late_answer: Option<String>,
+}
+
+pub fn builder_view(state: &Json, builder: &str) -> BuilderView {
+    let Some((_, b)) = pairs(&state["builders"])
+        .into_iter()
+        .find(|(name, _)| name == builder)
+    else {
+        return BuilderView::default();
+    };
+    let text = |v: &Json| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
+    BuilderView {
+        buffer: b["buffer"]
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .filter_map(|a| a.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        run: text(&b["run"]["ask"]),
+        decided: text(&b["decided"]["ask"])
+            .map(|a| (a, b["decided"]["duplicate"].as_bool().unwrap_or(false))),
+        late_answer: text(&b["late_answer"]),
+    }
+}
+
+/// An ask's message status in a state (`available`, `delivered`, ...).
+pub fn ask_status(state: &Json, ask: &str) -> String {
+    pairs(&state["asks"])
+        .into_iter()
+        .find(|(name, _)| name == ask)
+        .and_then(|(_, a)| a["status"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+impl Script {
+    /// Reads a link trace; errors name the field or the step.
+    pub fn of_itf(document: &Json) -> Result<Script, String> {
+        let meta = &document["#meta"];
+        if meta["model"].as_str() != Some("link") {
+            return Err("`#meta.model` is not `link`: only link traces replay on nats".into());
+        }
+        let design = meta["design"]
+            .as_str()
+            .ok_or("`#meta.design` is missing")?
+            .to_string();
+        let property = meta["property"]
+            .as_str()
+            .ok_or("`#meta.property` is missing")?
+            .to_string();
+        let bounds = &meta["bounds"];
+        let max_deliver = bounds["max_deliver"]
+            .as_i64()
+            .ok_or("`#meta.bounds.max_deliver` is missing")?;
+        if meta["options"].as_array().is_some_and(|o| !o.is_empty()) {
+            return Err(format!(
+                "`#meta.options` is {}: the real builder follows the source's order only",
+                meta["options"]
+            ));
+        }
+        let states = document["states"].as_array().ok_or("`states` is missing")?;
+        let first = states.first().ok_or("`states` is empty")?;
+        let builder_pairs = pairs(&first["builders"]);
+        let builders: Vec<String> = builder_pairs.iter().map(|(n, _)| n.clone()).collect();
+        let offsets_s = builder_pairs
+            .iter()
+            .map(|(n, b)| {
+                int(&b["offset_s"]).ok_or(format!("states[0]: `{n}.offset_s` is missing"))
+            })
+            .collect::<Result<_, _>>()?;
+        let asks = pairs(&first["asks"]).into_iter().map(|(n, _)| n).collect();
+        let index = |name: &str, i: usize| {
+            builders
+                .iter()
+                .position(|b| b == name)
+                .ok_or(format!("states[{i}]: unknown builder `{name}`"))
+        };
+        let mut steps = Vec::new();
+        for (i, pair) in states.windows(2).enumerate() {
+            let words = pair[1]["action"]
+                .as_str()
+                .ok_or(format!("states[{}]: `action` is missing", i + 1))?;
+            let parts: Vec<&str> = words.split_whitespace().collect();
+            let action = match parts.as_slice() {
+                ["tick"] => Action::Tick,
+                [verb, b] => {
+                    let b = index(b, i + 1)?;
+                    match *verb {
+                        "fetch" => Action::Fetch(b),
+                        "fetch-late" => Action::FetchLate(b),
+                        "land" => Action::Land(b),
+                        "take" => Action::Take(b),
+                        "read" => Action::Read(b),
+                        "start" => Action::Start(b),
+                        "drop" => Action::Drop(b),
+                        "heartbeat" => Action::Heartbeat(b),
+                        "finish" => Action::Finish(b),
+                        "crash" => Action::Crash(b),
+                        "delay" => Action::Delay(b),
+                        _ => return Err(format!("states[{}]: unknown step `{words}`", i + 1)),
+                    }
+                }
+                _ => return Err(format!("states[{}]: unknown step `{words}`", i + 1)),
+            };
+            steps.push(Step {
+                words: words.to_string(),
+                action,
+                before: pair[0].clone(),
+                after: pair[1].clone(),
+            });
+        }
+        Ok(Script {
+            design,
+            property,
+            builders,
+            asks,
+            offsets_s,
+            max_deliver,
+            steps,
+        })
+    }
+}

@@ -1,0 +1,203 @@
+//! Each link finding's story (tests/traces, from `scripts/nats-traces.sh`)
+//! run on a real nats-server, and judged from the server's evidence. One
+//! server for the whole binary; each replay has its own stream and buckets.
+
+use slotcheck_nats::design::Design;
+use slotcheck_nats::replay::{replay, Options, Outcome, Verdict};
+use slotcheck_nats::script::Script;
+use slotcheck_nats::server::Server;
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn server() -> SocketAddr {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    let server = SERVER.get_or_init(|| Server::start().expect("a private nats-server"));
+    format!("127.0.0.1:{}", server.port()).parse().unwrap()
+}
+
+fn script(name: &str) -> Script {
+    let path = format!(
+        "{}/tests/traces/{name}.itf.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Script::of_itf(&serde_json::from_str(&text).unwrap()).unwrap()
+}
+
+fn run(name: &str, run: &str, options: Options) -> Outcome {
+    let script = script(name);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcome = runtime
+        .block_on(replay(server(), run, &script, &options))
+        .unwrap();
+    println!("{}", outcome.text());
+    // Every line is one of `slotcheck validate`'s events (validate itself
+    // checks stovepipe logs only so far).
+    let log = slotcheck_models::events::parse(run, &outcome.log).unwrap();
+    assert!(
+        log.entries.len() > script.asks.len(),
+        "the asks published and more"
+    );
+    outcome
+}
+
+fn options() -> Options {
+    Options {
+        design: None,
+        ms_per_tick: None,
+        late_delay: None,
+        skew_s: None,
+    }
+}
+
+fn late_answers(outcome: &Outcome) -> usize {
+    outcome
+        .log
+        .lines()
+        .filter(|l| l.contains("\"late_answer\""))
+        .count()
+}
+
+/// Who put each ask's running key, from the bucket's history.
+fn key_putters(outcome: &Outcome, ask: &str) -> Vec<String> {
+    outcome
+        .evidence
+        .asks
+        .iter()
+        .find(|a| a.ask == ask)
+        .map(|a| a.running_key_history.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn before_1649_builds_a_late_answer_twice() {
+    let outcome = run(
+        "before-1649-late-answer-double-run",
+        "late_answer",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(
+        late_answers(&outcome),
+        1,
+        "one answer landed after its fetch gave up"
+    );
+    let twice = &outcome.violations.double_runs;
+    assert_eq!(twice.len(), 1);
+    // The server's side: the ask was delivered twice, and both builders put its key.
+    let ask = &outcome.builds.last().unwrap().ask;
+    assert_eq!(key_putters(&outcome, ask), ["b1", "b2"]);
+    assert_eq!(
+        outcome.evidence.delivered, 3,
+        "two asks, one of them delivered again"
+    );
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn before_1649_builds_twice_when_a_heartbeat_is_50s_late() {
+    let outcome = run(
+        "before-1649-late-heartbeat-double-run",
+        "late_heartbeat",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&outcome), 0);
+    assert_eq!(key_putters(&outcome, "A1"), ["b1", "b2"]);
+    assert_eq!(outcome.evidence.delivered, 2);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn check_only_loses_an_ask_started_late_from_a_buffer() {
+    let outcome = run(
+        "check-only-loses-late-started-ask",
+        "late_started",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    let lost: Vec<_> = outcome
+        .evidence
+        .asks
+        .iter()
+        .filter(|a| a.result_by.is_none())
+        .collect();
+    assert_eq!(lost.len(), 1);
+    assert!(!lost[0].in_stream, "the duplicate check acked it away");
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn check_only_builds_twice_between_the_get_and_the_put() {
+    let outcome = run("check-only-get-put-double-run", "get_put", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
+    let outcome = run("after-1649-skew-40-loses-ask", "skew_40", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    let at_35 = run(
+        "after-1649-skew-40-loses-ask",
+        "skew_35",
+        Options {
+            skew_s: Some(35),
+            ..options()
+        },
+    );
+    // At 35 s the key reads 25 s old, not fresh: b1 runs the redelivery
+    // where the 40 s story drops it.
+    match at_35.verdict {
+        Verdict::Diverged(why) => assert!(why.contains("decided to run it"), "{why}"),
+        other => panic!("at 35 s: {other:?}"),
+    }
+}
+
+/// The held question: after-1649's builder on the story of check-only,
+/// with the network delaying its link past the fetch margin.
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
+    let after = |name, run_name| {
+        run(
+            name,
+            run_name,
+            Options {
+                design: Some(Design::After1649),
+                ..options()
+            },
+        )
+    };
+    let twice = after("check-only-get-put-double-run", "delay_twice");
+    assert_eq!(twice.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&twice), 1);
+    let lost = after("check-only-loses-late-started-ask", "delay_lost");
+    assert_eq!(lost.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&lost), 1);
+}
+
+/// And without the delay the margin holds: the fetch gets its answer.
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_without_delay_gets_its_answer_within_the_fetch() {
+    let outcome = run(
+        "check-only-get-put-double-run",
+        "no_delay",
+        Options {
+            design: Some(Design::After1649),
+            late_delay: Some(Duration::ZERO),
+            ..options()
+        },
+    );
+    match &outcome.verdict {
+        Verdict::Diverged(why) => assert!(why.contains("did not give up"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(late_answers(&outcome), 0);
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Regenerates the link traces the real-server tests replay
+# (nats/tests/traces/): each finding's shortest counterexample, from the
+# model, on its scenario's bounds. tests/nats_traces.rs checks that each
+# still replays on the model; run this when it says they drifted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q
+out=nats/tests/traces
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+trace() { # NAME DESIGN PROPERTY BOUNDS...
+  local name=$1 design=$2 property=$3
+  shift 3
+  ./target/release/slotcheck check --model link --design "$design" --property "$property" "$@" \
+    --out "$tmp/$name" >/dev/null || true
+  cp "$tmp/$name/$design-$property-check.itf.json" "$out/$name.itf.json"
+}
+two="--asks 2 --builders 2 --skew 0 --horizon 60 --longest-build 60 --late-heartbeats 0"
+# link-before-1649-double-run: the late answer, no fault.
+trace before-1649-late-answer-double-run before-1649 no-double-run $two --crashes 0
+# link-heartbeat-50s-late-double-run: one heartbeat 50 s late.
+trace before-1649-late-heartbeat-double-run before-1649 no-double-run \
+  --asks 1 --builders 2 --skew 0 --horizon 60 --longest-build 60 --crashes 1 --late-heartbeats 1 --late-by 50
+# link-check-only-loses-late-started-ask, and its double run between get and put.
+trace check-only-loses-late-started-ask check-only no-lost-ask $two --crashes 1
+trace check-only-get-put-double-run check-only no-double-run $two --crashes 0
+# link-skew-40-loses-ask: after-1649 past its 35 s boundary.
+trace after-1649-skew-40-loses-ask after-1649 no-lost-ask \
+  --asks 1 --builders 2 --skew 40 --horizon 60 --longest-build 60 --crashes 1 --late-heartbeats 0
+ls "$out"

@@ -1,0 +1,117 @@
+//! `slotcheck live --model link --on nats --design D --seed S`: builders of
+//! one design running freely on a private nats-server under seeded faults,
+//! bounded in time, the properties judged from the server's evidence (crate
+//! `slotcheck-nats`, feature `real`; docs/real-jetstream.md).
+//!
+//! `LinkLiveArgs` holds the link's own flags; `live` shares `--on`,
+//! `--model`, `--design`, `--seed`, `--runs`, `--timeout`, `--log`,
+//! `--crash-percent` and `--stall-percent` (a stall is a late heartbeat)
+//! with the stovepipe live run.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// The link's own flags.
+#[derive(Args, Clone, Debug)]
+pub struct LinkLiveArgs {
+    /// Link: asks published at the start.
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    pub asks: usize,
+    /// Link: builders, each with its own connection (through a proxy).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub builders: usize,
+    /// Link: real ms per model tick (5 s of the source's time).
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub ms_per_tick: u64,
+    /// Link: a late heartbeat is late by up to this (seconds of source time).
+    #[arg(long, value_name = "SECONDS", default_value_t = 50)]
+    pub late_by: u64,
+    /// Link: the chance in percent, at each finish, that the ack is lost.
+    #[arg(long, value_name = "PERCENT", default_value_t = 4)]
+    pub lost_ack_percent: u32,
+    /// Link: each clock off the server's by up to this (seconds), either way.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub skew: i64,
+    /// Link: one-way delay (ms) on b1's link to the server.
+    #[arg(long, value_name = "MS")]
+    pub delay_ms: Option<u64>,
+    /// Link: longest build (seconds of source time, a multiple of 5).
+    #[arg(long, value_name = "SECONDS", default_value_t = 75)]
+    pub longest_build: u64,
+}
+
+#[cfg(feature = "real")]
+#[allow(clippy::too_many_arguments)]
+pub fn run_link(
+    on: &str,
+    design: &str,
+    seed: u64,
+    runs: u64,
+    timeout: f64,
+    (crash_percent, stall_percent): (u32, u32),
+    log: Option<&std::path::Path>,
+    link: &LinkLiveArgs,
+) -> Result<u8, String> {
+    use slotcheck_nats::design::{Design, Timing};
+    use slotcheck_nats::live::{live_blocking, LiveOptions};
+    if on != "nats" {
+        return Err(format!(
+            "--on {on}: the link model runs live on `nats` only"
+        ));
+    }
+    let design = Design::parse(design).ok_or(format!(
+        "--design {design}: not one of before-1649, after-1649, check-only, margin-only"
+    ))?;
+    if !(1.0..=600.0).contains(&timeout) {
+        return Err("--timeout: from 1 to 600 seconds".into());
+    }
+    if link.ms_per_tick < 50 || link.longest_build < 5 || link.late_by < 5 {
+        return Err("--ms-per-tick at least 50; --longest-build and --late-by at least 5".into());
+    }
+    if link.asks == 0 || link.builders == 0 || link.asks > 100 || link.builders > 20 {
+        return Err("--asks from 1 to 100, --builders from 1 to 20".into());
+    }
+    let percent = |p: u32| f64::from(p.min(100)) / 100.0;
+    let options = LiveOptions {
+        asks: link.asks,
+        builders: link.builders,
+        timing: Timing {
+            ms_per_tick: link.ms_per_tick,
+        },
+        limit: std::time::Duration::from_secs_f64(timeout),
+        crash_rate: percent(crash_percent),
+        late_rate: percent(stall_percent),
+        late_by_ticks: link.late_by / 5,
+        lost_ack_rate: percent(link.lost_ack_percent),
+        longest_build_ticks: link.longest_build / 5,
+        skew_s: link.skew,
+        delay: link.delay_ms.map(std::time::Duration::from_millis),
+        ..LiveOptions::new(design, seed)
+    };
+    let outcomes = live_blocking(&options, runs).map_err(|e| e.to_string())?;
+    for outcome in &outcomes {
+        print!("{}", outcome.text());
+    }
+    if let (Some(path), Some(last)) = (log, outcomes.last()) {
+        std::fs::write(path, &last.log)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(u8::from(outcomes.iter().any(|o| o.violated())))
+}
+
+#[cfg(not(feature = "real"))]
+#[allow(clippy::too_many_arguments)]
+pub fn run_link(
+    on: &str,
+    _design: &str,
+    _seed: u64,
+    _runs: u64,
+    _timeout: f64,
+    _rates: (u32, u32),
+    _log: Option<&std::path::Path>,
+    _link: &LinkLiveArgs,
+) -> Result<u8, String> {
+    Err(format!(
+        "--on {on}: this slotcheck was built without the `real` feature (cargo build --features real)"
+    ))
+}

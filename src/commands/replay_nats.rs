@@ -1,0 +1,83 @@
+//! `slotcheck replay --on nats TRACE`: a link trace's story run by the
+//! reference builder on a private nats-server (the `slotcheck-nats` crate,
+//! behind the `real` feature), and the trace's property judged from the
+//! server's evidence. docs/real-jetstream.md explains it.
+
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Clone, Debug, Default)]
+pub struct NatsReplayArgs {
+    /// With --on nats: the builder's design, if not the trace's (e.g. a
+    /// check-only story run by after-1649's builder under network delay).
+    #[arg(long = "as-design", value_name = "DESIGN")]
+    pub as_design: Option<String>,
+    /// With --on nats: real milliseconds per model tick (5 s of the source's
+    /// time); ack wait, heartbeat, freshness and TTL scale with it, fetch
+    /// waits do not. Default 250, or a dozen late delays when more.
+    #[arg(long, value_name = "MS")]
+    pub ms_per_tick: Option<u64>,
+    /// With --on nats: the one-way delay (ms) the proxy puts on a builder's
+    /// link for a `fetch-late` step (default: three quarters of the fetch
+    /// wait).
+    #[arg(long, value_name = "MS")]
+    pub late_delay_ms: Option<u64>,
+    /// With --on nats: every builder the trace puts off the server's clock
+    /// is put off by this many seconds instead (same direction).
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub skew: Option<i64>,
+    /// With --on nats: write the run's event log (NDJSON, `slotcheck
+    /// validate`'s format) here.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+/// Exit 1 reproduced, 0 not reproduced, 3 the server did otherwise than
+/// the story (inconclusive), 2 bad input or no server.
+#[cfg(feature = "real")]
+pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
+    use slotcheck_nats::design::Design;
+    use slotcheck_nats::replay::{replay_blocking, Options, Verdict};
+    use slotcheck_nats::script::Script;
+    if on != "nats" {
+        return Err(format!("--on {on}: this build replays on `nats` only"));
+    }
+    if args.ms_per_tick.is_some_and(|ms| ms < 50) {
+        return Err("--ms-per-tick: at least 50 (a tick must outlast a fetch's wait)".into());
+    }
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let document: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
+    let script = Script::of_itf(&document).map_err(|e| format!("{}: {e}", file.display()))?;
+    let design = match &args.as_design {
+        Some(name) => Some(Design::parse(name).ok_or(format!(
+            "--as-design {name}: not one of before-1649, after-1649, check-only, margin-only"
+        ))?),
+        None => None,
+    };
+    let options = Options {
+        design,
+        ms_per_tick: args.ms_per_tick,
+        late_delay: args.late_delay_ms.map(std::time::Duration::from_millis),
+        skew_s: args.skew,
+    };
+    let outcome = replay_blocking(&script, &options).map_err(|e| e.to_string())?;
+    print!("{}", outcome.text());
+    if let Some(path) = &args.log {
+        std::fs::write(path, &outcome.log)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(match outcome.verdict {
+        Verdict::Reproduced => 1,
+        Verdict::NotReproduced => 0,
+        Verdict::Diverged(_) => 3,
+    })
+}
+
+#[cfg(not(feature = "real"))]
+pub fn run(_file: &Path, on: &str, _args: &NatsReplayArgs) -> Result<u8, String> {
+    Err(format!(
+        "--on {on}: this slotcheck was built without the `real` feature (cargo build --features real)"
+    ))
+}
