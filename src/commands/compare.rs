@@ -49,7 +49,7 @@ impl ForModel for Compare {
 
     fn run<M: ToolModel>(self) -> Self::Out {
         let args = self.0;
-        let models = M::design_names()
+        let models = M::source_design_names()
             .iter()
             .map(|d| M::from_flags(&args.model, d))
             .collect::<Result<Vec<_>, _>>()?;

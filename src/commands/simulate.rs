@@ -31,7 +31,7 @@ impl ForModel for SimulateCommand {
             return simulate_bench::run::<M>(&args.model, args.simulate.seed);
         }
         let designs: Vec<&str> = if args.simulate.design.is_empty() {
-            M::design_names()
+            M::source_design_names()
         } else {
             args.simulate.design.iter().map(String::as_str).collect()
         };

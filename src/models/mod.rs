@@ -69,6 +69,11 @@ pub trait ToolModel:
     fn variant(&self) -> &'static str;
     /// Every design's name, in the model's order.
     fn design_names() -> Vec<&'static str>;
+    /// The designs a plain `compare`, `simulate` and `mutate` run when none
+    /// is named: every design unless the model keeps some to be named.
+    fn source_design_names() -> Vec<&'static str> {
+        Self::design_names()
+    }
     /// Each design's name, what it changes and what it costs (empty when the
     /// model does not say), for the what-to-merge table.
     fn design_notes() -> Vec<(&'static str, &'static str, &'static str)>;
