@@ -93,8 +93,23 @@ impl Message {
 pub struct Key {
     pub builder: Bid,
     /// Ticks since `seen` (the last put), clamped at the age where it is stale
-    /// by every builder's clock (see [`Link::stale_at`]).
+    /// by every builder's clock (see [`Link::stale_at`]); a done key's is
+    /// not clamped, since it counts until the end of its TTL.
     pub age: u8,
+    /// Put by a finish that keeps the key (`done_key`): the ask has its
+    /// result, and any copy of it handed out again is acked and not run.
+    pub done: bool,
+}
+
+impl Key {
+    /// A key put now by `builder`, running or done.
+    pub fn put(builder: Bid, done: bool) -> Key {
+        Key {
+            builder,
+            age: 0,
+            done,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

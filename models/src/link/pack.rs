@@ -52,7 +52,7 @@ impl Widths {
 
     fn bits(&self, m: &Link) -> u32 {
         let per_ask =
-            2 + self.builder + self.ack_in + self.deliveries + 1 + self.builder + self.age + 1;
+            2 + self.builder + self.ack_in + self.deliveries + 1 + self.builder + self.age + 2;
         let per_builder = self.offset
             + 1
             + self.ask
@@ -104,9 +104,10 @@ impl Packed for Link {
             out.put(ack_in as u64, w.ack_in);
             out.put(m.deliveries as u64, w.deliveries);
             out.put(key.is_some() as u64, 1);
-            let key = key.unwrap_or(Key { builder: 0, age: 0 });
+            let key = key.unwrap_or(Key::put(0, false));
             out.put(key.builder as u64, w.builder);
             out.put(key.age as u64, w.age);
+            out.put(key.done as u64, 1);
             out.put(result as u64, 1);
         }
         for b in s.builders.iter() {
@@ -163,6 +164,7 @@ impl Packed for Link {
             let key = Key {
                 builder: input.get(w.builder) as u8,
                 age: input.get(w.age) as u8,
+                done: input.get(1) == 1,
             };
             keys.push(present.then_some(key));
             results.push(input.get(1) == 1);

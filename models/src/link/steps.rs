@@ -137,9 +137,15 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a late fetch is enabled with a message available");
+    let margin = m.design.fetch_margin;
     log.say(|| {
-        "fetch gives up empty-handed before its pull request expires on the server (no fetch margin); the server answers that pull request"
-            .into()
+        if margin {
+            "fetch gives up empty-handed: the network delays its pull request's answer past the fetch margin; the server answers that pull request"
+                .into()
+        } else {
+            "fetch gives up empty-handed before its pull request expires on the server (no fetch margin); the server answers that pull request"
+                .into()
+        }
     });
     deliver(m, s, b, a, log);
     s.builders[b as usize].on_the_way = Some(a);
@@ -226,6 +232,17 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
         });
         return decided;
     };
+    if key.done {
+        decided.duplicate = true;
+        log.say(|| {
+            format!(
+                "get {}'s running key from the KV bucket: {} left it done; decide to drop it",
+                ask_name(a),
+                builder_name(key.builder)
+            )
+        });
+        return decided;
+    }
     // Seen is server time; freshness is judged on this builder's clock, or
     // with `server_clock` on a second time the server stamps.
     let offset = if m.design.server_clock { 0 } else { offset };
@@ -292,7 +309,8 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     }
     if decided.duplicate || decided.conflict {
         log.say(|| format!("drop {} as a duplicate", ask_name(a)));
-        if m.design.defer_duplicates {
+        let done = s.keys[a as usize].is_some_and(|k| k.done);
+        if m.design.defer_duplicates && !done {
             log.say(|| {
                 format!(
                     "no ack: {} is left to its ack wait, to come back if its builder dies",
@@ -312,7 +330,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     let expired = log.ledger().is_some_and(|l| l.expired(a, now));
     let over = s.keys[a as usize].filter(|k| k.builder != b && !expired);
     if !m.mutated(Mutation::KeyNotPutAtStart) {
-        s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+        s.keys[a as usize] = Some(Key::put(b, false));
         wrote_key(m, s, b, a);
     }
     s.builders[b as usize].run = Some(Run {
@@ -410,7 +428,7 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         _ => (true, true),
     };
     if key {
-        s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+        s.keys[a as usize] = Some(Key::put(b, false));
         wrote_key(m, s, b, a);
     }
     let now = s.now;
@@ -499,8 +517,13 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
     } else if !m.mutated(Mutation::FinishWithoutAck) {
         ack(m, s, b, a, log);
     }
-    // The source deletes the pull request's key, whoever put it last.
-    if !m.mutated(Mutation::KeyNotDeleted) {
+    // The source deletes the pull request's key, whoever put it last;
+    // `done_key` keeps it, marked done, to the end of its TTL.
+    if m.design.done_key {
+        s.keys[a as usize] = Some(Key::put(b, true));
+        wrote_key(m, s, b, a);
+        log.say(|| "put the running key, marked done".into());
+    } else if !m.mutated(Mutation::KeyNotDeleted) {
         s.keys[a as usize] = None;
         wrote_key(m, s, b, a);
         log.say(|| "delete the running key".into());
@@ -596,6 +619,8 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
             if k.age + 1 >= KEY_LIFETIME {
                 *key = None;
                 expires(log);
+            } else if k.done {
+                k.age += 1;
             } else {
                 k.age = (k.age + 1).min(stale_at);
                 // A key past the stale age is kept as stale, never removed;

@@ -135,7 +135,7 @@ impl Link {
             let put_at = ledger.and_then(|l| l.put_at[a as usize]);
             if let Some(key) = s.keys[a as usize] {
                 // An age not clamped tells the put's time as well as a ledger.
-                let unclamped = (key.age < self.stale_at()).then(|| s.now - key.age);
+                let unclamped = (key.done || key.age < self.stale_at()).then(|| s.now - key.age);
                 let put = match put_at.or(unclamped) {
                     _ if ledger.is_some_and(|l| l.expired(a, s.now)) => None,
                     Some(p) => Some(format!(
@@ -151,7 +151,11 @@ impl Link {
                 if let Some(put) = put {
                     rows.push((
                         format!("{} running key", ask_name(a)),
-                        format!("{}, {put}", builder_name(key.builder)),
+                        format!(
+                            "{}{}, {put}",
+                            builder_name(key.builder),
+                            if key.done { ", done" } else { "" }
+                        ),
                     ));
                 }
             }
