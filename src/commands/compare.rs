@@ -100,7 +100,8 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
         );
         print!("{}", findings::text(&table, style));
         println!(
-            "\nA cell's story: slotcheck check --design DESIGN [the finding's bounds] --property PROPERTY"
+            "\nA cell's story: slotcheck check{} --design DESIGN [the finding's bounds] --property PROPERTY",
+            crate::models::model_flag(model)
         );
     }
     let mut writes = Vec::new();

@@ -281,6 +281,10 @@ impl ToolModel for Link {
         all_designs().map(|d| (d.name, d.summary, d.cost)).collect()
     }
 
+    fn stories_page() -> &'static str {
+        "docs/findings-link.md"
+    }
+
     fn designs_help() -> String {
         let mut text = String::from("Link designs (--model link):");
         for d in all_designs() {
