@@ -12,8 +12,8 @@ pub struct Design {
     pub name: &'static str,
     /// One sentence for reports.
     pub summary: &'static str,
-    /// What it costs in JetStream terms, against after-1649 (empty for the
-    /// source's own designs).
+    /// What it costs in JetStream terms: the source's designs in full, the
+    /// repairs against after-1649.
     pub cost: &'static str,
     /// Drop an ask whose running key names another builder, fresh by this
     /// builder's clock (step 3 of the contract).
@@ -47,7 +47,7 @@ pub struct Design {
 const AFTER_1649: Design = Design {
     name: "after-1649",
     summary: "the duplicate check against the running bucket, and the fetch margin",
-    cost: "",
+    cost: "the source's fix: a KV get of the running key per ask read, fetch waits that leave a 10 ms margin (100 ms per check queue)",
     duplicate_check: true,
     fetch_margin: true,
     server_clock: false,
@@ -64,6 +64,7 @@ pub static DESIGNS: [Design; 4] = [
         name: "before-1649",
         summary:
             "no duplicate check, no fetch margin (late answers land in busy builders' buffers)",
+        cost: "what ran before the fix: per ask a fetch, a KV put at the start and per heartbeat with an in-progress, an ack and a KV delete",
         duplicate_check: false,
         fetch_margin: false,
         ..AFTER_1649
@@ -72,12 +73,14 @@ pub static DESIGNS: [Design; 4] = [
     Design {
         name: "check-only",
         summary: "the duplicate check without the fetch margin",
+        cost: "a KV get of the running key per ask read; the old 30 ms fetch waits",
         fetch_margin: false,
         ..AFTER_1649
     },
     Design {
         name: "margin-only",
         summary: "the fetch margin without the duplicate check",
+        cost: "fetch waits that leave a 10 ms margin (100 ms per check queue); no KV get",
         duplicate_check: false,
         ..AFTER_1649
     },

@@ -726,4 +726,6 @@ impl Model for Link {
 }
 
 #[cfg(test)]
+mod fault_tests;
+#[cfg(test)]
 mod tests;
