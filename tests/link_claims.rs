@@ -22,6 +22,7 @@ fn bounds(asks: u8, skew: u16, crashes: u8, horizon: u16) -> Bounds {
         late_heartbeats: 0,
         late_by: 10,
         max_deliver: 3,
+        ..Bounds::default()
     }
 }
 

@@ -531,7 +531,13 @@ fn readme_path() -> PathBuf {
 
 /// The pages made of generated parts: the README, and the stories page its
 /// what-to-merge table links to.
-const PAGES: [&str; 3] = ["README.md", "docs/findings.md", "docs/real-database.md"];
+const PAGES: [&str; 5] = [
+    "README.md",
+    "docs/findings.md",
+    "docs/real-database.md",
+    "docs/findings-link.md",
+    "docs/link.md",
+];
 
 #[test]
 fn every_generated_part_of_the_readme_is_what_its_command_prints() {

@@ -49,7 +49,7 @@ impl ForModel for Compare {
 
     fn run<M: ToolModel>(self) -> Self::Out {
         let args = self.0;
-        let models = M::design_names()
+        let models = M::source_design_names()
             .iter()
             .map(|d| M::from_flags(&args.model, d))
             .collect::<Result<Vec<_>, _>>()?;
@@ -100,7 +100,8 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
         );
         print!("{}", findings::text(&table, style));
         println!(
-            "\nA cell's story: slotcheck check --design DESIGN [the finding's bounds] --property PROPERTY"
+            "\nA cell's story: slotcheck check{} --design DESIGN [the finding's bounds] --property PROPERTY",
+            crate::models::model_flag(model)
         );
     }
     let mut writes = Vec::new();

@@ -54,7 +54,10 @@ impl ForModel for Mutate {
     fn run<M: ToolModel>(self) -> Self::Out {
         let args = self.0;
         let names: Vec<String> = if args.design.is_empty() {
-            M::design_names().iter().map(|d| d.to_string()).collect()
+            M::source_design_names()
+                .iter()
+                .map(|d| d.to_string())
+                .collect()
         } else {
             args.design.clone()
         };

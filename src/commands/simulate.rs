@@ -35,7 +35,7 @@ impl ForModel for SimulateCommand {
             return Ok(0);
         }
         let designs: Vec<&str> = if args.simulate.design.is_empty() {
-            M::design_names()
+            M::source_design_names()
         } else {
             args.simulate.design.iter().map(String::as_str).collect()
         };

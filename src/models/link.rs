@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use slotcheck_models::link::{
-    design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
+    all_designs, design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
 };
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
@@ -30,6 +30,9 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
     late_heartbeats: 1,
     late_by: 10,
     max_deliver: 3,
+    slow_answers: 0,
+    lost_acks: 0,
+    naks: 0,
 };
 
 /// The link model's bounds (see `docs/link.md`, "Bounds"); each is
@@ -60,6 +63,15 @@ pub struct LinkArgs {
     /// Link: deliveries before the server stops handing a message out (default 3).
     #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
     pub max_deliver: Option<u8>,
+    /// Link: fetches whose answer the network delays past the fetch margin, so it lands after the fetch gave up (default 0).
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
+    pub slow_answers: Option<u8>,
+    /// Link: finishes whose ack never reaches the server (default 0).
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
+    pub lost_acks: Option<u8>,
+    /// Link: reads at which a builder naks the ask instead, the source's one nak path (default 0).
+    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
+    pub naks: Option<u8>,
 }
 
 impl LinkArgs {
@@ -79,6 +91,9 @@ impl LinkArgs {
         note(self.late_heartbeats.is_some(), "--late-heartbeats");
         note(self.late_by.is_some(), "--late-by");
         note(self.max_deliver.is_some(), "--max-deliver");
+        note(self.slow_answers.is_some(), "--slow-answers");
+        note(self.lost_acks.is_some(), "--lost-acks");
+        note(self.naks.is_some(), "--naks");
         given
     }
 
@@ -96,6 +111,9 @@ impl LinkArgs {
             late_heartbeats: self.late_heartbeats.unwrap_or(d.late_heartbeats),
             late_by: self.late_by.unwrap_or(d.late_by),
             max_deliver: self.max_deliver.unwrap_or(d.max_deliver),
+            slow_answers: self.slow_answers.unwrap_or(d.slow_answers),
+            lost_acks: self.lost_acks.unwrap_or(d.lost_acks),
+            naks: self.naks.unwrap_or(d.naks),
         };
         b.validate().map_err(|e| format!("--model link: {e}"))?;
         Ok(b)
@@ -110,7 +128,34 @@ pub fn options(names: &[String]) -> Result<Options, String> {
     Ok(options)
 }
 
+/// The fault budgets the contract's reading leaves at zero, as JSON keys,
+/// words and flags; each is told only where it is not zero, so that every
+/// output of the contract's reading stays as it was.
+fn extra_faults(b: &Bounds) -> Vec<(&'static str, &'static str, &'static str, u8)> {
+    [
+        (
+            "slow_answers",
+            "slow answers",
+            "--slow-answers",
+            b.slow_answers,
+        ),
+        ("lost_acks", "lost acks", "--lost-acks", b.lost_acks),
+        ("naks", "naks", "--naks", b.naks),
+    ]
+    .into_iter()
+    .filter(|f| f.3 > 0)
+    .collect()
+}
+
 pub fn bounds_json(bounds: &Bounds, options: &Options) -> Value {
+    let mut value = bounds_json_of_contract(bounds, options);
+    for (key, _, _, n) in extra_faults(bounds) {
+        value[key] = json!(n);
+    }
+    value
+}
+
+fn bounds_json_of_contract(bounds: &Bounds, options: &Options) -> Value {
     json!({
         "model": "link",
         "asks": bounds.asks,
@@ -132,6 +177,9 @@ pub fn bounds_line(b: &Bounds, options: &Options) -> String {
         "asks {}, builders {}, skew {} s, horizon {} s, longest build {} s, crashes {}, late heartbeats {} (by up to {} s), max deliver {}",
         b.asks, b.builders, b.skew, b.horizon, b.longest_build, b.crashes, b.late_heartbeats, b.late_by, b.max_deliver
     );
+    for (_, words, _, n) in extra_faults(b) {
+        line.push_str(&format!(", {words} {n}"));
+    }
     for option in options.names() {
         line.push_str(&format!(", option {option}"));
     }
@@ -140,7 +188,7 @@ pub fn bounds_line(b: &Bounds, options: &Options) -> String {
 
 pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
     let design = design_named(design).ok_or_else(|| {
-        let known: Vec<&str> = DESIGNS.iter().map(|d| d.name).collect();
+        let known: Vec<&str> = all_designs().map(|d| d.name).collect();
         format!(
             "--model link: unknown design `{design}` (known: {})",
             known.join(", ")
@@ -167,6 +215,13 @@ pub struct ScenarioBounds {
     late_heartbeats: Spanned<Whole>,
     late_by: Spanned<Whole>,
     max_deliver: Spanned<Whole>,
+    /// The fault budgets beyond the contract, zero when left out.
+    #[serde(default)]
+    slow_answers: Option<Spanned<Whole>>,
+    #[serde(default)]
+    lost_acks: Option<Spanned<Whole>>,
+    #[serde(default)]
+    naks: Option<Spanned<Whole>>,
 }
 
 /// The kinds of link actions swarm weights are drawn for, in the order of
@@ -185,6 +240,10 @@ const LINK_KINDS: &[&str] = &[
     "start",
     "drop",
 ];
+
+fn optional_whole(value: &Option<Spanned<Whole>>, field: &str) -> Result<u8, BoundError> {
+    value.as_ref().map_or(Ok(0), |v| scenario_whole(v, field))
+}
 
 /// The initial state of `model` with these clock offsets (in ticks,
 /// non-decreasing from b1, as [`Link::initial_states`] names them): only the
@@ -206,16 +265,26 @@ impl ToolModel for Link {
     type ScenarioBounds = ScenarioBounds;
 
     fn design_names() -> Vec<&'static str> {
+        all_designs().map(|d| d.name).collect()
+    }
+
+    /// The source's four: the repairs are compared on the findings
+    /// (`compare --findings`) and checked by name.
+    fn source_design_names() -> Vec<&'static str> {
         DESIGNS.iter().map(|d| d.name).collect()
     }
 
     fn design_notes() -> Vec<(&'static str, &'static str, &'static str)> {
-        DESIGNS.iter().map(|d| (d.name, d.summary, "")).collect()
+        all_designs().map(|d| (d.name, d.summary, d.cost)).collect()
+    }
+
+    fn stories_page() -> &'static str {
+        "docs/findings-link.md"
     }
 
     fn designs_help() -> String {
         let mut text = String::from("Link designs (--model link):");
-        for d in &DESIGNS {
+        for d in all_designs() {
             text.push_str(&format!("\n  {}: {}", d.name, d.summary));
         }
         text
@@ -238,6 +307,9 @@ impl ToolModel for Link {
             late_heartbeats: scenario_whole(&b.late_heartbeats, "late_heartbeats")?,
             late_by: scenario_whole(&b.late_by, "late_by")?,
             max_deliver: scenario_whole(&b.max_deliver, "max_deliver")?,
+            slow_answers: optional_whole(&b.slow_answers, "slow_answers")?,
+            lost_acks: optional_whole(&b.lost_acks, "lost_acks")?,
+            naks: optional_whole(&b.naks, "naks")?,
         };
         if let Err(message) = bounds.validate() {
             // The model's messages name the bound in words (`longest build must
@@ -300,6 +372,12 @@ impl ToolModel for Link {
             Action::Read(_) => 9,
             Action::Start(_) => 10,
             Action::Drop(_) => 11,
+            // The faults beyond the contract weigh as the step each stands
+            // in for, so that swarm draws (a weight per kind) stay those of
+            // the contract's reading, whose budgets are zero there anyway.
+            Action::SlowAnswer(_) => 1,
+            Action::FinishAckLost(_) => 5,
+            Action::Nak(_) => 9,
         }
     }
 
@@ -423,6 +501,18 @@ impl ToolModel for Link {
         let design =
             design_named(design).ok_or_else(|| format!("unknown link design `{design}`"))?;
         let (mut model, names) = meta_bounds_and_options(&Link::new(design, DEFAULT_BOUNDS), meta)?;
+        // The budgets beyond the contract are in `#meta` only when not zero.
+        let bounds = meta.get("bounds").and_then(Value::as_object);
+        let extra = |key: &str| -> Result<u8, String> {
+            bounds.and_then(|b| b.get(key)).map_or(Ok(0), |v| {
+                v.as_u64()
+                    .and_then(|n| u8::try_from(n).ok())
+                    .ok_or_else(|| format!("`#meta.bounds.{key}` is not a small whole number"))
+            })
+        };
+        model.bounds.slow_answers = extra("slow_answers")?;
+        model.bounds.lost_acks = extra("lost_acks")?;
+        model.bounds.naks = extra("naks")?;
         for name in names {
             model.options.set(&name)?;
         }
@@ -493,6 +583,9 @@ impl ToolModel for Link {
             "--asks {} --builders {} --skew {} --horizon {} --longest-build {} --crashes {} --late-heartbeats {} --late-by {} --max-deliver {}",
             b.asks, b.builders, b.skew, b.horizon, b.longest_build, b.crashes, b.late_heartbeats, b.late_by, b.max_deliver
         );
+        for (_, _, flag, n) in extra_faults(&b) {
+            flags.push_str(&format!(" {flag} {n}"));
+        }
         for option in self.options.names() {
             flags.push_str(&format!(" --option {option}"));
         }

@@ -69,9 +69,19 @@ pub trait ToolModel:
     fn variant(&self) -> &'static str;
     /// Every design's name, in the model's order.
     fn design_names() -> Vec<&'static str>;
+    /// The designs a plain `compare`, `simulate` and `mutate` run when none
+    /// is named: every design unless the model keeps some to be named.
+    fn source_design_names() -> Vec<&'static str> {
+        Self::design_names()
+    }
     /// Each design's name, what it changes and what it costs (empty when the
     /// model does not say), for the what-to-merge table.
     fn design_notes() -> Vec<(&'static str, &'static str, &'static str)>;
+    /// The page of the what-to-merge table's stories (`compare --findings
+    /// --stories` prints it), as the Markdown table links to it.
+    fn stories_page() -> &'static str {
+        "docs/findings.md"
+    }
     /// The designs as `--design`'s long help lists them.
     fn designs_help() -> String;
     /// The model of `design` on the bounds and options the command line gives.

@@ -28,10 +28,24 @@ pub struct Column {
 /// design and finding.
 pub struct Table {
     pub model: &'static str,
+    /// The page the Markdown table's cells link to.
+    pub stories_page: &'static str,
     pub columns: Vec<Column>,
     pub designs: Vec<MatrixDesign>,
     pub cells: Vec<ResultRow>,
     pub stats: Vec<StatsRow>,
+}
+
+/// The page of `model`'s stories.
+fn stories_page(model: &str) -> &'static str {
+    struct Page;
+    impl ForModel for Page {
+        type Out = &'static str;
+        fn run<M: ToolModel>(self) -> Self::Out {
+            M::stories_page()
+        }
+    }
+    models::for_model(model, Page).unwrap_or(STORIES)
 }
 
 /// What each design of `model` changes and costs.
@@ -59,6 +73,7 @@ pub fn run(paths: &[PathBuf], model: &'static str, limits: &Limits) -> Result<Ta
     let scenarios = scenario::load_all(&files, &Selection::default()).map_err(|e| e.to_string())?;
     let mut table = Table {
         model,
+        stories_page: stories_page(model),
         columns: Vec::new(),
         designs: designs(model),
         cells: Vec::new(),
@@ -206,7 +221,7 @@ fn anchor(design: &str, finding: &str) -> String {
         .collect()
 }
 
-/// Where the stories page lives, from the README.
+/// Where the stories page lives, from the README, unless the model says.
 pub const STORIES: &str = "docs/findings.md";
 
 /// The table as Markdown, for the README: each finding's column header links
@@ -228,8 +243,9 @@ pub fn markdown(table: &Table) -> String {
             let text = match table.cell(&d.name, &c.id) {
                 None => "".to_string(),
                 Some(cell) if cell.story.is_some() => format!(
-                    "[{}]({STORIES}#{})",
+                    "[{}]({}#{})",
                     verdict_words(cell),
+                    table.stories_page,
                     anchor(&d.name, &c.id)
                 ),
                 Some(cell) => format!("**{}**", verdict_words(cell)),
@@ -270,10 +286,11 @@ pub fn stories(table: &Table) -> String {
         for (d, cell) in cells {
             let Some(story) = &cell.story else { continue };
             out.push_str(&format!(
-                "\n### {}, {}\n\n{} (`slotcheck check --design {} {} --property {}`):\n\n```text\n{}```\n",
+                "\n### {}, {}\n\n{} (`slotcheck check{} --design {} {} --property {}`):\n\n```text\n{}```\n",
                 d.name,
                 c.id,
                 verdict_words(cell),
+                models::model_flag(table.model),
                 d.name,
                 c.flags,
                 c.property,

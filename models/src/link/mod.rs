@@ -17,7 +17,7 @@ mod pack;
 mod steps;
 mod story;
 
-pub use design::{design_named, Design, DESIGNS};
+pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};
 
 use crate::Inline;
 use stateright::{Model, Property};
@@ -93,8 +93,23 @@ impl Message {
 pub struct Key {
     pub builder: Bid,
     /// Ticks since `seen` (the last put), clamped at the age where it is stale
-    /// by every builder's clock (see [`Link::stale_at`]).
+    /// by every builder's clock (see [`Link::stale_at`]); a done key's is
+    /// not clamped, since it counts until the end of its TTL.
     pub age: u8,
+    /// Put by a finish that keeps the key (`done_key`): the ask has its
+    /// result, and any copy of it handed out again is acked and not run.
+    pub done: bool,
+}
+
+impl Key {
+    /// A key put now by `builder`, running or done.
+    pub fn put(builder: Bid, done: bool) -> Key {
+        Key {
+            builder,
+            age: 0,
+            done,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -118,6 +133,9 @@ pub struct Decided {
     pub ask: Ask,
     /// The key named another builder, fresh by this builder's clock.
     pub duplicate: bool,
+    /// Another builder wrote the key since the read, so a revision-checked
+    /// put fails (kept only by designs with `revision_start`).
+    pub conflict: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -162,6 +180,11 @@ pub struct State {
     pub builders: Inline<Builder, { MAX_BUILDERS as usize }>,
     pub crashes_left: u8,
     pub lates_left: u8,
+    /// Fault budgets the contract's reading leaves at zero: answers later
+    /// than the fetch margin, lost acks, naks.
+    pub slow_answers_left: u8,
+    pub lost_acks_left: u8,
+    pub naks_left: u8,
     /// A builder dropped an ask as a duplicate (for the witness).
     pub dropped: bool,
 }
@@ -225,6 +248,14 @@ pub struct Bounds {
     pub late_by: u16,
     /// Deliveries before the server stops handing a message out.
     pub max_deliver: u8,
+    /// Fetches whose answer, delayed on the network, lands after the fetch
+    /// gave up even with the fetch margin (the margin's designs only).
+    pub slow_answers: u8,
+    /// Finishes whose ack never reaches the server.
+    pub lost_acks: u8,
+    /// Reads at which a builder naks the ask instead (the source's one nak
+    /// path, whose condition the model does not know).
+    pub naks: u8,
 }
 
 impl Default for Bounds {
@@ -239,6 +270,9 @@ impl Default for Bounds {
             late_heartbeats: 0,
             late_by: 10,
             max_deliver: 3,
+            slow_answers: 0,
+            lost_acks: 0,
+            naks: 0,
         }
     }
 }
@@ -368,11 +402,26 @@ pub enum Action {
     Crash(Bid),
     /// Fault: the builder's due heartbeat is late (by up to `late_by`).
     Delay(Bid),
+    /// Fault, with the margin: the network delays a fetch's answer past the
+    /// margin, so it is on the way to a builder that gave up, as `FetchLate`.
+    SlowAnswer(Bid),
+    /// Fault: a running build ends as `Finish`, but its ack is lost.
+    FinishAckLost(Bid),
+    /// Fault: an idle builder naks its oldest buffered ask instead of
+    /// reading it (immediate redelivery).
+    Nak(Bid),
 }
 
 impl Action {
     pub fn is_fault(self) -> bool {
-        matches!(self, Action::Crash(_) | Action::Delay(_))
+        matches!(
+            self,
+            Action::Crash(_)
+                | Action::Delay(_)
+                | Action::SlowAnswer(_)
+                | Action::FinishAckLost(_)
+                | Action::Nak(_)
+        )
     }
 }
 
@@ -513,6 +562,9 @@ impl Link {
                     .collect(),
                 crashes_left: self.bounds.crashes,
                 lates_left: self.bounds.late_heartbeats,
+                slow_answers_left: self.bounds.slow_answers,
+                lost_acks_left: self.bounds.lost_acks,
+                naks_left: self.bounds.naks,
                 dropped: false,
             })
             .collect()
@@ -549,7 +601,7 @@ impl Link {
         match action {
             Action::Fetch(b) => steps::fetch(self, &mut next, b, log),
             Action::FetchLate(b) => steps::fetch_late(self, &mut next, b, log),
-            Action::Land(b) => steps::land(&mut next, b, log),
+            Action::Land(b) => steps::land(self, &mut next, b, log),
             Action::Take(b) => steps::take(self, &mut next, b, log),
             Action::Read(b) => steps::read(self, &mut next, b, log),
             Action::Start(b) | Action::Drop(b) => steps::act(self, &mut next, b, log),
@@ -558,6 +610,15 @@ impl Link {
             Action::Tick => steps::tick(self, &mut next, log),
             Action::Crash(b) => steps::crash(self, &mut next, b, log),
             Action::Delay(b) => steps::delay(self, &mut next, b, log),
+            Action::SlowAnswer(b) => {
+                next.slow_answers_left -= 1;
+                steps::fetch_late(self, &mut next, b, log)
+            }
+            Action::FinishAckLost(b) => {
+                next.lost_acks_left -= 1;
+                steps::finish_ack_lost(self, &mut next, b, log)
+            }
+            Action::Nak(b) => steps::nak_fault(self, &mut next, b, log),
         }
         next
     }
@@ -587,6 +648,10 @@ impl Model for Link {
                     if !self.design.fetch_margin && b.on_the_way.is_none() {
                         actions.push(Action::FetchLate(i));
                     }
+                    if self.design.fetch_margin && s.slow_answers_left > 0 && b.on_the_way.is_none()
+                    {
+                        actions.push(Action::SlowAnswer(i));
+                    }
                 }
                 None => {}
                 Some(run) => {
@@ -595,6 +660,9 @@ impl Model for Link {
                     }
                     if run.built >= 1 {
                         actions.push(Action::Finish(i));
+                        if s.lost_acks_left > 0 && !self.design.sync_ack {
+                            actions.push(Action::FinishAckLost(i));
+                        }
                     }
                 }
             }
@@ -609,6 +677,9 @@ impl Model for Link {
             let i = i as Bid;
             if s.crashes_left > 0 && !b.holds_nothing() {
                 actions.push(Action::Crash(i));
+            }
+            if s.naks_left > 0 && b.is_idle() && !b.buffer.is_empty() {
+                actions.push(Action::Nak(i));
             }
             if s.lates_left > 0
                 && b.run
@@ -654,5 +725,7 @@ impl Model for Link {
     }
 }
 
+#[cfg(test)]
+mod fault_tests;
 #[cfg(test)]
 mod tests;

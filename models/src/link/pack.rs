@@ -12,6 +12,9 @@ struct Widths {
     now: u32,
     crashes: u32,
     lates: u32,
+    slow_answers: u32,
+    lost_acks: u32,
+    naks: u32,
     builder: u32,
     ack_in: u32,
     deliveries: u32,
@@ -31,6 +34,9 @@ impl Widths {
             now: bits_for(b.horizon_ticks() as u64),
             crashes: bits_for(b.crashes as u64),
             lates: bits_for(b.late_heartbeats as u64),
+            slow_answers: bits_for(b.slow_answers as u64),
+            lost_acks: bits_for(b.lost_acks as u64),
+            naks: bits_for(b.naks as u64),
             builder: bits_for(b.builders.saturating_sub(1) as u64),
             ack_in: bits_for(ACK_WAIT as u64),
             deliveries: bits_for(b.max_deliver as u64),
@@ -46,7 +52,7 @@ impl Widths {
 
     fn bits(&self, m: &Link) -> u32 {
         let per_ask =
-            2 + self.builder + self.ack_in + self.deliveries + 1 + self.builder + self.age + 1;
+            2 + self.builder + self.ack_in + self.deliveries + 1 + self.builder + self.age + 2;
         let per_builder = self.offset
             + 1
             + self.ask
@@ -57,10 +63,13 @@ impl Widths {
             + self.buffered
             + BUFFER_ROOM as u32 * self.ask
             + (1 + self.ask)
-            + (2 + self.ask);
+            + (3 + self.ask);
         self.now
             + self.crashes
             + self.lates
+            + self.slow_answers
+            + self.lost_acks
+            + self.naks
             + 1
             + per_ask * m.bounds.asks as u32
             + per_builder * m.bounds.builders as u32
@@ -79,6 +88,9 @@ impl Packed for Link {
         out.put(s.now as u64, w.now);
         out.put(s.crashes_left as u64, w.crashes);
         out.put(s.lates_left as u64, w.lates);
+        out.put(s.slow_answers_left as u64, w.slow_answers);
+        out.put(s.lost_acks_left as u64, w.lost_acks);
+        out.put(s.naks_left as u64, w.naks);
         out.put(s.dropped as u64, 1);
         for ((m, key), &result) in s.messages.iter().zip(s.keys.iter()).zip(s.results.iter()) {
             let (tag, to, ack_in) = match m.status {
@@ -92,9 +104,10 @@ impl Packed for Link {
             out.put(ack_in as u64, w.ack_in);
             out.put(m.deliveries as u64, w.deliveries);
             out.put(key.is_some() as u64, 1);
-            let key = key.unwrap_or(Key { builder: 0, age: 0 });
+            let key = key.unwrap_or(Key::put(0, false));
             out.put(key.builder as u64, w.builder);
             out.put(key.age as u64, w.age);
+            out.put(key.done as u64, 1);
             out.put(result as u64, 1);
         }
         for b in s.builders.iter() {
@@ -115,6 +128,7 @@ impl Packed for Link {
             // 0: nothing decided, 1: run, 2: duplicate.
             let decided = b.decided.map_or(0, |d| 1 + d.duplicate as u64);
             out.put(decided, 2);
+            out.put(b.decided.is_some_and(|d| d.conflict) as u64, 1);
             out.put(b.decided.map_or(0, |d| d.ask) as u64, w.ask);
         }
     }
@@ -126,6 +140,9 @@ impl Packed for Link {
         let now = input.get(w.now) as u8;
         let crashes_left = input.get(w.crashes) as u8;
         let lates_left = input.get(w.lates) as u8;
+        let slow_answers_left = input.get(w.slow_answers) as u8;
+        let lost_acks_left = input.get(w.lost_acks) as u8;
+        let naks_left = input.get(w.naks) as u8;
         let dropped = input.get(1) == 1;
         let (mut messages, mut keys, mut results) =
             (Inline::default(), Inline::default(), Inline::default());
@@ -147,6 +164,7 @@ impl Packed for Link {
             let key = Key {
                 builder: input.get(w.builder) as u8,
                 age: input.get(w.age) as u8,
+                done: input.get(1) == 1,
             };
             keys.push(present.then_some(key));
             results.push(input.get(1) == 1);
@@ -173,6 +191,7 @@ impl Packed for Link {
             let answering = input.get(1) == 1;
             let answer = input.get(w.ask) as u8;
             let decided = input.get(2);
+            let conflict = input.get(1) == 1;
             let decided_ask = input.get(w.ask) as u8;
             builders.push(Builder {
                 offset,
@@ -182,6 +201,7 @@ impl Packed for Link {
                 decided: (decided > 0).then_some(Decided {
                     ask: decided_ask,
                     duplicate: decided == 2,
+                    conflict,
                 }),
             });
         }
@@ -193,6 +213,9 @@ impl Packed for Link {
             builders,
             crashes_left,
             lates_left,
+            slow_answers_left,
+            lost_acks_left,
+            naks_left,
             dropped,
         }
     }

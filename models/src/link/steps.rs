@@ -137,23 +137,40 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a late fetch is enabled with a message available");
+    let margin = m.design.fetch_margin;
     log.say(|| {
-        "fetch gives up empty-handed before its pull request expires on the server (no fetch margin); the server answers that pull request"
-            .into()
+        if margin {
+            "fetch gives up empty-handed: the network delays its pull request's answer past the fetch margin; the server answers that pull request"
+                .into()
+        } else {
+            "fetch gives up empty-handed before its pull request expires on the server (no fetch margin); the server answers that pull request"
+                .into()
+        }
     });
     deliver(m, s, b, a, log);
     s.builders[b as usize].on_the_way = Some(a);
     log.say(|| format!("the answer, {}, is still on the way", ask_name(a)));
 }
 
-pub fn land(s: &mut State, b: Bid, log: &mut Log) {
+pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let builder = &mut s.builders[b as usize];
     let a = builder
         .on_the_way
         .take()
         .expect("a late answer lands what is on the way");
-    builder.buffer.push(a);
     let busy = builder.run.map(|r| r.ask);
+    if let (true, Some(r)) = (m.design.hand_back, busy) {
+        log.say(|| {
+            format!(
+                "the late answer to its pull request lands while it builds {}: hand {} back",
+                ask_name(r),
+                ask_name(a)
+            )
+        });
+        nak(m, s, b, a, log);
+        return;
+    }
+    builder.buffer.push(a);
     log.say(|| match busy {
         Some(r) => format!(
             "the late answer to its pull request lands while it builds {}: {} into its buffer",
@@ -201,6 +218,7 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     let mut decided = Decided {
         ask: a,
         duplicate: false,
+        conflict: false,
     };
     if !m.design.duplicate_check {
         return decided;
@@ -214,7 +232,20 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
         });
         return decided;
     };
-    // Seen is server time; freshness is judged on this builder's clock.
+    if key.done {
+        decided.duplicate = true;
+        log.say(|| {
+            format!(
+                "get {}'s running key from the KV bucket: {} left it done; decide to drop it",
+                ask_name(a),
+                builder_name(key.builder)
+            )
+        });
+        return decided;
+    }
+    // Seen is server time; freshness is judged on this builder's clock, or
+    // with `server_clock` on a second time the server stamps.
+    let offset = if m.design.server_clock { 0 } else { offset };
     let age_here = key.age as i16 + offset as i16;
     let fresh = m.is_fresh(key.age as i16, age_here);
     let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
@@ -268,9 +299,25 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
 /// Step 3: the ack of a duplicate, or the start: put the running key, run.
 fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     let a = decided.ask;
-    if decided.duplicate {
+    if decided.conflict && !decided.duplicate {
+        log.say(|| {
+            format!(
+                "its revision-checked put of {}'s running key fails: another builder wrote the key since the read",
+                ask_name(a)
+            )
+        });
+    }
+    if decided.duplicate || decided.conflict {
         log.say(|| format!("drop {} as a duplicate", ask_name(a)));
-        if !m.mutated(Mutation::DropWithoutAck) {
+        let done = s.keys[a as usize].is_some_and(|k| k.done);
+        if m.design.defer_duplicates && !done {
+            log.say(|| {
+                format!(
+                    "no ack: {} is left to its ack wait, to come back if its builder dies",
+                    ask_name(a)
+                )
+            });
+        } else if !m.mutated(Mutation::DropWithoutAck) {
             ack(m, s, b, a, log);
         }
         s.dropped = true;
@@ -283,7 +330,8 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     let expired = log.ledger().is_some_and(|l| l.expired(a, now));
     let over = s.keys[a as usize].filter(|k| k.builder != b && !expired);
     if !m.mutated(Mutation::KeyNotPutAtStart) {
-        s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+        s.keys[a as usize] = Some(Key::put(b, false));
+        wrote_key(m, s, b, a);
     }
     s.builders[b as usize].run = Some(Run {
         ask: a,
@@ -303,6 +351,65 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     if m.mutated(Mutation::AckBeforeResult) {
         ack(m, s, b, a, log);
     }
+    if m.design.hand_back {
+        while !s.builders[b as usize].buffer.is_empty() {
+            let rest = s.builders[b as usize].buffer.remove(0);
+            log.say(|| format!("it is busy now: hand {} back", ask_name(rest)));
+            nak(m, s, b, rest, log);
+        }
+    }
+}
+
+/// A write of `a`'s running key by `b`: a revision-checked put of any other
+/// builder that read the key and has not yet put it will fail.
+fn wrote_key(m: &Link, s: &mut State, b: Bid, a: Ask) {
+    if !m.design.revision_start {
+        return;
+    }
+    for (other, builder) in s.builders.iter_mut().enumerate() {
+        if let Some(d) = builder.decided.as_mut().filter(|d| d.ask == a) {
+            if other as Bid != b {
+                d.conflict = true;
+            }
+        }
+    }
+}
+
+/// A nak of `a` by `b`: the server hands the message out again at once, or
+/// never at its last delivery. Counted as an ack is (see [`counts`]).
+fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
+    let max_deliver = m.bounds.max_deliver;
+    let msg = &mut s.messages[a as usize];
+    if !counts(m, msg.status, b) {
+        log.say(|| format!("nak {} (nothing changes)", ask_name(a)));
+        return;
+    }
+    if let Status::Delivered { .. } = msg.status {
+        let last = msg.deliveries >= max_deliver;
+        msg.status = if last {
+            Status::Exhausted
+        } else {
+            Status::Available
+        };
+        log.say(|| {
+            if last {
+                format!("nak {}: at its last delivery (max_deliver {max_deliver}), the server never delivers it again", ask_name(a))
+            } else {
+                format!("nak {}: the server delivers it again at once", ask_name(a))
+            }
+        });
+    } else {
+        log.say(|| format!("nak {} (nothing changes)", ask_name(a)));
+    }
+}
+
+/// Fault: an idle builder naks its oldest buffered ask instead of reading
+/// it, as the source does on one path whose condition the model leaves open.
+pub fn nak_fault(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    s.naks_left -= 1;
+    let a = s.builders[b as usize].buffer.remove(0);
+    log.say(|| format!("read {} and nak it", ask_name(a)));
+    nak(m, s, b, a, log);
 }
 
 pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
@@ -321,7 +428,8 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         _ => (true, true),
     };
     if key {
-        s.keys[a as usize] = Some(Key { builder: b, age: 0 });
+        s.keys[a as usize] = Some(Key::put(b, false));
+        wrote_key(m, s, b, a);
     }
     let now = s.now;
     let msg = &mut s.messages[a as usize];
@@ -374,6 +482,16 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
 }
 
 pub fn finish(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    end_build(m, s, b, true, log)
+}
+
+/// Fault: the build ends as in [`finish`], but its ack never reaches the
+/// server; the message is handed out again at its ack wait.
+pub fn finish_ack_lost(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    end_build(m, s, b, false, log)
+}
+
+fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
     let run = s.builders[b as usize]
         .run
         .take()
@@ -389,12 +507,25 @@ pub fn finish(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
             if again { " (again)" } else { "" }
         )
     });
-    if !m.mutated(Mutation::FinishWithoutAck) {
+    if !acked {
+        log.say(|| {
+            format!(
+                "ack {}: lost on the way, the server never receives it",
+                ask_name(a)
+            )
+        });
+    } else if !m.mutated(Mutation::FinishWithoutAck) {
         ack(m, s, b, a, log);
     }
-    // The source deletes the pull request's key, whoever put it last.
-    if !m.mutated(Mutation::KeyNotDeleted) {
+    // The source deletes the pull request's key, whoever put it last;
+    // `done_key` keeps it, marked done, to the end of its TTL.
+    if m.design.done_key {
+        s.keys[a as usize] = Some(Key::put(b, true));
+        wrote_key(m, s, b, a);
+        log.say(|| "put the running key, marked done".into());
+    } else if !m.mutated(Mutation::KeyNotDeleted) {
         s.keys[a as usize] = None;
+        wrote_key(m, s, b, a);
         log.say(|| "delete the running key".into());
     }
 }
@@ -488,6 +619,8 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
             if k.age + 1 >= KEY_LIFETIME {
                 *key = None;
                 expires(log);
+            } else if k.done {
+                k.age += 1;
             } else {
                 k.age = (k.age + 1).min(stale_at);
                 // A key past the stale age is kept as stale, never removed;

@@ -28,7 +28,11 @@ impl Link {
     fn actor(&self, s: &State, action: Action) -> String {
         let who = match action {
             Action::Tick => "time".to_string(),
-            Action::Crash(b) | Action::Delay(b) => format!("fault on {}", self.builder_label(s, b)),
+            Action::Crash(b)
+            | Action::Delay(b)
+            | Action::SlowAnswer(b)
+            | Action::FinishAckLost(b)
+            | Action::Nak(b) => format!("fault on {}", self.builder_label(s, b)),
             Action::Fetch(b)
             | Action::FetchLate(b)
             | Action::Land(b)
@@ -57,6 +61,9 @@ fn word(action: Action) -> String {
         Action::Finish(b) => ("finish", b),
         Action::Crash(b) => ("crash", b),
         Action::Delay(b) => ("delay", b),
+        Action::SlowAnswer(b) => ("slow-answer", b),
+        Action::FinishAckLost(b) => ("finish-ack-lost", b),
+        Action::Nak(b) => ("nak", b),
     };
     format!("{verb} {}", builder_name(b))
 }
@@ -86,9 +93,12 @@ fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
         ["finish", b] => Action::Finish(builder(b)?),
         ["crash", b] => Action::Crash(builder(b)?),
         ["delay", b] => Action::Delay(builder(b)?),
+        ["slow-answer", b] => Action::SlowAnswer(builder(b)?),
+        ["finish-ack-lost", b] => Action::FinishAckLost(builder(b)?),
+        ["nak", b] => Action::Nak(builder(b)?),
         _ => {
             return Err(format!(
-                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1)"
+                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1, slow-answer b1, finish-ack-lost b1, nak b1)"
             ))
         }
     })
@@ -125,7 +135,7 @@ impl Link {
             let put_at = ledger.and_then(|l| l.put_at[a as usize]);
             if let Some(key) = s.keys[a as usize] {
                 // An age not clamped tells the put's time as well as a ledger.
-                let unclamped = (key.age < self.stale_at()).then(|| s.now - key.age);
+                let unclamped = (key.done || key.age < self.stale_at()).then(|| s.now - key.age);
                 let put = match put_at.or(unclamped) {
                     _ if ledger.is_some_and(|l| l.expired(a, s.now)) => None,
                     Some(p) => Some(format!(
@@ -141,7 +151,11 @@ impl Link {
                 if let Some(put) = put {
                     rows.push((
                         format!("{} running key", ask_name(a)),
-                        format!("{}, {put}", builder_name(key.builder)),
+                        format!(
+                            "{}{}, {put}",
+                            builder_name(key.builder),
+                            if key.done { ", done" } else { "" }
+                        ),
                     ));
                 }
             }
@@ -156,6 +170,10 @@ impl Link {
                     Some(d) if d.duplicate => {
                         format!("read {}: a duplicate, to be acked", ask_name(d.ask))
                     }
+                    Some(d) if d.conflict => format!(
+                        "read {}: to be started, its key written since (the revision-checked put will fail)",
+                        ask_name(d.ask)
+                    ),
                     Some(d) => format!("read {}: to be started", ask_name(d.ask)),
                     None => "idle".to_string(),
                 },

@@ -509,7 +509,8 @@ fn between_a_read_of_the_key_and_its_put_another_builder_acts() {
         read.builders[0].decided,
         Some(Decided {
             ask: 0,
-            duplicate: false
+            duplicate: false,
+            conflict: false
         })
     );
     assert_eq!(read.keys[0], None, "b1 read no key and has not put one");
