@@ -182,6 +182,9 @@ pub struct MutantReport {
 pub struct DesignReport {
     pub design: String,
     pub mutants: Vec<MutantReport>,
+    /// Why the design's mutants could not all be listed (a budget ran out
+    /// while finding them): the design is inconclusive.
+    pub unlisted: Option<String>,
 }
 
 impl DesignReport {
@@ -286,8 +289,11 @@ fn search<M: ToolModel>(
         let rung = rung.get_or_init(|| Rung {
             model: model.clone(),
             outcome: check(model.clone(), &[], limits),
+            // Cut short, no mutant is found there: the climb goes on to
+            // be cut by the same budget at its next check.
             mutants: model
-                .mutants()
+                .mutants_within(limits)
+                .unwrap_or_default()
                 .into_iter()
                 .map(|(n, _, m)| (n, m))
                 .collect(),
@@ -325,7 +331,16 @@ pub fn run<M: ToolModel>(
                 .iter()
                 .map(|m| check(m.clone(), &[], limits))
                 .collect();
-            let listed = first.mutants();
+            let listed = match first.mutants_within(limits) {
+                Ok(listed) => listed,
+                Err(cut) => {
+                    return DesignReport {
+                        design: first.variant().to_string(),
+                        mutants: Vec::new(),
+                        unlisted: Some(cut.describe().to_string()),
+                    }
+                }
+            };
             // The mutants are found on the first bounds (exploring them);
             // on the others each is the same mutation on those bounds.
             let on_bounds: Vec<BTreeMap<String, M>> = models
@@ -397,15 +412,15 @@ pub fn run<M: ToolModel>(
             DesignReport {
                 design: first.variant().to_string(),
                 mutants,
+                unlisted: None,
             }
         })
         .collect()
 }
 
-/// 0 every mutant killed or listed as equivalent; 1 a mutant survived or a
-/// listed one was killed; 3 a budget ran out (and nothing else failed).
 /// 1 a survivor (a known one too, unless `allow_known`) or a listed mutant
-/// killed; 3 a budget ran out; else 0.
+/// killed; 3 a budget ran out (while judging a mutant or listing a
+/// design's); else 0.
 pub fn exit_code(reports: &[DesignReport], allow_known: bool) -> u8 {
     let fates = || {
         reports
@@ -419,7 +434,9 @@ pub fn exit_code(reports: &[DesignReport], allow_known: bool) -> u8 {
     };
     if fates().any(fails) {
         1
-    } else if fates().any(|f| matches!(f, Fate::Inconclusive(_))) {
+    } else if fates().any(|f| matches!(f, Fate::Inconclusive(_)))
+        || reports.iter().any(|r| r.unlisted.is_some())
+    {
         3
     } else {
         0
