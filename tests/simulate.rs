@@ -26,6 +26,7 @@ fn plain(seed: u64, runs: u64, out: Option<PathBuf>) -> Settings {
         shrink: true,
         shrink_states: 50_000,
         out,
+        budget: Limits::default(),
     }
 }
 

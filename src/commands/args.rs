@@ -41,7 +41,7 @@ fn budget_count(text: &str) -> Result<usize, String> {
 }
 
 /// A budget in seconds: a number above 0 (fractions allowed).
-fn budget_seconds(text: &str) -> Result<f64, String> {
+pub fn budget_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
         _ => Err("must be a positive number of seconds".into()),
@@ -53,16 +53,19 @@ impl LimitArgs {
         Ok(Limits {
             threads: self.threads as usize,
             max_states: self.max_states,
-            // One deadline for every run of the command: a wall-clock promise.
-            timeout: None,
-            deadline: self
-                .timeout
-                .map(|t| std::time::Instant::now() + Duration::from_secs_f64(t)),
-            max_memory: self
-                .max_memory
-                .or_else(crate::check::memory::default_budget),
-            stop_once_found: false,
             progress: crate::check::progress::wanted(self.quiet),
+            ..budget(self.timeout, self.max_memory)
         })
+    }
+}
+
+/// The deadline `--timeout` sets, once, so that every run of the command
+/// shares it (a wall-clock promise), and the memory budget, given or by
+/// default; nothing else limited.
+pub fn budget(timeout: Option<f64>, max_memory: Option<u64>) -> Limits {
+    Limits {
+        deadline: timeout.map(|t| std::time::Instant::now() + Duration::from_secs_f64(t)),
+        max_memory: max_memory.or_else(crate::check::memory::default_budget),
+        ..Limits::default()
     }
 }

@@ -101,6 +101,15 @@ pub struct SimulateArgs {
     /// Measure runs per second and time to first violation of each claim.
     #[arg(long)]
     pub bench: bool,
+    /// Stop this many seconds (more than 0) after the command starts, whatever it runs (every
+    /// design, the shrinking); the runs not done are inconclusive (exit 3 unless a violation
+    /// was found).
+    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds)]
+    pub timeout: Option<f64>,
+    /// Stop before the process holds more memory than this (512M, 8G...); the runs not done
+    /// are inconclusive. Default: as `check`'s.
+    #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size)]
+    pub max_memory: Option<u64>,
 }
 
 /// `slotcheck simulate` of `models` (one per design, on the bounds and
@@ -132,6 +141,7 @@ pub fn run_cli<M: ToolModel>(
         shrink: !args.no_shrink,
         shrink_states: args.shrink_states,
         out: (!args.no_save).then(|| args.out.clone()),
+        budget: super::args::budget(args.timeout, args.max_memory),
     };
     if runs_of(&settings).next().is_none() {
         let which = match settings.only_run {
@@ -172,8 +182,19 @@ pub fn run_cli<M: ToolModel>(
     if !errors.is_empty() {
         return Err(errors.join("\nerror: "));
     }
-    let violated = report.designs.iter().any(|d| !d.violations.is_empty());
-    Ok(if violated { 1 } else { 0 })
+    Ok(exit_code(&report))
+}
+
+/// 1 a violation found; 3 the runs were cut short (a budget, a signal)
+/// before the last; else 0.
+fn exit_code(report: &Report) -> u8 {
+    if report.designs.iter().any(|d| !d.violations.is_empty()) {
+        1
+    } else if report.designs.iter().any(|d| d.cut.is_some()) {
+        3
+    } else {
+        0
+    }
 }
 
 /// `slotcheck merge FILE...`: prints the merged JSON report.
@@ -192,6 +213,5 @@ pub fn merge_files(files: &[PathBuf]) -> Result<u8, String> {
     }
     let merged = merge(&reports)?;
     println!("{}", serde_json::to_string_pretty(&merged).expect("JSON"));
-    let violated = merged.designs.iter().any(|d| !d.violations.is_empty());
-    Ok(if violated { 1 } else { 0 })
+    Ok(exit_code(&merged))
 }

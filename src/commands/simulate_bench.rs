@@ -161,6 +161,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 shrink: false,
                 shrink_states: 0,
                 out: None,
+                budget: Limits::default(),
             };
             let mut timing = Timing::default();
             let run = simulate(&model, &settings, &mut timing)?;
@@ -190,7 +191,14 @@ pub fn bench(seed: u64) -> Result<String, String> {
                     let model =
                         Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
                     let init = model.initial_state();
-                    let s = shrink::shrink(&model, &init, actions, claim.property, 50_000);
+                    let s = shrink::shrink(
+                        &model,
+                        &init,
+                        actions,
+                        claim.property,
+                        50_000,
+                        &Limits::default(),
+                    );
                     format!("{} -> {}", actions.len(), s.actions.len())
                 }
                 None => "-".into(),

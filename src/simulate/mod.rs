@@ -36,6 +36,8 @@ pub use trace::{
     bounds_map, bounds_words, check_trace_files, last_state, model_meta, save_trace, trace_text,
 };
 
+use crate::check::budget::Watch;
+use crate::check::Limits;
 use crate::models::ToolModel;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -93,6 +95,10 @@ pub struct Settings {
     pub shrink_states: usize,
     /// Where counterexamples are saved; `None`: not saved.
     pub out: Option<PathBuf>,
+    /// The command's budgets (`--timeout`, `--max-memory`; a signal): the
+    /// walks stop when one runs out, and the report says so. Only a cut
+    /// run depends on them.
+    pub budget: Limits,
 }
 
 /// The generator of run `run`: ChaCha8 from `seed`, on stream `run`.
@@ -278,7 +284,13 @@ pub fn simulate<M: ToolModel>(
     let mut found: Vec<Option<Found<M>>> = properties.iter().map(|_| None).collect();
     let mut reached: Vec<(u64, Option<u64>)> = vec![(0, None); properties.len()];
     let (mut runs, mut states, mut cut_at_depth) = (0u64, 0u64, 0u64);
+    let mut watch = Watch::new(&settings.budget, started);
+    let mut cut = None;
     for run in runs_of(settings) {
+        if let Some(why) = watch.over(0) {
+            cut = Some(why);
+            break;
+        }
         let mut rng = run_rng(settings.seed, run);
         let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
         let walk = walk(
@@ -323,7 +335,14 @@ pub fn simulate<M: ToolModel>(
         let Some(f) = f else { continue };
         let name = properties[k].name;
         let shrunk = if settings.shrink {
-            shrink::shrink(&f.model, &f.init, &f.actions, name, settings.shrink_states)
+            shrink::shrink(
+                &f.model,
+                &f.init,
+                &f.actions,
+                name,
+                settings.shrink_states,
+                &settings.budget,
+            )
         } else {
             Shrunk::unshrunk(&f.model, &f.init, &f.actions)
         };
@@ -393,6 +412,7 @@ pub fn simulate<M: ToolModel>(
             cut_at_depth,
             violations,
             witnesses,
+            cut: cut.map(|c| c.describe().to_string()),
         },
         shrunk: shrunk_traces,
         write_errors,
@@ -519,6 +539,7 @@ mod tests {
             shrink: false,
             shrink_states: 0,
             out: None,
+            budget: Limits::default(),
         };
         let report = |seed, shard| {
             simulate_all(&[model], &settings(seed, shard), &mut Timing::default())

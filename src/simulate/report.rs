@@ -46,6 +46,10 @@ pub struct DesignReport {
     pub violations: Vec<ViolationReport>,
     /// Every witness, with the runs that reached it (0: never).
     pub witnesses: Vec<WitnessReport>,
+    /// Why the runs stopped before the last (a budget or a signal): what
+    /// was not run is not a verdict. Absent when every run was done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -138,6 +142,9 @@ fn merge_design(into: &mut DesignReport, from: &DesignReport) {
     into.runs += from.runs;
     into.states += from.states;
     into.cut_at_depth += from.cut_at_depth;
+    if into.cut.is_none() {
+        into.cut = from.cut.clone();
+    }
     for v in &from.violations {
         match into
             .violations
