@@ -333,3 +333,43 @@ fn a_simulation_cut_short_merges_as_cut_short() {
     );
     assert_eq!(code(&output), 3, "a merge of cut shards is inconclusive");
 }
+
+// ---------------------------------------------------------------- memory
+
+#[test]
+fn a_memory_budget_above_what_there_is_is_warned_of() {
+    for size in ["100T", "18446744073709551616"] {
+        for command in [
+            &["check", "--design", "claim-first"][..],
+            &["simulate", "--runs", "1"][..],
+        ] {
+            let args = [
+                command,
+                &["--requests", "1", "--stalls", "0", "--max-memory", size],
+            ]
+            .concat();
+            let output = guarded(Duration::from_secs(60), &args);
+            let errors = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                errors.contains("warning: --max-memory")
+                    && errors.contains("more than this machine"),
+                "{args:?}: {errors}"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_says_what_the_default_memory_budget_is() {
+    for command in ["check", "compare", "mutate", "simulate"] {
+        let output = guarded(Duration::from_secs(60), &[command, "--help"]);
+        let help = stdout(&output)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            help.contains("or of the memory cgroup's limit"),
+            "{command} --help: {help}"
+        );
+    }
+}

@@ -107,7 +107,8 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds)]
     pub timeout: Option<f64>,
     /// Stop before the process holds more memory than this (512M, 8G...); the runs not done
-    /// are inconclusive. Default: as `check`'s.
+    /// are inconclusive. Default: four fifths of the memory available when the run starts, or
+    /// of the memory cgroup's limit (a container's) when that is less.
     #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size)]
     pub max_memory: Option<u64>,
 }
