@@ -6,7 +6,7 @@ use crate::models::whole;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::simulate::{
-    merge, runs_of, simulate_all, swarm_ranges, text, Report, Settings, Shard, Timing,
+    merge_named, runs_of, simulate_all, swarm_ranges, text, Report, Settings, Shard, Timing,
 };
 use clap::Args;
 use std::path::PathBuf;
@@ -212,7 +212,8 @@ pub fn merge_files(files: &[PathBuf]) -> Result<u8, String> {
         })?;
         reports.push(report);
     }
-    let merged = merge(&reports)?;
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let merged = merge_named(&reports, &names)?;
     println!("{}", serde_json::to_string_pretty(&merged).expect("JSON"));
     Ok(exit_code(&merged))
 }

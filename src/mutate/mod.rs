@@ -44,9 +44,9 @@ pub struct Equivalents {
 #[serde(deny_unknown_fields)]
 struct EquivalentsFile {
     #[serde(default)]
-    mutant: Vec<EquivalentEntry>,
+    mutant: Vec<toml::Spanned<EquivalentEntry>>,
     #[serde(default)]
-    survivor: Vec<EquivalentEntry>,
+    survivor: Vec<toml::Spanned<EquivalentEntry>>,
 }
 
 /// One entry: a mutant by its full name, or the same steps and operators
@@ -67,7 +67,10 @@ impl Equivalents {
     /// Reads the list; an entry without a reason, or named twice, is an error
     /// naming the file and line.
     pub fn load(file: &Path) -> Result<Equivalents, String> {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = report::read_text(file).map_err(|(at, message)| {
+            let at = at.map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+            format!("{}{at}: {message}", file.display())
+        })?;
         let raw: EquivalentsFile = toml::from_str(&text).map_err(|e| {
             let at = e
                 .span()
@@ -89,25 +92,24 @@ impl Equivalents {
             ),
         ] {
             for entry in entries {
+                let (line, _) = report::line_column(&text, entry.span().start);
+                let at = format!("{}:{line}", file.display());
+                let entry = entry.into_inner();
                 let mut names: Vec<String> = entry.name.into_iter().collect();
                 for design in &entry.designs {
                     names.extend(entry.mutants.iter().map(|m| format!("{design}/{m}")));
                 }
                 if names.is_empty() {
                     return Err(format!(
-                        "{}: an entry names no mutant: give `name`, or `designs` and `mutants`",
-                        file.display()
+                        "{at}: an entry names no mutant: give `name`, or `designs` and `mutants`"
                     ));
                 }
                 for name in names {
                     if entry.why.trim().is_empty() {
-                        return Err(format!(
-                            "{}: `{name}` has no reason (`why`): {what}",
-                            file.display()
-                        ));
+                        return Err(format!("{at}: `{name}` has no reason (`why`): {what}"));
                     }
                     if list.insert(name.clone(), entry.why.clone()).is_some() {
-                        return Err(format!("{}: `{name}` is listed twice", file.display()));
+                        return Err(format!("{at}: `{name}` is listed twice"));
                     }
                 }
             }

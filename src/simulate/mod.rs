@@ -30,7 +30,9 @@ pub mod swarm;
 pub mod text;
 pub mod trace;
 
-pub use report::{merge, DesignReport, Report, ShardCover, ViolationReport, WitnessReport};
+pub use report::{
+    merge, merge_named, DesignReport, Report, ShardCover, ViolationReport, WitnessReport,
+};
 pub use swarm::{plan, swarm_ranges};
 pub use trace::{
     bounds_map, bounds_words, check_trace_files, last_state, model_meta, save_trace, trace_text,

@@ -84,6 +84,12 @@ pub struct WitnessReport {
 /// Combines shard reports into one: the same as the single run's once every
 /// shard is in. The shards must share every option.
 pub fn merge(reports: &[Report]) -> Result<Report, String> {
+    let names: Vec<String> = (1..=reports.len()).map(|i| format!("report {i}")).collect();
+    merge_named(reports, &names)
+}
+
+/// [`merge`], each report named in errors as `names` says (its file).
+pub fn merge_named(reports: &[Report], names: &[String]) -> Result<Report, String> {
     let (first, rest) = reports.split_first().ok_or("merge: no report given")?;
     let header = |r: &Report| {
         let mut h = r.clone();
@@ -96,8 +102,8 @@ pub fn merge(reports: &[Report]) -> Result<Report, String> {
     for (i, r) in reports.iter().enumerate() {
         if header(r) != header(first) {
             return Err(format!(
-                "merge: report {} was made with other options (seed, runs, depth, bounds, swarm, shrink) than report 1",
-                i + 1
+                "merge: {} was made with other options (seed, runs, depth, bounds, swarm, shrink) than {}",
+                names[i], names[0]
             ));
         }
         let cover = r.shard.clone().unwrap_or(ShardCover {
@@ -106,21 +112,26 @@ pub fn merge(reports: &[Report]) -> Result<Report, String> {
         });
         if cover.of != of {
             return Err(format!(
-                "merge: report {} splits the runs into {} shards, report 1 into {of}",
-                i + 1,
-                cover.of
+                "merge: {} splits the runs into {} shards, {} into {of}",
+                names[i], cover.of, names[0]
             ));
         }
         for s in cover.covered {
             if covered.contains(&s) {
-                return Err(format!("merge: shard {s}/{of} is given twice"));
+                return Err(format!(
+                    "merge: shard {s}/{of} is given twice (again in {})",
+                    names[i]
+                ));
             }
             covered.push(s);
         }
         let designs: Vec<&str> = r.designs.iter().map(|d| d.design.as_str()).collect();
         let expected: Vec<&str> = first.designs.iter().map(|d| d.design.as_str()).collect();
         if designs != expected {
-            return Err(format!("merge: report {} has other designs", i + 1));
+            return Err(format!(
+                "merge: {} has other designs than {}",
+                names[i], names[0]
+            ));
         }
     }
     covered.sort_unstable();
