@@ -5,6 +5,7 @@
 mod common;
 
 use common::slotcheck;
+use slotcheck::check::Limits;
 use slotcheck::models::link::DEFAULT_BOUNDS;
 use slotcheck::models::ToolModel;
 use slotcheck::simulate::replay::replay_file;
@@ -33,6 +34,7 @@ fn swarm(seed: u64, runs: u64, shard: Shard, out: Option<PathBuf>) -> Settings {
         out,
         pct: None,
         liveness: None,
+        budget: Limits::default(),
     }
 }
 

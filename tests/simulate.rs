@@ -28,6 +28,7 @@ fn plain(seed: u64, runs: u64, out: Option<PathBuf>) -> Settings {
         out,
         pct: None,
         liveness: None,
+        budget: Limits::default(),
     }
 }
 

@@ -33,10 +33,74 @@ pub fn available_bytes() -> Option<u64> {
 }
 
 /// The memory budget when none is given: what this process holds now and
-/// four fifths of what the machine can still give, so that a run is cut
-/// (inconclusive) before the operating system kills it.
+/// four fifths of what the machine can still give, or four fifths of its
+/// memory cgroup's limit when that is less (a container's: the kernel
+/// kills the process at the limit, whatever the machine has), so that a
+/// run is cut (inconclusive) before it is killed.
 pub fn default_budget() -> Option<u64> {
-    Some(resident_bytes()? + available_bytes()? / 5 * 4)
+    let machine = resident_bytes()? + available_bytes()? / 5 * 4;
+    Some(match cgroup_limit() {
+        Some(limit) => machine.min(limit / 5 * 4),
+        None => machine,
+    })
+}
+
+/// The most memory the process may ever hold: the machine's, or its
+/// cgroup's limit when less.
+pub fn most_there_is() -> Option<u64> {
+    let total = kib_line("/proc/meminfo", "MemTotal:")?;
+    Some(cgroup_limit().map_or(total, |limit| total.min(limit)))
+}
+
+/// The memory limit of this process's cgroup, if it has one.
+pub fn cgroup_limit() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    cgroup_limit_under(&own, std::path::Path::new(CGROUP_ROOT))
+}
+
+const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+/// A limit this high is none (v1 writes 2^63 rounded down to a page).
+const NO_LIMIT: u64 = 1 << 60;
+
+/// The least memory limit on the way from the process's cgroup (as
+/// `/proc/self/cgroup` gives it, `own`) up to the root of the hierarchy
+/// mounted under `root`: v2 (`0::PATH`, `memory.max`, mounted at `root` or
+/// `root/unified`) and v1 (the `memory` controller, `memory.limit_in_bytes`
+/// under `root/memory`). A parent's limit holds for its children; a path
+/// that is not there (a container's view of the host's path) leaves the
+/// levels above it, down to the mount's own root, which is the
+/// container's cgroup.
+pub fn cgroup_limit_under(own: &str, root: &std::path::Path) -> Option<u64> {
+    let mut least: Option<u64> = None;
+    for line in own.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (mounts, file) = if controllers.is_empty() {
+            (vec![root.to_path_buf(), root.join("unified")], "memory.max")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (vec![root.join("memory")], "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        let relative = std::path::Path::new(path.trim().trim_start_matches('/'));
+        for mount in mounts {
+            for level in relative.ancestors() {
+                let text = std::fs::read_to_string(mount.join(level).join(file));
+                let Some(limit) = text.ok().and_then(|t| t.trim().parse::<u64>().ok()) else {
+                    continue; // absent, or `max`
+                };
+                if limit < NO_LIMIT {
+                    least = Some(least.map_or(limit, |l| l.min(limit)));
+                }
+            }
+        }
+    }
+    least
 }
 
 /// `8G`, `512M`, `1.5GiB`, `100000` (bytes) as bytes.
@@ -71,7 +135,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Bytes as MiB or GiB, for people.
 pub fn show_size(bytes: u64) -> String {
     let mib = bytes as f64 / (1 << 20) as f64;
-    if mib >= 1024.0 {
+    if mib >= 1024.0 * 1024.0 {
+        format!("{:.1} TiB", mib / 1024.0 / 1024.0)
+    } else if mib >= 1024.0 {
         format!("{:.1} GiB", mib / 1024.0)
     } else {
         format!("{mib:.0} MiB")
@@ -92,6 +158,41 @@ mod tests {
         assert!(parse_size("lots").unwrap_err().contains("not a size"));
         assert!(parse_size("0").is_err());
         assert_eq!(show_size(3 << 29), "1.5 GiB");
+    }
+
+    #[test]
+    fn the_cgroup_limit_is_the_least_on_the_way_up_in_v1_and_v2() {
+        let root = std::env::temp_dir().join(format!("slotcheck-cgroup-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let put = |path: &str, text: &str| {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        };
+        // v2: the job's own limit is `max`, its parent's 300 MB.
+        put("ci.slice/memory.max", "314572800\n");
+        put("ci.slice/job-7/memory.max", "max\n");
+        assert_eq!(
+            cgroup_limit_under("0::/ci.slice/job-7\n", &root),
+            Some(314572800)
+        );
+        // v1, the memory controller among others; the root's figure means none.
+        put("memory/memory.limit_in_bytes", "9223372036854771712\n");
+        put("memory/docker/abc/memory.limit_in_bytes", "209715200\n");
+        let v1 = "5:devices:/docker/abc\n4:memory,foo:/docker/abc\n0::/\n";
+        assert_eq!(cgroup_limit_under(v1, &root), Some(209715200));
+        // A path the container cannot see: the mount's root is its cgroup.
+        put("memory/memory.limit_in_bytes", "104857600\n");
+        assert_eq!(
+            cgroup_limit_under("4:memory:/host/path/not/here\n", &root),
+            Some(104857600)
+        );
+        // No memory limit anywhere.
+        assert_eq!(
+            cgroup_limit_under("1:cpu:/x\n0::/elsewhere\n", &root.join("none")),
+            None
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

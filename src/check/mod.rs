@@ -25,6 +25,7 @@
 //! house: it runs any stateright model the models crate packs, and uses no
 //! other room (reports read its results, not the other way).
 
+pub mod budget;
 pub mod memory;
 pub mod progress;
 mod search;
@@ -78,16 +79,19 @@ pub enum Cut {
     MaxStates,
     Timeout,
     MaxMemory,
+    /// A first SIGINT or SIGTERM: the run stops as at a reached deadline.
+    Signal,
 }
 
 impl Cut {
-    pub const ALL: [Cut; 3] = [Cut::MaxStates, Cut::Timeout, Cut::MaxMemory];
+    pub const ALL: [Cut; 4] = [Cut::MaxStates, Cut::Timeout, Cut::MaxMemory, Cut::Signal];
 
     pub fn describe(self) -> &'static str {
         match self {
             Cut::MaxStates => "the state budget (--max-states) ran out",
             Cut::Timeout => "the time budget (--timeout) ran out",
             Cut::MaxMemory => "the memory budget (--max-memory) ran out",
+            Cut::Signal => "a signal (SIGINT or SIGTERM) stopped the run",
         }
     }
 }

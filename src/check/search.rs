@@ -114,6 +114,9 @@ impl Budget {
     }
 
     fn look_at_time(&self) {
+        if super::budget::cancelled() {
+            self.cut_by(Cut::Signal);
+        }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.cut_by(Cut::Timeout);
         }

@@ -22,8 +22,10 @@ pub struct LimitArgs {
     #[arg(long, value_name = "SECONDS", value_parser = budget_seconds)]
     pub timeout: Option<f64>,
     /// Stop before the process holds more memory than this (512M, 8G...);
-    /// what is not yet decided is inconclusive. Default: four fifths of what
-    /// the machine has available when the run starts.
+    /// what is not yet decided is inconclusive. Default: four fifths of the
+    /// memory available when the run starts (MemAvailable), or of the
+    /// memory cgroup's limit (a container's: v2 memory.max, v1
+    /// memory.limit_in_bytes) when that is less.
     #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size)]
     pub max_memory: Option<u64>,
     /// No progress line on stderr (it is shown only on a terminal anyway).
@@ -41,7 +43,7 @@ fn budget_count(text: &str) -> Result<usize, String> {
 }
 
 /// A budget in seconds: a number above 0 (fractions allowed).
-fn budget_seconds(text: &str) -> Result<f64, String> {
+pub fn budget_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
         _ => Err("must be a positive number of seconds".into()),
@@ -53,16 +55,29 @@ impl LimitArgs {
         Ok(Limits {
             threads: self.threads as usize,
             max_states: self.max_states,
-            // One deadline for every run of the command: a wall-clock promise.
-            timeout: None,
-            deadline: self
-                .timeout
-                .map(|t| std::time::Instant::now() + Duration::from_secs_f64(t)),
-            max_memory: self
-                .max_memory
-                .or_else(crate::check::memory::default_budget),
-            stop_once_found: false,
             progress: crate::check::progress::wanted(self.quiet),
+            ..budget(self.timeout, self.max_memory)
         })
+    }
+}
+
+/// The deadline `--timeout` sets, once, so that every run of the command
+/// shares it (a wall-clock promise), and the memory budget, given or by
+/// default; nothing else limited.
+pub fn budget(timeout: Option<f64>, max_memory: Option<u64>) -> Limits {
+    use crate::check::memory::{most_there_is, show_size};
+    if let (Some(given), Some(most)) = (max_memory, most_there_is()) {
+        if given > most {
+            eprintln!(
+                "warning: --max-memory {} is more than this machine (or its memory cgroup) has, {}: the system may kill the run before this budget stops it",
+                show_size(given),
+                show_size(most)
+            );
+        }
+    }
+    Limits {
+        deadline: timeout.map(|t| std::time::Instant::now() + Duration::from_secs_f64(t)),
+        max_memory: max_memory.or_else(crate::check::memory::default_budget),
+        ..Limits::default()
     }
 }

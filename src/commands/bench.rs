@@ -1,8 +1,9 @@
 //! `slotcheck bench`: a fixed matrix of bounds, measured as unique states,
 //! states per second, bytes per unique state, peak memory and time to verdict
 //! (and to the first violation), with one thread and, on the large bounds,
-//! two; then how far past a `--timeout` a run stops, how long `mutate`
-//! takes, and the simulator. Figures, never assertions: they vary by machine.
+//! two; then how far past a `--timeout` a run stops (the search alone, and
+//! every command that takes one, end to end), how long `mutate` takes, and
+//! the simulator. Figures, never assertions: they vary by machine.
 
 use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
@@ -127,6 +128,55 @@ pub fn timeout_overshoot(timeout: Duration) -> Vec<(usize, f64)> {
         .collect()
 }
 
+/// Each command that takes `--timeout`, on work that outlasts it (the
+/// nightly scenario, bounds of minutes, a hundred million walks).
+const TIMED_COMMANDS: [(&str, &str); 6] = [
+    (
+        "check --design",
+        "check --design fail-open --requests 3 --max-concurrent 2 --crashes 2 --stalls 1",
+    ),
+    ("check (scenarios)", "check scenarios/nightly-n3-k2.toml"),
+    (
+        "compare",
+        "compare --requests 3 --max-concurrent 2 --crashes 2 --stalls 1",
+    ),
+    ("compare --findings", "compare --findings"),
+    (
+        "mutate",
+        "mutate --design fail-open --requests 3 --crashes 1 --stalls 1",
+    ),
+    (
+        "simulate",
+        "simulate --design fail-open --runs 100000000 --no-save",
+    ),
+];
+
+/// How far past its `--timeout` each command stops, end to end (this
+/// binary run as a child, from start to exit, every phase included: a
+/// mutate's listing of mutants, a simulation's shrinking): per command,
+/// its seconds and exit status.
+pub fn command_overshoot(timeout: Duration) -> Result<Vec<(&'static str, f64, i32)>, String> {
+    let binary = std::env::current_exe().map_err(|e| format!("bench: this binary: {e}"))?;
+    TIMED_COMMANDS
+        .iter()
+        .map(|(name, command)| {
+            let started = Instant::now();
+            let status = std::process::Command::new(&binary)
+                .args(command.split_whitespace())
+                .args(["--timeout", &timeout.as_secs_f64().to_string(), "--json"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map_err(|e| format!("bench: {command}: {e}"))?;
+            Ok((
+                *name,
+                started.elapsed().as_secs_f64(),
+                status.code().unwrap_or(-1),
+            ))
+        })
+        .collect()
+}
+
 /// `slotcheck mutate` on the default bounds, for the recommended design: its
 /// mutants and the seconds they take.
 pub fn mutate_time() -> (usize, f64) {
@@ -224,6 +274,7 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
     };
     let (mutants, mutate_seconds) = mutate_time();
     let (log_lines, log_queues, validate_seconds, conforming) = validate_time(100_000);
+    let commands = command_overshoot(timeout)?;
     if as_json {
         let value = json!({
             "checks": rows.iter().map(json_of).collect::<Vec<_>>(),
@@ -232,6 +283,9 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
             })).collect::<Vec<_>>(),
             "mutate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "mutants": mutants, "seconds": mutate_seconds},
             "validate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "lines": log_lines, "queues": log_queues, "conforming": conforming, "seconds": validate_seconds},
+            "command_timeout": commands.iter().map(|(command, s, code)| json!({
+                "command": command, "timeout_seconds": timeout.as_secs_f64(), "stopped_after_seconds": s, "exit": code,
+            })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
         return Ok(0);
@@ -298,8 +352,15 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
         "mutate (owner-keyed-atomic-admit-dlq-cancels, default bounds): {mutants} mutants in {mutate_seconds:.1} s"
     );
     println!(
-        "validate (owner-keyed-atomic-admit-dlq-cancels): {log_lines} lines of {log_queues} queues in {validate_seconds:.2} s, {conforming} conform\n"
+        "validate (owner-keyed-atomic-admit-dlq-cancels): {log_lines} lines of {log_queues} queues in {validate_seconds:.2} s, {conforming} conform"
     );
+    for (command, seconds, code) in &commands {
+        println!(
+            "--timeout {:.0} s, {command:<19} stopped after {seconds:.2} s (exit {code})",
+            timeout.as_secs_f64()
+        );
+    }
+    println!();
     // The simulator's side: runs per second and runs to the first violation
     // of each claim of the contract (also `slotcheck simulate --bench`).
     print!("{}", crate::commands::simulate_bench::bench(0)?);

@@ -4,6 +4,7 @@
 use super::adhoc;
 use super::args::LimitArgs;
 use super::skew;
+use crate::check::Limits;
 use crate::models::link::options;
 use crate::models::{ForModel, ModelArgs, ModelName, ToolModel};
 use crate::report::see::{CheckOutputArgs, Format};
@@ -11,6 +12,9 @@ use crate::report::{JsonArgs, Style};
 use crate::scenario;
 use clap::{ArgMatches, Args};
 use std::path::{Path, PathBuf};
+
+/// A budget ran out before a verdict.
+const EXIT_INCONCLUSIVE: u8 = 3;
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -108,10 +112,15 @@ impl ForModel for CheckDesign {
 
     fn run<M: ToolModel>(self) -> Self::Out {
         let CheckDesign(args, design) = self;
+        let limits = args.limits.limits()?;
+        let model = M::from_flags(&args.model, &design)?;
+        let Some(model) = maybe_mutant(model, args.mutant.as_deref(), &limits)? else {
+            return Ok(EXIT_INCONCLUSIVE);
+        };
         adhoc::check_design(
-            maybe_mutant(M::from_flags(&args.model, &design)?, args.mutant.as_deref())?,
+            model,
             &args.property,
-            &args.limits.limits()?,
+            &limits,
             &args.json,
             args.out.as_deref(),
             &args.output,
@@ -159,15 +168,31 @@ fn check_skew_range(args: CheckArgs, design: String) -> Result<u8, String> {
     Ok(skew::exit_code(&points))
 }
 
-/// The model, or with `--mutant` the mutant of it that has that name.
-fn maybe_mutant<M: ToolModel>(model: M, mutant: Option<&str>) -> Result<M, String> {
+/// The model, or with `--mutant` the mutant of it that has that name;
+/// `None` (said on stderr) when a budget ran out while finding the mutants.
+fn maybe_mutant<M: ToolModel>(
+    model: M,
+    mutant: Option<&str>,
+    limits: &Limits,
+) -> Result<Option<M>, String> {
     let Some(name) = mutant else {
-        return Ok(model);
+        return Ok(Some(model));
     };
-    let mutants = model.mutants();
+    // Finding the mutants explores the design: the run's budgets hold.
+    let mutants = match model.mutants_within(limits) {
+        Ok(mutants) => mutants,
+        Err(cut) => {
+            eprintln!(
+                "inconclusive: the mutants of {} could not be listed: {}",
+                model.variant(),
+                cut.describe()
+            );
+            return Ok(None);
+        }
+    };
     let known: Vec<&str> = mutants.iter().map(|(n, _, _)| n.as_str()).collect();
     match mutants.iter().find(|(n, _, _)| n == name) {
-        Some((_, _, m)) => Ok(m.clone()),
+        Some((_, _, m)) => Ok(Some(m.clone())),
         None => Err(format!(
             "--mutant: `{name}` is no mutant of {} on these bounds (its mutants: {})",
             model.variant(),

@@ -80,7 +80,9 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
     if let Some(file) = &args.output.html {
         outputs.push(itf::Output::file("--html", file));
     }
-    itf::check_outputs(&outputs, &paths)?;
+    // Every file the run reads: each scenario file under the paths.
+    let inputs = crate::scenario::files(&paths).map_err(|e| e.to_string())?;
+    itf::check_outputs(&outputs, &inputs)?;
     let table = findings::run(&paths, model, &args.limits.limits()?)?;
     let json = serde_json::to_string_pretty(&findings::json(&table)).expect("JSON") + "\n";
     if args.json.json {

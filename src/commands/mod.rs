@@ -6,7 +6,8 @@
 //!
 //! `mod.rs` the commands and their dispatch; `args.rs` the budget flags;
 //! `compare.rs`, `check.rs`, `mutate.rs`, `explore.rs`, `simulate.rs` a
-//! command each; `adhoc.rs` `compare` and `check --design` for every model;
+//! command each; `signals.rs` what SIGINT and SIGTERM do to a run; `adhoc.rs`
+//! `compare` and `check --design` for every model;
 //! `skew.rs` the link model's `check --skew-range`; `real.rs` `--on
 //! sqlite|mariadb` and `live.rs` `slotcheck live` (its stovepipe runs in
 //! `live_stovepipe.rs`, its link runs in `live_link.rs`); `replay_nats.rs`
@@ -27,6 +28,7 @@ pub mod mutate;
 #[cfg(feature = "real")]
 pub mod real;
 pub mod replay_nats;
+pub mod signals;
 pub mod simulate;
 pub mod simulate_bench;
 pub mod skew;
@@ -59,6 +61,10 @@ Exit status: 0 every property holds and every witness is reached (compare: the r
 not be written; 3 inconclusive (a state or time budget ran out before a verdict; compare: a \
 run was cut short). `check` over scenario files: 0 every verdict as expected; 1 a \
 regression; 2 an invalid file; 3 inconclusive.\n\n\
+A first SIGINT or SIGTERM during `check`, `compare`, `mutate` or `simulate` stops the run as a \
+reached --timeout does: what was decided is printed and written, the rest is inconclusive \
+(exit 3, or 1 if a violation was already found); a second ends the process at once \
+(exit 130 or 143, nothing written).\n\n\
 JSON: `--json` prints it instead of the text, `--json-out FILE` writes it to a file and the \
 text is still printed. Every output path is checked before a run, and none may be an input.",
     after_help = "Examples:\n  slotcheck compare\n  slotcheck compare --requests 1 --stalls 0 --json\n  slotcheck check --design claim-first --requests 1 --stalls 0\n  slotcheck check --design owner-keyed --property count-not-low --stalls 1\n  slotcheck check                      (every scenario under scenarios/)\n  slotcheck check --skip-slow --junit junit.xml --out traces\n  slotcheck scenario new SP-OCT-007"
@@ -171,6 +177,14 @@ pub fn run() -> ExitCode {
         .get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let sub = matches.subcommand().map(|(_, m)| m);
+    // The commands that run checks or walks keep their verdicts when
+    // cancelled; `explore` serves until a signal ends it.
+    if matches!(
+        cli.command,
+        Command::Check(_) | Command::Compare(_) | Command::Mutate(_) | Command::Simulate(_)
+    ) {
+        signals::stop_runs_on_signals();
+    }
     let result = match cli.command {
         Command::Compare(args) if args.findings => compare::compare_findings(args, sub),
         Command::Compare(args) => args

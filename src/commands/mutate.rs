@@ -71,10 +71,19 @@ impl ForModel for Mutate {
 
 fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, String> {
     let default_list = PathBuf::from("mutants/equivalent.toml");
-    let equivalents = match &args.equivalent {
+    let list = match &args.equivalent {
+        Some(file) => Some(file.clone()),
+        None => default_list.exists().then_some(default_list),
+    };
+    let equivalents = match &list {
         Some(file) => Equivalents::load(file)?,
-        None if default_list.exists() => Equivalents::load(&default_list)?,
         None => Equivalents::default(),
+    };
+    // Every file the run reads: the list, and each scenario file.
+    let scenario_files = if args.scenarios.is_empty() {
+        Vec::new()
+    } else {
+        scenario::files(&args.scenarios).map_err(|e| e.to_string())?
     };
     let mut outputs = Vec::new();
     if let Some(file) = &args.json.json_out {
@@ -83,15 +92,14 @@ fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, St
     if let Some(file) = &args.html {
         outputs.push(itf::Output::file("--html", file));
     }
-    let mut inputs = args.scenarios.clone();
-    inputs.extend(args.equivalent.clone());
+    let mut inputs = scenario_files.clone();
+    inputs.extend(list);
     itf::check_outputs(&outputs, &inputs)?;
     let model_name = designs[0].model_name();
     let mut sets: Vec<Vec<M>> = designs.iter().map(|d| vec![d.clone()]).collect();
     let mut heading = designs[0].bounds_line();
     if !args.scenarios.is_empty() {
-        let files = scenario::files(&args.scenarios).map_err(|e| e.to_string())?;
-        let scenarios = scenario::load_all(&files, &scenario::Selection::default())
+        let scenarios = scenario::load_all(&scenario_files, &scenario::Selection::default())
             .map_err(|e| e.to_string())?;
         let mut mine: Vec<_> = scenarios
             .iter()

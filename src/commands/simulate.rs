@@ -6,7 +6,8 @@ use crate::models::whole;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::simulate::{
-    merge, runs_of, simulate_all, swarm_ranges, text, PctSettings, Report, Settings, Shard, Timing,
+    merge_named, runs_of, simulate_all, swarm_ranges, text, PctSettings, Report, Settings, Shard,
+    Timing,
 };
 use clap::Args;
 use std::path::PathBuf;
@@ -125,6 +126,16 @@ pub struct SimulateArgs {
     /// the first violation on the finding's bounds, plain, swarm and PCT.
     #[arg(long, conflicts_with = "bench")]
     pub power: bool,
+    /// Stop this many seconds (more than 0) after the command starts, whatever it runs (every
+    /// design, the shrinking); the runs not done are inconclusive (exit 3 unless a violation
+    /// was found).
+    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds)]
+    pub timeout: Option<f64>,
+    /// Stop before the process holds more memory than this (512M, 8G...); the runs not done
+    /// are inconclusive. Default: four fifths of the memory available when the run starts, or
+    /// of the memory cgroup's limit (a container's) when that is less.
+    #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size)]
+    pub max_memory: Option<u64>,
 }
 
 /// `slotcheck simulate` of `models` (one per design, on the bounds and
@@ -161,6 +172,7 @@ pub fn run_cli<M: ToolModel>(
             horizon: args.pct_horizon,
         }),
         liveness: args.liveness,
+        budget: super::args::budget(args.timeout, args.max_memory),
     };
     if runs_of(&settings).next().is_none() {
         let which = match settings.only_run {
@@ -201,8 +213,19 @@ pub fn run_cli<M: ToolModel>(
     if !errors.is_empty() {
         return Err(errors.join("\nerror: "));
     }
-    let violated = report.designs.iter().any(|d| !d.violations.is_empty());
-    Ok(if violated { 1 } else { 0 })
+    Ok(exit_code(&report))
+}
+
+/// 1 a violation found; 3 the runs were cut short (a budget, a signal)
+/// before the last; else 0.
+fn exit_code(report: &Report) -> u8 {
+    if report.designs.iter().any(|d| !d.violations.is_empty()) {
+        1
+    } else if report.designs.iter().any(|d| d.cut.is_some()) {
+        3
+    } else {
+        0
+    }
 }
 
 /// `slotcheck merge FILE...`: prints the merged JSON report.
@@ -219,8 +242,8 @@ pub fn merge_files(files: &[PathBuf]) -> Result<u8, String> {
         })?;
         reports.push(report);
     }
-    let merged = merge(&reports)?;
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let merged = merge_named(&reports, &names)?;
     println!("{}", serde_json::to_string_pretty(&merged).expect("JSON"));
-    let violated = merged.designs.iter().any(|d| !d.violations.is_empty());
-    Ok(if violated { 1 } else { 0 })
+    Ok(exit_code(&merged))
 }

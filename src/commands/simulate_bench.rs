@@ -166,6 +166,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 out: None,
                 pct: None,
                 liveness: None,
+                budget: Limits::default(),
             };
             let mut timing = Timing::default();
             let run = simulate(&model, &settings, &mut timing)?;
@@ -195,7 +196,14 @@ pub fn bench(seed: u64) -> Result<String, String> {
                     let model =
                         Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
                     let init = model.initial_state();
-                    let s = shrink::shrink(&model, &init, actions, claim.property, 50_000);
+                    let s = shrink::shrink(
+                        &model,
+                        &init,
+                        actions,
+                        claim.property,
+                        50_000,
+                        &Limits::default(),
+                    );
                     format!("{} -> {}", actions.len(), s.actions.len())
                 }
                 None => "-".into(),
@@ -318,6 +326,7 @@ pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
         out: None,
         pct: None,
         liveness: None,
+        budget: Limits::default(),
     };
     let fixed_swarm = |s: Settings| Settings {
         swarm: Some(Vec::new()),

@@ -4,6 +4,7 @@
 
 use super::bounds::{meta_bounds_and_options, scenario_whole, whole, BoundError, Whole};
 use super::{ModelArgs, ToolModel};
+use crate::check::{Cut, Limits};
 use clap::Args;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -556,8 +557,9 @@ impl ToolModel for Link {
         }
     }
 
-    fn mutants(&self) -> Vec<(String, String, Self)> {
-        slotcheck_models::link::mutation::mutations(self.design)
+    /// The link design's mutants are listed, not found: no budget to spend.
+    fn mutants_within(&self, _limits: &Limits) -> Result<Vec<(String, String, Self)>, Cut> {
+        Ok(slotcheck_models::link::mutation::mutations(self.design)
             .into_iter()
             .map(|m| {
                 let mutant = Link {
@@ -566,7 +568,7 @@ impl ToolModel for Link {
                 };
                 (m.name(self.design.name), m.describe().to_string(), mutant)
             })
-            .collect()
+            .collect())
     }
 
     fn bounds_json(&self) -> Value {

@@ -20,6 +20,7 @@ pub mod bounds;
 pub mod link;
 pub mod stovepipe;
 
+use crate::check::{Cut, Limits};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 use rand::Rng;
@@ -174,8 +175,14 @@ pub trait ToolModel:
     // ------------------------------------------------ mutants
 
     /// The design's mutants on these bounds: each its stable name, what it
-    /// changes in one sentence, and its model.
-    fn mutants(&self) -> Vec<(String, String, Self)>;
+    /// changes in one sentence, and its model; `Err` when a budget of
+    /// `limits` ran out first (finding them may explore every state).
+    fn mutants_within(&self, limits: &Limits) -> Result<Vec<(String, String, Self)>, Cut>;
+    /// [`Self::mutants_within`] with no budget.
+    fn mutants(&self) -> Vec<(String, String, Self)> {
+        self.mutants_within(&Limits::default())
+            .expect("no budget to run out")
+    }
     /// The same design on a ladder of bounds, smallest first, where a
     /// survivor is looked for (`mutate --search`): the smallest that kills
     /// it says the bounds were too small. Default: none.

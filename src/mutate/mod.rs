@@ -44,9 +44,9 @@ pub struct Equivalents {
 #[serde(deny_unknown_fields)]
 struct EquivalentsFile {
     #[serde(default)]
-    mutant: Vec<EquivalentEntry>,
+    mutant: Vec<toml::Spanned<EquivalentEntry>>,
     #[serde(default)]
-    survivor: Vec<EquivalentEntry>,
+    survivor: Vec<toml::Spanned<EquivalentEntry>>,
 }
 
 /// One entry: a mutant by its full name, or the same steps and operators
@@ -67,7 +67,10 @@ impl Equivalents {
     /// Reads the list; an entry without a reason, or named twice, is an error
     /// naming the file and line.
     pub fn load(file: &Path) -> Result<Equivalents, String> {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = report::read_text(file).map_err(|(at, message)| {
+            let at = at.map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+            format!("{}{at}: {message}", file.display())
+        })?;
         let raw: EquivalentsFile = toml::from_str(&text).map_err(|e| {
             let at = e
                 .span()
@@ -89,25 +92,24 @@ impl Equivalents {
             ),
         ] {
             for entry in entries {
+                let (line, _) = report::line_column(&text, entry.span().start);
+                let at = format!("{}:{line}", file.display());
+                let entry = entry.into_inner();
                 let mut names: Vec<String> = entry.name.into_iter().collect();
                 for design in &entry.designs {
                     names.extend(entry.mutants.iter().map(|m| format!("{design}/{m}")));
                 }
                 if names.is_empty() {
                     return Err(format!(
-                        "{}: an entry names no mutant: give `name`, or `designs` and `mutants`",
-                        file.display()
+                        "{at}: an entry names no mutant: give `name`, or `designs` and `mutants`"
                     ));
                 }
                 for name in names {
                     if entry.why.trim().is_empty() {
-                        return Err(format!(
-                            "{}: `{name}` has no reason (`why`): {what}",
-                            file.display()
-                        ));
+                        return Err(format!("{at}: `{name}` has no reason (`why`): {what}"));
                     }
                     if list.insert(name.clone(), entry.why.clone()).is_some() {
-                        return Err(format!("{}: `{name}` is listed twice", file.display()));
+                        return Err(format!("{at}: `{name}` is listed twice"));
                     }
                 }
             }
@@ -182,6 +184,9 @@ pub struct MutantReport {
 pub struct DesignReport {
     pub design: String,
     pub mutants: Vec<MutantReport>,
+    /// Why the design's mutants could not all be listed (a budget ran out
+    /// while finding them): the design is inconclusive.
+    pub unlisted: Option<String>,
 }
 
 impl DesignReport {
@@ -286,8 +291,11 @@ fn search<M: ToolModel>(
         let rung = rung.get_or_init(|| Rung {
             model: model.clone(),
             outcome: check(model.clone(), &[], limits),
+            // Cut short, no mutant is found there: the climb goes on to
+            // be cut by the same budget at its next check.
             mutants: model
-                .mutants()
+                .mutants_within(limits)
+                .unwrap_or_default()
                 .into_iter()
                 .map(|(n, _, m)| (n, m))
                 .collect(),
@@ -325,7 +333,16 @@ pub fn run<M: ToolModel>(
                 .iter()
                 .map(|m| check(m.clone(), &[], limits))
                 .collect();
-            let listed = first.mutants();
+            let listed = match first.mutants_within(limits) {
+                Ok(listed) => listed,
+                Err(cut) => {
+                    return DesignReport {
+                        design: first.variant().to_string(),
+                        mutants: Vec::new(),
+                        unlisted: Some(cut.describe().to_string()),
+                    }
+                }
+            };
             // The mutants are found on the first bounds (exploring them);
             // on the others each is the same mutation on those bounds.
             let on_bounds: Vec<BTreeMap<String, M>> = models
@@ -397,15 +414,15 @@ pub fn run<M: ToolModel>(
             DesignReport {
                 design: first.variant().to_string(),
                 mutants,
+                unlisted: None,
             }
         })
         .collect()
 }
 
-/// 0 every mutant killed or listed as equivalent; 1 a mutant survived or a
-/// listed one was killed; 3 a budget ran out (and nothing else failed).
 /// 1 a survivor (a known one too, unless `allow_known`) or a listed mutant
-/// killed; 3 a budget ran out; else 0.
+/// killed; 3 a budget ran out (while judging a mutant or listing a
+/// design's); else 0.
 pub fn exit_code(reports: &[DesignReport], allow_known: bool) -> u8 {
     let fates = || {
         reports
@@ -419,7 +436,9 @@ pub fn exit_code(reports: &[DesignReport], allow_known: bool) -> u8 {
     };
     if fates().any(fails) {
         1
-    } else if fates().any(|f| matches!(f, Fate::Inconclusive(_))) {
+    } else if fates().any(|f| matches!(f, Fate::Inconclusive(_)))
+        || reports.iter().any(|r| r.unlisted.is_some())
+    {
         3
     } else {
         0

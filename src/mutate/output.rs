@@ -16,6 +16,12 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
         .unwrap_or(20)
         + 2;
     for r in reports {
+        if let Some(why) = &r.unlisted {
+            out.push_str(&style.bold(&format!("{}: ", r.design)));
+            let line = format!("mutants not listed, inconclusive: {why}\n\n");
+            out.push_str(&style.verdict(Verdict::Inconclusive, &line));
+            continue;
+        }
         out.push_str(&style.bold(&format!(
             "{}: {}\n",
             r.design,
@@ -68,6 +74,13 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
     }
     out.push_str(&style.bold("mutation score (killed / mutants not listed as equivalent)\n"));
     for r in reports {
+        if r.unlisted.is_some() {
+            out.push_str(&format!(
+                "  {:<38}inconclusive: mutants not listed\n",
+                r.design
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "  {:<38}{:>6.1}%  {} killed, {} survived ({} known), {} equivalent\n",
             r.design,
@@ -130,6 +143,7 @@ pub fn json(reports: &[DesignReport]) -> Value {
                     "known_survivors": r.known(),
                     "equivalent": r.equivalent(),
                     "score": r.score(),
+                    "unlisted": r.unlisted,
                 })
             })
             .collect(),
@@ -141,6 +155,14 @@ pub fn html(reports: &[DesignReport], heading: &str) -> String {
     use crate::report::xml_escape;
     let mut body = String::new();
     for r in reports {
+        if let Some(why) = &r.unlisted {
+            body.push_str(&format!(
+                "<h2>{}</h2>\n<p class=\"unsure\">mutants not listed, inconclusive: {}</p>\n",
+                xml_escape(&r.design),
+                xml_escape(why)
+            ));
+            continue;
+        }
         body.push_str(&format!(
             "<h2>{} <small>{:.1}% killed ({} of {}; {} equivalent)</small></h2>\n<table><thead><tr><th>mutant</th><th>what it changes</th><th>fate</th></tr></thead><tbody>\n",
             xml_escape(&r.design),

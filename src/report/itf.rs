@@ -152,10 +152,21 @@ fn count(n: u64, noun: &str) -> String {
 /// Writes a file whole or not at all: to a temporary file beside it, then a
 /// rename. On failure nothing is left behind, the temporary file included;
 /// a directory in the way is named as such rather than as whatever the
-/// rename would say.
+/// rename would say. A symbolic link is followed, and its target written;
+/// a file that is not a regular one (a device, a FIFO, `/proc/self/fd/1`)
+/// is written in place, never replaced by a rename, so that a full device
+/// says so.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     if path.is_dir() {
         return Err(std::io::Error::other("is a directory: give a file's path"));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
+        file.write_all(contents)?;
+        return file.flush();
+    }
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return write_atomically(&link_target(path)?, contents);
     }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(dir) = dir {
@@ -179,6 +190,24 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temporary);
     }
     written
+}
+
+/// The file a symbolic link names at the end of its chain, whether or not
+/// it exists yet.
+fn link_target(link: &Path) -> std::io::Result<PathBuf> {
+    let mut path = link.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&path) {
+            Ok(target) => {
+                path = match path.parent() {
+                    Some(parent) => parent.join(target),
+                    None => target,
+                }
+            }
+            Err(_) => return Ok(path),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
 }
 
 /// `.NAME.PID.tmp` beside `path`.
@@ -226,16 +255,30 @@ impl Output {
 /// Checks, before a run, that every output can be written, so that a long
 /// run does not end in a failed write: not a directory where a file goes
 /// (or a file where a directory goes), inside a directory that exists or
-/// can be made, where a file can be created. An output may not be one of
-/// `inputs` (slotcheck never writes over what it reads) nor the path of
-/// another output. Leaves nothing behind.
+/// can be made, where a file can be created. The one rule of every command
+/// for what it writes: an output may not be one of `inputs` (every file the
+/// run reads; a directory given stands for every file under it) under any
+/// spelling (`..`, a symbolic link, a hard link), nor the path of another
+/// output, nor lie inside an output directory (`--out`), where the files a
+/// run writes depend on its verdicts. Leaves nothing behind.
 pub fn check_outputs(outputs: &[Output], inputs: &[PathBuf]) -> Result<(), String> {
     for output in outputs {
         check_output(output)?;
         let resolved = resolve(&output.path);
-        if inputs.iter().any(|input| resolve(input) == resolved) {
+        let read = inputs.iter().find(|input| {
+            let input_resolved = resolve(input);
+            input_resolved == resolved
+                || same_file(input, &output.path)
+                || (input.is_dir() && resolved.starts_with(&input_resolved))
+        });
+        if let Some(input) = read {
+            let what = if input.is_dir() {
+                format!(" (under {}, which it reads)", input.display())
+            } else {
+                String::new()
+            };
             return Err(format!(
-                "{}: is an input of this run; slotcheck never writes over what it reads",
+                "{}: is an input of this run{what}; slotcheck never writes over what it reads",
                 output.named()
             ));
         }
@@ -251,11 +294,27 @@ pub fn check_outputs(outputs: &[Output], inputs: &[PathBuf]) -> Result<(), Strin
                     a.path.display()
                 ));
             }
+            if same_file(&a.path, &b.path) {
+                return Err(format!(
+                    "{} and {} both write one file ({} and {}): give each its own path",
+                    a.flag,
+                    b.flag,
+                    a.path.display(),
+                    b.path.display()
+                ));
+            }
             for (outer, inner, outer_path, inner_path) in [(a, b, &ra, &rb), (b, a, &rb, &ra)] {
                 let inside = inner_path.ancestors().skip(1).any(|p| p == outer_path);
                 if !outer.is_dir && inside {
                     return Err(format!(
                         "{}: is inside {}, a file",
+                        inner.named(),
+                        outer.named()
+                    ));
+                }
+                if outer.is_dir && inside {
+                    return Err(format!(
+                        "{}: is inside {}, where the run writes files named by what it finds: give it a path outside",
                         inner.named(),
                         outer.named()
                     ));
@@ -267,8 +326,20 @@ pub fn check_outputs(outputs: &[Output], inputs: &[PathBuf]) -> Result<(), Strin
 }
 
 fn check_output(output: &Output) -> Result<(), String> {
-    let path = &output.path;
     let named = output.named();
+    if !output.is_dir {
+        // Written in place (a device, a FIFO): opening it to try could
+        // block, and a failed write says so after the run (exit 2).
+        if std::fs::metadata(&output.path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return Ok(());
+        }
+        // A link is followed: its target's directory is where it is written.
+        if std::fs::symlink_metadata(&output.path).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = link_target(&output.path).map_err(|e| format!("{named}: {e}"))?;
+            return check_output(&Output::file(output.flag, &target));
+        }
+    }
+    let path = &output.path;
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() && !output.is_dir => {
             return Err(format!("{named}: is a directory: give a file's path"))
@@ -323,6 +394,19 @@ fn check_output(output: &Output) -> Result<(), String> {
             existing.display()
         )),
     }
+}
+
+/// Whether two paths that both exist are one file (a hard link too).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return a.dev() == b.dev() && a.ino() == b.ino();
+        }
+    }
+    let _ = (a, b);
+    false
 }
 
 /// The absolute path, with `.` and `..` resolved and symbolic links

@@ -285,3 +285,21 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (line, before[line_start..].chars().count() + 1)
 }
+
+/// A text file read whole; an error says where: bytes that are not UTF-8
+/// at their line and column (`Some`), or why the file could not be read.
+pub fn read_text(path: &std::path::Path) -> Result<String, (Option<(usize, usize)>, String)> {
+    let bytes = std::fs::read(path).map_err(|e| (None, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let before = std::str::from_utf8(&bytes[..valid]).expect("valid up to here");
+        (
+            Some(line_column(before, valid)),
+            format!(
+                "byte 0x{:02x} is not UTF-8 (a scenario or list is UTF-8 text)",
+                bytes[valid]
+            ),
+        )
+    })
+}

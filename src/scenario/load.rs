@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 
 /// Reads and validates one scenario file.
 pub fn load(file: &Path) -> Result<Scenario, InputError> {
-    let text = std::fs::read_to_string(file).map_err(|e| InputError {
+    let text = crate::report::read_text(file).map_err(|(at, message)| InputError {
         file: file.to_path_buf(),
-        at: None,
+        at,
         field: None,
-        message: format!("cannot read: {e}"),
+        message,
     })?;
     parse(file, &text)
 }

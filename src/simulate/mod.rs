@@ -31,12 +31,16 @@ pub mod swarm;
 pub mod text;
 pub mod trace;
 
-pub use report::{merge, DesignReport, Report, ShardCover, ViolationReport, WitnessReport};
+pub use report::{
+    merge, merge_named, DesignReport, Report, ShardCover, ViolationReport, WitnessReport,
+};
 pub use swarm::{plan, swarm_ranges};
 pub use trace::{
     bounds_map, bounds_words, check_trace_files, last_state, model_meta, save_trace, trace_text,
 };
 
+use crate::check::budget::Watch;
+use crate::check::Limits;
 use crate::models::ToolModel;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -94,6 +98,10 @@ pub struct Settings {
     pub shrink_states: usize,
     /// Where counterexamples are saved; `None`: not saved.
     pub out: Option<PathBuf>,
+    /// The command's budgets (`--timeout`, `--max-memory`; a signal): the
+    /// walks stop when one runs out, and the report says so. Only a cut
+    /// run depends on them.
+    pub budget: Limits,
     /// Schedule every walk with PCT instead of uniformly (or by swarm
     /// weights); `None`: as before.
     pub pct: Option<PctSettings>,
@@ -388,7 +396,13 @@ pub fn simulate<M: ToolModel>(
     let mut found: Vec<Option<Found<M>>> = (0..=properties.len()).map(|_| None).collect();
     let mut reached: Vec<(u64, Option<u64>)> = vec![(0, None); properties.len()];
     let (mut runs, mut states, mut cut_at_depth) = (0u64, 0u64, 0u64);
+    let mut watch = Watch::new(&settings.budget, started);
+    let mut cut = None;
     for run in runs_of(settings) {
+        if let Some(why) = watch.over(0) {
+            cut = Some(why);
+            break;
+        }
         let mut rng = run_rng(settings.seed, run);
         let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
         let mut schedule = Schedule::of_run(settings.pct, weights, &mut rng);
@@ -451,7 +465,14 @@ pub fn simulate<M: ToolModel>(
         // A liveness violation rests on the drawn fault phase and bound,
         // which shrinking's other bounds do not keep: it is told as found.
         let shrunk = if settings.shrink && !liveness {
-            shrink::shrink(&f.model, &f.init, &f.actions, name, settings.shrink_states)
+            shrink::shrink(
+                &f.model,
+                &f.init,
+                &f.actions,
+                name,
+                settings.shrink_states,
+                &settings.budget,
+            )
         } else {
             Shrunk::unshrunk(&f.model, &f.init, &f.actions)
         };
@@ -539,6 +560,7 @@ pub fn simulate<M: ToolModel>(
             cut_at_depth,
             violations,
             witnesses,
+            cut: cut.map(|c| c.describe().to_string()),
         },
         shrunk: shrunk_traces,
         write_errors,
@@ -710,6 +732,7 @@ mod tests {
             out: None,
             pct: None,
             liveness: None,
+            budget: Limits::default(),
         };
         let report = |seed, shard| {
             simulate_all(&[model], &settings(seed, shard), &mut Timing::default())

@@ -81,6 +81,11 @@ fn replay_with<M: ToolModel>(
         .iter()
         .find(|p| p.name == property)
         .ok_or_else(|| format!("the model has no property `{property}`"))?;
+    if recorded.expectation != Expectation::Always {
+        return Err(format!(
+            "`#meta.property` is `{property}`, a witness (a `sometimes` property): a trace that reaches it is no counterexample, and replay takes a violation"
+        ));
+    }
     let mut inits = model.init_states();
     let init = inits.swap_remove(recorded_init(model, document)?);
     let actions = model
@@ -117,12 +122,20 @@ fn replay_with<M: ToolModel>(
             .collect()
     };
     let again = itf::trace(model, model_meta(model), &init, &actions);
-    if variables(&again) != variables(document) {
+    let model_unchanged = variables(&again) == variables(document);
+    if !model_unchanged {
         out.push_str(
             "note: the states recorded in the file differ from what the model gives now\n",
         );
     }
     let violates = discovered(model, recorded, &last);
+    if !violates && model_unchanged {
+        // Every recorded state is the model's own: not the model changed,
+        // the file (a state dropped, the property renamed).
+        return Err(format!(
+            "every recorded state is what the model gives, yet the last does not violate `{property}`: the file is inconsistent (a state dropped, `#meta` edited), not a trace of a fixed model"
+        ));
+    }
     let others: Vec<&str> = properties
         .iter()
         .filter(|p| p.expectation == Expectation::Always && p.name != property)

@@ -50,6 +50,10 @@ pub struct DesignReport {
     pub violations: Vec<ViolationReport>,
     /// Every witness, with the runs that reached it (0: never).
     pub witnesses: Vec<WitnessReport>,
+    /// Why the runs stopped before the last (a budget or a signal): what
+    /// was not run is not a verdict. Absent when every run was done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,6 +93,12 @@ pub struct WitnessReport {
 /// Combines shard reports into one: the same as the single run's once every
 /// shard is in. The shards must share every option.
 pub fn merge(reports: &[Report]) -> Result<Report, String> {
+    let names: Vec<String> = (1..=reports.len()).map(|i| format!("report {i}")).collect();
+    merge_named(reports, &names)
+}
+
+/// [`merge`], each report named in errors as `names` says (its file).
+pub fn merge_named(reports: &[Report], names: &[String]) -> Result<Report, String> {
     let (first, rest) = reports.split_first().ok_or("merge: no report given")?;
     let header = |r: &Report| {
         let mut h = r.clone();
@@ -101,8 +111,8 @@ pub fn merge(reports: &[Report]) -> Result<Report, String> {
     for (i, r) in reports.iter().enumerate() {
         if header(r) != header(first) {
             return Err(format!(
-                "merge: report {} was made with other options (seed, runs, depth, bounds, swarm, pct, shrink) than report 1",
-                i + 1
+                "merge: {} was made with other options (seed, runs, depth, bounds, swarm, pct, shrink) than {}",
+                names[i], names[0]
             ));
         }
         let cover = r.shard.clone().unwrap_or(ShardCover {
@@ -111,21 +121,26 @@ pub fn merge(reports: &[Report]) -> Result<Report, String> {
         });
         if cover.of != of {
             return Err(format!(
-                "merge: report {} splits the runs into {} shards, report 1 into {of}",
-                i + 1,
-                cover.of
+                "merge: {} splits the runs into {} shards, {} into {of}",
+                names[i], cover.of, names[0]
             ));
         }
         for s in cover.covered {
             if covered.contains(&s) {
-                return Err(format!("merge: shard {s}/{of} is given twice"));
+                return Err(format!(
+                    "merge: shard {s}/{of} is given twice (again in {})",
+                    names[i]
+                ));
             }
             covered.push(s);
         }
         let designs: Vec<&str> = r.designs.iter().map(|d| d.design.as_str()).collect();
         let expected: Vec<&str> = first.designs.iter().map(|d| d.design.as_str()).collect();
         if designs != expected {
-            return Err(format!("merge: report {} has other designs", i + 1));
+            return Err(format!(
+                "merge: {} has other designs than {}",
+                names[i], names[0]
+            ));
         }
     }
     covered.sort_unstable();
@@ -147,6 +162,9 @@ fn merge_design(into: &mut DesignReport, from: &DesignReport) {
     into.runs += from.runs;
     into.states += from.states;
     into.cut_at_depth += from.cut_at_depth;
+    if into.cut.is_none() {
+        into.cut = from.cut.clone();
+    }
     for v in &from.violations {
         match into
             .violations

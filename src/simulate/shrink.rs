@@ -131,13 +131,16 @@ fn remove_actors<M: ToolModel>(
 
 /// Shrinks `actions` (a path of `model` ending in a violation of
 /// `property`); `budget` is the states the final search may generate (0: no
-/// search).
+/// search); `within`: the command's deadline and memory budget, which cut
+/// the searches too (a cut search shrinks nothing: the trace stays longer
+/// but true).
 pub fn shrink<M: ToolModel>(
     model: &M,
     init: &M::State,
     actions: &[M::Action],
     property: &'static str,
     budget: usize,
+    within: &Limits,
 ) -> Shrunk<M> {
     let Some(p) = model.properties().into_iter().find(|p| p.name == property) else {
         return Shrunk::unshrunk(model, init, actions);
@@ -194,6 +197,8 @@ pub fn shrink<M: ToolModel>(
         let search = |m: &M| {
             let limits = Limits {
                 max_states: Some(budget),
+                deadline: within.deadline,
+                max_memory: within.max_memory,
                 // The shortest path is all it needs, not the counts.
                 stop_once_found: true,
                 ..Limits::default()
@@ -271,7 +276,14 @@ mod tests {
                 Some((w.actions[..at].to_vec(), &properties[0]))
             })
             .expect("a long wedge within 1000 runs");
-        let shrunk = shrink(&model, &model.initial_state(), &long, NO_WEDGE, 0);
+        let shrunk = shrink(
+            &model,
+            &model.initial_state(),
+            &long,
+            NO_WEDGE,
+            0,
+            &Limits::default(),
+        );
         assert!(!shrunk.by_search);
         assert!(shrunk.actions.len() < long.len());
         // Still a wedge, on the model it was shrunk for.

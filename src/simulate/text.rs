@@ -119,6 +119,12 @@ pub fn report_text<M: ToolModel>(
             })
             .collect();
         out.push_str(&format!("  witnesses: {}\n", witnesses.join(", ")));
+        if let Some(why) = &d.cut {
+            out.push_str(&format!(
+                "  inconclusive: {why} after {}; the runs not done are not a verdict\n",
+                report::count(d.runs, "run")
+            ));
+        }
     }
     for run in runs {
         for (v, shrunk) in run.report.violations.iter().zip(&run.shrunk) {

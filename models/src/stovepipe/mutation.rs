@@ -12,9 +12,13 @@
 //! changes ([`mutations`]).
 
 use super::log::Log;
-use super::{Handler, Pc, RequestState, Stovepipe};
+use super::{Handler, Pc, RequestState, State, Stovepipe};
 use stateright::Model;
 use std::collections::{BTreeSet, HashSet};
+use std::hash::{Hash, Hasher};
+
+/// The sets of states seen while listing sites.
+const SEEN_SHARDS: usize = 64;
 
 /// A step of a handler: its handler and its program counter (a read is one
 /// site however many steps it takes).
@@ -193,29 +197,61 @@ pub struct SiteUse {
 /// Every step the model takes on its bounds, and what each does: the model
 /// explored whole, each step told to a log that records its primitives.
 pub fn sites(model: &Stovepipe) -> BTreeSet<SiteUse> {
+    sites_within(model, &mut |_| true).expect("an unbounded listing finishes")
+}
+
+/// [`sites`] under a budget: `go_on` is asked, with the states visited so
+/// far, every few hundred states; `None` when it said stop (the listing
+/// explores every state, so it needs the run's budgets as a search does).
+pub fn sites_within(
+    model: &Stovepipe,
+    go_on: &mut dyn FnMut(usize) -> bool,
+) -> Option<BTreeSet<SiteUse>> {
     let mut uses = BTreeSet::new();
-    let mut seen = HashSet::new();
+    // In shards, so that no one set's growth (a doubling) outruns the
+    // memory budget between two looks at it.
+    let mut seen: Vec<HashSet<State>> = (0..SEEN_SHARDS).map(|_| HashSet::new()).collect();
+    let shard = |state: &State| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        state.hash(&mut hasher);
+        hasher.finish() as usize % SEEN_SHARDS
+    };
+    let mut visited = 0usize;
     let mut todo = vec![model.initial_state()];
     let mut actions = Vec::new();
     while let Some(state) = todo.pop() {
-        if !seen.insert(state) {
+        if !seen[shard(&state)].insert(state) {
             continue;
+        }
+        visited += 1;
+        if visited % 256 == 0 && !go_on(visited) {
+            return None;
         }
         model.actions(&state, &mut actions);
         for action in actions.drain(..) {
             let mut log = Log::recording_sites();
             let next = model.apply(&state, action, &mut log);
             uses.extend(log.sites());
-            todo.push(next);
+            if !seen[shard(&next)].contains(&next) {
+                todo.push(next);
+            }
         }
     }
-    uses
+    Some(uses)
 }
 
 /// Every mutant of the model's design: each operator at each step whose
 /// primitive it changes, as found on the model's bounds.
 pub fn mutations(model: &Stovepipe) -> Vec<Mutation> {
-    let uses = sites(model);
+    mutations_within(model, &mut |_| true).expect("an unbounded listing finishes")
+}
+
+/// [`mutations`] under a budget (see [`sites_within`]); `None`: cut.
+pub fn mutations_within(
+    model: &Stovepipe,
+    go_on: &mut dyn FnMut(usize) -> bool,
+) -> Option<Vec<Mutation>> {
+    let uses = sites_within(model, go_on)?;
     let mut found = BTreeSet::new();
     let mut add = |site: Site, operator: Operator| {
         found.insert(Mutation { site, operator });
@@ -270,5 +306,5 @@ pub fn mutations(model: &Stovepipe) -> Vec<Mutation> {
             Primitive::Other => {}
         }
     }
-    found.into_iter().collect()
+    Some(found.into_iter().collect())
 }

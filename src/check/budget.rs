@@ -1,0 +1,75 @@
+//! The budgets outside the search: what a phase that is not a breadth-first
+//! search (listing a design's mutants, the simulator's walks) looks at to
+//! stop on time, and the cancellation a first SIGINT or SIGTERM asks for.
+//! The search looks at the same deadline, memory and cancellation itself.
+
+use super::memory::resident_bytes;
+use super::{Cut, Limits};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Set once a signal asked the run to stop: every budget then runs out, so
+/// a cancelled run ends as a reached deadline does, its reports written.
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+
+/// Asks every run of the process to stop (async-signal-safe: one store).
+pub fn cancel() {
+    CANCELLED.store(true, Ordering::Relaxed);
+}
+
+pub fn cancelled() -> bool {
+    CANCELLED.load(Ordering::Relaxed)
+}
+
+/// How often a phase looks at the process's memory (reading /proc).
+const MEMORY_EVERY: Duration = Duration::from_millis(20);
+
+/// One phase's budget: states counted by the caller, the command's
+/// deadline, the process's memory and a signal, whichever runs out first.
+pub struct Watch {
+    max_states: Option<usize>,
+    deadline: Option<Instant>,
+    max_memory: Option<u64>,
+    memory_looked_at: Option<Instant>,
+}
+
+impl Watch {
+    pub fn new(limits: &Limits, started: Instant) -> Watch {
+        Watch {
+            max_states: limits.max_states,
+            deadline: match (limits.timeout.map(|t| started + t), limits.deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            max_memory: limits.max_memory,
+            memory_looked_at: None,
+        }
+    }
+
+    /// What has run out, with `states` counted so far; `None`: go on. Cheap
+    /// enough to ask every few hundred states.
+    pub fn over(&mut self, states: usize) -> Option<Cut> {
+        if cancelled() {
+            return Some(Cut::Signal);
+        }
+        if self.max_states.is_some_and(|max| states > max) {
+            return Some(Cut::MaxStates);
+        }
+        let now = Instant::now();
+        if self.deadline.is_some_and(|d| now >= d) {
+            return Some(Cut::Timeout);
+        }
+        if self
+            .memory_looked_at
+            .is_none_or(|at| now.duration_since(at) >= MEMORY_EVERY)
+        {
+            self.memory_looked_at = Some(now);
+            if let (Some(max), Some(held)) = (self.max_memory, resident_bytes()) {
+                if held > max {
+                    return Some(Cut::MaxMemory);
+                }
+            }
+        }
+        None
+    }
+}

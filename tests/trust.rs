@@ -1,0 +1,170 @@
+//! What a user meets at the edges (issue 19): a tampered trace is a bad
+//! file, errors name their place, a registered design is guarded by the
+//! scenarios, the template lists everything, and CI reads a short report.
+
+mod common;
+
+use common::{command, slotcheck};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("exited, not killed")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+// ---------------------------------------------------------------- item 9
+
+#[test]
+fn a_tampered_trace_is_a_bad_file_not_a_fixed_model() {
+    let dir = common::scratch("trust", "tampered");
+    let out = dir.to_str().unwrap();
+    let saved = slotcheck(&[
+        "check",
+        "--design",
+        "claim-first",
+        "--requests",
+        "1",
+        "--stalls",
+        "0",
+        "--quiet",
+        "--out",
+        out,
+    ]);
+    assert_eq!(code(&saved), 1);
+    let file = dir.join("claim-first-count-not-high-check.itf.json");
+    let original: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let write = |name: &str, doc: &Value| {
+        let path = dir.join(name);
+        std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+        path
+    };
+    let replay = |path: &Path| slotcheck(&["replay", path.to_str().unwrap()]);
+
+    // The last state dropped, and `steps` lowered or deleted.
+    let mut dropped = original.clone();
+    dropped["states"].as_array_mut().unwrap().pop();
+    let steps = dropped["#meta"]["steps"].as_u64().unwrap();
+    dropped["#meta"]["steps"] = (steps - 1).into();
+    let mut no_steps = dropped.clone();
+    no_steps["#meta"].as_object_mut().unwrap().remove("steps");
+    // The property renamed to another, which the last state keeps.
+    let mut renamed = original.clone();
+    renamed["#meta"]["property"] = "builds-within-limit".into();
+    for (name, doc) in [
+        ("dropped", &dropped),
+        ("no-steps", &no_steps),
+        ("renamed", &renamed),
+    ] {
+        let output = replay(&write(name, doc));
+        assert_eq!(
+            code(&output),
+            2,
+            "{name}: {}{}",
+            stdout(&output),
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("the file is inconsistent"),
+            "{name}: {}",
+            stderr(&output)
+        );
+    }
+    // A witness is no counterexample: a usage error.
+    let mut witness = original.clone();
+    witness["#meta"]["property"] = "all-succeed".into();
+    let output = replay(&write("witness", &witness));
+    assert_eq!(code(&output), 2);
+    assert!(stderr(&output).contains("a witness"), "{}", stderr(&output));
+    // The untouched trace still replays as a violation.
+    assert_eq!(code(&replay(&file)), 1);
+}
+
+// ---------------------------------------------------------------- item 10
+
+#[test]
+fn errors_name_the_file_and_line() {
+    let dir = common::scratch("trust", "places");
+    // Invalid UTF-8 on line 3 of a scenario and of a list of equivalents.
+    let scenario = dir.join("bad.toml");
+    std::fs::write(&scenario, b"id = \"X\"\ntitle = \"t\"\nsource = \"\xff\"\n").unwrap();
+    let output = slotcheck(&["check", scenario.to_str().unwrap()]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains(&format!(
+            "{}:3:11: byte 0xff is not UTF-8",
+            scenario.display()
+        )),
+        "{}",
+        stderr(&output)
+    );
+    let list = dir.join("equivalent.toml");
+    std::fs::write(&list, b"[[mutant]]\nname = \"a/b\"\nwhy = \"\xfe\"\n").unwrap();
+    let args = [
+        "mutate",
+        "--design",
+        "fail-open",
+        "--requests",
+        "1",
+        "--stalls",
+        "0",
+        "--equivalent",
+    ];
+    let output = slotcheck(&[&args[..], &[list.to_str().unwrap()]].concat());
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains(&format!("{}:3:8:", list.display())),
+        "{}",
+        stderr(&output)
+    );
+    // An entry that names no mutant, on line 4.
+    std::fs::write(
+        &list,
+        "[[mutant]]\nname = \"fail-open/x\"\nwhy = \"y\"\n[[mutant]]\nwhy = \"no name\"\n",
+    )
+    .unwrap();
+    let output = slotcheck(&[&args[..], &[list.to_str().unwrap()]].concat());
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains(&format!("{}:4: an entry names no mutant", list.display())),
+        "{}",
+        stderr(&output)
+    );
+    // merge names the file, not "report 2".
+    let shard = |seed: &str, name: &str| {
+        let file = dir.join(name);
+        let output = slotcheck(&[
+            "simulate",
+            "--design",
+            "claim-first",
+            "--runs",
+            "4",
+            "--seed",
+            seed,
+            "--no-save",
+            "--json-out",
+            file.to_str().unwrap(),
+        ]);
+        assert!(file.exists(), "{}", stderr(&output));
+        file
+    };
+    let (a, b) = (shard("1", "a.json"), shard("2", "b.json"));
+    let output = slotcheck(&["merge", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains(&format!(
+            "merge: {} was made with other options",
+            b.display()
+        )),
+        "{}",
+        stderr(&output)
+    );
+}
