@@ -9,7 +9,6 @@
 //! with the stovepipe live run.
 
 use clap::Args;
-use std::path::PathBuf;
 
 /// The link's own flags.
 #[derive(Args, Clone, Debug)]

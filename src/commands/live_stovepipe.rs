@@ -415,6 +415,7 @@ fn clone_args(a: &LiveArgs) -> LiveArgs {
         read: a.read.clone(),
         tx_read: a.tx_read.clone(),
         isolation: a.isolation.clone(),
+        link: a.link.clone(),
         log: None,
         table: false,
         isolation_table: false,

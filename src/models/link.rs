@@ -398,6 +398,9 @@ impl ToolModel for Link {
             Action::Tick => (1, 0),
             Action::Crash(b) => (2, b as u64),
             Action::Delay(b) => (3, b as u64),
+            Action::SlowAnswer(b) => (4, b as u64),
+            Action::FinishAckLost(b) => (5, b as u64),
+            Action::Nak(b) => (6, b as u64),
         };
         kind << 32 | who
     }
@@ -419,7 +422,11 @@ impl ToolModel for Link {
 
     fn fault_on(&self, s: &State, action: &Action) -> Option<u64> {
         match *action {
-            Action::Crash(b) | Action::Delay(b) => Some(self.actor(s, &Action::Fetch(b))),
+            Action::Crash(b)
+            | Action::Delay(b)
+            | Action::SlowAnswer(b)
+            | Action::FinishAckLost(b)
+            | Action::Nak(b) => Some(self.actor(s, &Action::Fetch(b))),
             _ => None,
         }
     }
