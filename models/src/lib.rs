@@ -362,6 +362,11 @@ pub trait Trace {
     /// What the model could log next from `cursor`, in the log's words, and
     /// the silent steps it could take, in the model's.
     fn allowed(&self, cursor: &Self::Cursor, k: usize) -> Vec<String>;
+
+    /// The model's names for the log's (`R1 = pr-101`), if they differ.
+    fn legend(&self) -> String {
+        String::new()
+    }
 }
 
 /// The rows that differ between two renderings, in the order of `after`

@@ -157,6 +157,63 @@ fn json_of(m: &Measurement) -> Value {
     })
 }
 
+/// `validate` on a log of at least `lines` lines of many independent queues
+/// (random runs of the recommended design, three requests each, with a
+/// crash and a stall allowed, interleaved line by line): lines, queues,
+/// seconds to parse and validate it all, and the queues that conform.
+pub fn validate_time(lines: usize) -> (usize, usize, f64, usize) {
+    use slotcheck_models::events;
+    use slotcheck_models::stovepipe::trace::{queues, simulated_log, QueueTrace};
+    let design = design_named("owner-keyed-atomic-admit-dlq-cancels").expect("a design");
+    let bounds = bounds(3, 1, 1, 1);
+    let mut logs = Vec::new();
+    let mut total = 0;
+    while total < lines {
+        let log = simulated_log(
+            design,
+            bounds,
+            logs.len() as u64,
+            &format!("q{}", logs.len()),
+            80,
+        );
+        total += log.len();
+        logs.push(log);
+    }
+    // Interleaved, as a service with many queues writes them.
+    let mut interleaved = Vec::with_capacity(total);
+    let longest = logs.iter().map(Vec::len).max().unwrap_or(0);
+    for i in 0..longest {
+        interleaved.extend(logs.iter().filter_map(|l| l.get(i).cloned()));
+    }
+    let header = events::Header {
+        model: Some(events::ModelName::Stovepipe),
+        max_concurrent: Some(bounds.max_concurrent),
+        max_deliveries: Some(bounds.max_deliveries),
+        ..events::Header::default()
+    };
+    let text = events::to_ndjson(Some(&header), &interleaved);
+    let started = Instant::now();
+    let log = events::parse("bench.ndjson", &text).expect("a simulated log parses");
+    let records = log
+        .entries
+        .into_iter()
+        .filter_map(|(line, e)| match e {
+            events::Entry::Stovepipe(r) => Some((line, r)),
+            _ => None,
+        })
+        .collect();
+    let mut conforming = 0;
+    let split = queues(records);
+    let count = split.len();
+    for (_, split_read, events) in split {
+        let trace = QueueTrace::new(design, &log.header, split_read, events).expect("in bounds");
+        if crate::validate::validate(&trace).exit_code() <= 1 {
+            conforming += 1;
+        }
+    }
+    (total, count, started.elapsed().as_secs_f64(), conforming)
+}
+
 pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
     let rows = measure(large, progress);
     let timeout = Duration::from_secs(2);
@@ -166,6 +223,7 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
         Vec::new()
     };
     let (mutants, mutate_seconds) = mutate_time();
+    let (log_lines, log_queues, validate_seconds, conforming) = validate_time(100_000);
     if as_json {
         let value = json!({
             "checks": rows.iter().map(json_of).collect::<Vec<_>>(),
@@ -173,6 +231,7 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
                 "threads": threads, "timeout_seconds": timeout.as_secs_f64(), "stopped_after_seconds": s,
             })).collect::<Vec<_>>(),
             "mutate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "mutants": mutants, "seconds": mutate_seconds},
+            "validate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "lines": log_lines, "queues": log_queues, "conforming": conforming, "seconds": validate_seconds},
         });
         println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
         return Ok(0);
@@ -236,7 +295,10 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
         );
     }
     println!(
-        "mutate (owner-keyed-atomic-admit-dlq-cancels, default bounds): {mutants} mutants in {mutate_seconds:.1} s\n"
+        "mutate (owner-keyed-atomic-admit-dlq-cancels, default bounds): {mutants} mutants in {mutate_seconds:.1} s"
+    );
+    println!(
+        "validate (owner-keyed-atomic-admit-dlq-cancels): {log_lines} lines of {log_queues} queues in {validate_seconds:.2} s, {conforming} conform\n"
     );
     // The simulator's side: runs per second and runs to the first violation
     // of each claim of the contract (also `slotcheck simulate --bench`).

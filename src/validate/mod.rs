@@ -23,15 +23,29 @@ pub const SILENT_BUDGET: usize = 200_000;
 /// way, 2 a bad log, 3 inconclusive, 4 departs.
 pub const EXIT_DEPARTS: u8 = 4;
 
+/// A property the log can be read as breaking.
+#[derive(Clone, Debug)]
+pub struct Violation {
+    pub property: String,
+    /// Why, in the model's words, at the first state that breaks it.
+    pub why: String,
+    /// Every explanation of the log breaks it (else some does: the log
+    /// cannot tell, e.g. whether a worker crashed after its last event).
+    pub certain: bool,
+}
+
 /// How one queue's log ends.
 #[derive(Clone, Debug)]
 pub enum Verdict {
     /// Every event is a model step. `violated`: the `always` properties
-    /// that every explanation of the log breaks along the way (each with
-    /// why), and the story of one explanation.
+    /// that an explanation of the log breaks along the way (or, after the
+    /// last event, by crashes of the workers still running, which a log
+    /// cannot show), and the story of the explanation that breaks most.
     Conforms {
-        violated: Vec<(String, String)>,
+        violated: Vec<Violation>,
         story: Vec<StoryStep>,
+        /// The model's names for the log's (`R1 = pr-101`).
+        legend: String,
     },
     /// No candidate can take the event on `line`.
     Departs {
@@ -92,6 +106,24 @@ where
     Action<T>: Clone,
     <T::Model as Model>::State: Clone,
 {
+    search(trace, false).0
+}
+
+/// Validates one queue's log and, when it conforms, tells one explanation
+/// (the path of the first candidate left), for a test to write it again.
+pub fn validate_and_explain<T: Trace>(trace: &T) -> (Verdict, Option<Vec<StoryStep>>)
+where
+    Action<T>: Clone,
+    <T::Model as Model>::State: Clone,
+{
+    search(trace, true)
+}
+
+fn search<T: Trace>(trace: &T, explain: bool) -> (Verdict, Option<Vec<StoryStep>>)
+where
+    Action<T>: Clone,
+    <T::Model as Model>::State: Clone,
+{
     let model = trace.model();
     let properties = model.properties();
     let start = trace.start();
@@ -145,53 +177,119 @@ where
                 }
             }
             if seen.len() > SILENT_BUDGET {
-                return Verdict::Inconclusive {
+                let verdict = Verdict::Inconclusive {
                     line: trace.line(k),
                     candidates: seen.len(),
                 };
+                return (verdict, None);
             }
             layer = deeper;
         }
         if next.is_empty() {
             let ((cursor, _), _) = &candidates[0];
-            return Verdict::Departs {
+            let mut state = model.rows(trace.state(cursor));
+            let legend = trace.legend();
+            if !legend.is_empty() {
+                state.push(("(names)".into(), legend));
+            }
+            let verdict = Verdict::Departs {
                 line: trace.line(k),
-                state: model.rows(trace.state(cursor)),
+                state,
                 candidates: candidates.len(),
                 allowed: trace.allowed(cursor, k),
                 says: trace.says(k),
             };
+            return (verdict, None);
         }
         if next.len() > CANDIDATE_BUDGET {
-            return Verdict::Inconclusive {
+            let verdict = Verdict::Inconclusive {
                 line: trace.line(k),
                 candidates: next.len(),
             };
+            return (verdict, None);
         }
         candidates = next.into_iter().collect();
         // The same order on every run, whatever the hash map's.
         candidates.sort_by_key(|(_, node)| *node);
     }
-    let common = candidates
+    let explanation = explain.then(|| model.tell(&init, &path_to(&arena, candidates[0].1)));
+    // After the last event: the workers still running may have crashed
+    // (the log cannot show it), which may end in a violation too.
+    let mut ends: Vec<(u64, usize)> = candidates.iter().map(|((_, b), n)| (*b, *n)).collect();
+    let mut seen: HashSet<Key<T>> = candidates.iter().map(|(key, _)| key.clone()).collect();
+    let mut layer: Vec<(Key<T>, usize)> = candidates.clone();
+    for _ in 0..SILENT_PER_EVENT {
+        let mut deeper = Vec::new();
+        for ((cursor, bits), node) in &layer {
+            out.clear();
+            trace.silent(cursor, trace.len(), &mut out);
+            for (action, after) in out.drain(..) {
+                let bits = bits | broken(&properties, model, trace.state(&after));
+                let key = (after, bits);
+                if seen.len() < SILENT_BUDGET && seen.insert(key.clone()) {
+                    arena.push(Node {
+                        parent: *node,
+                        actions: vec![action],
+                    });
+                    ends.push((bits, arena.len() - 1));
+                    deeper.push((key, arena.len() - 1));
+                }
+            }
+        }
+        layer = deeper;
+    }
+    let certain = candidates
         .iter()
         .fold(u64::MAX, |all, ((_, bits), _)| all & bits);
-    let ((_, _), node) = candidates
+    let possible = ends.iter().fold(0, |any, (bits, _)| any | bits);
+    if possible == 0 {
+        let verdict = Verdict::Conforms {
+            violated: Vec::new(),
+            story: Vec::new(),
+            legend: trace.legend(),
+        };
+        return (verdict, explanation);
+    }
+    // The story of the explanation that breaks the most.
+    let (_, node) = ends
         .iter()
-        .find(|((_, bits), _)| *bits & common == common)
+        .max_by_key(|(bits, node)| (bits.count_ones(), std::cmp::Reverse(*node)))
         .expect("a log that conforms has a candidate");
     let actions = path_to(&arena, *node);
     let story = model.tell(&init, &actions);
     let violated = properties
         .iter()
         .enumerate()
-        .filter(|(i, _)| common & (1 << i) != 0)
-        .map(|(_, p)| {
-            let why = first_breaking(model, &init, &actions, p)
+        .filter(|(i, _)| possible & (1 << i) != 0)
+        .map(|(i, p)| {
+            let path = match first_breaking(model, &init, &actions, p) {
+                Some(_) => actions.clone(),
+                None => {
+                    let (_, other) = ends
+                        .iter()
+                        .find(|(bits, _)| bits & (1 << i) != 0)
+                        .expect("a property some explanation breaks");
+                    path_to(&arena, *other)
+                }
+            };
+            let why = first_breaking(model, &init, &path, p)
                 .map_or_else(String::new, |state| model.explain(p.name, &state));
-            (p.name.to_string(), why)
+            Violation {
+                property: p.name.to_string(),
+                why,
+                certain: certain & (1 << i) != 0,
+            }
         })
         .collect();
-    Verdict::Conforms { violated, story }
+    let legend = trace.legend();
+    (
+        Verdict::Conforms {
+            violated,
+            story,
+            legend,
+        },
+        explanation,
+    )
 }
 
 /// The actions from the start to `node`'s candidate.
@@ -239,18 +337,26 @@ pub fn text(queue: &str, verdict: &Verdict) -> String {
         Verdict::Conforms { violated, .. } if violated.is_empty() => {
             format!("{name}: conforms\n")
         }
-        Verdict::Conforms { violated, story } => {
-            let mut out = format!(
-                "{name}: conforms, and the log violates {} along the way: a real violation in a real run\n",
-                violated
-                    .iter()
-                    .map(|(p, _)| p.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+        Verdict::Conforms {
+            violated,
+            story,
+            legend,
+        } => {
+            let mut out = format!("{name}: conforms, and the log violates a property: a real violation in a real run\n");
+            if !legend.is_empty() {
+                out.push_str(&format!("  the model's names for the log's: {legend}\n"));
+            }
+            for v in violated {
+                let how = if v.certain {
+                    "every explanation of the log breaks it"
+                } else {
+                    "some explanation of the log breaks it (the log cannot tell, e.g. whether a worker crashed after its last event)"
+                };
+                out.push_str(&format!("  {}: {how}\n", v.property));
+            }
             let ending = violated
                 .iter()
-                .map(|(_, why)| why.as_str())
+                .map(|v| v.why.as_str())
                 .collect::<Vec<_>>()
                 .join("; ");
             out.push_str(&story_text(story, &ending));
@@ -290,12 +396,17 @@ pub fn json(queue: &str, verdict: &Verdict) -> Value {
     });
     let object = value.as_object_mut().expect("an object");
     match verdict {
-        Verdict::Conforms { violated, story } => {
+        Verdict::Conforms {
+            violated,
+            story,
+            legend,
+        } => {
+            object.insert("names".into(), json!(legend));
             object.insert(
                 "violated".into(),
                 violated
                     .iter()
-                    .map(|(p, why)| json!({"property": p, "why": why}))
+                    .map(|v| json!({"property": v.property, "why": v.why, "certain": v.certain}))
                     .collect(),
             );
             if !violated.is_empty() {

@@ -8,80 +8,17 @@
 use super::log::{Ledger, Log, Seen, Versions};
 use super::story::{acting_index, carry_labels};
 use super::{
-    Action, Bounds, Build, Delivery, Design, MessageKind, Pc, Req, RequestState, Slots, State,
-    Stovepipe, MAX_FAULTS, MAX_REQUESTS,
+    Action, Bounds, Build, Delivery, Design, Req, State, Stovepipe, MAX_FAULTS, MAX_REQUESTS,
 };
-use crate::events::stovepipe::{
-    Event, MessageName, QueueRow, RequestRow, RowName, RowState, RowWrite, Values,
-};
+use crate::events::stovepipe::{Event, MessageName};
 use crate::events::{Header, Record};
 use std::collections::HashMap;
 
-/// What a step would log, in the model's terms (requests by index, rows
-/// with the model's versions).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Observation {
-    Arrive(Req),
-    Deliver {
-        request: Req,
-        kind: MessageKind,
-        attempt: u8,
-    },
-    /// The parts a read took: all three, or with split reads one.
-    Read {
-        request: Option<(Req, RequestState, u16)>,
-        queue: Option<(Slots, u16)>,
-        head: Option<Req>,
-        split: bool,
-    },
-    RereadQueue(Slots, u16),
-    RereadRequest(Req, RequestState, u16),
-    CasQueue {
-        expected: u16,
-        set: Slots,
-        won: bool,
-        step: Pc,
-    },
-    CasRequest {
-        request: Req,
-        expected: u16,
-        set: RequestState,
-        won: bool,
-        step: Pc,
-    },
-    Transaction {
-        request: Req,
-        queue_expected: u16,
-        /// With a request write: the version R's row had to be at.
-        request_expected: Option<u16>,
-        slots: Slots,
-        state: Option<RequestState>,
-        won: bool,
-        step: Pc,
-    },
-    Reap {
-        expected: u16,
-        removed: u32,
-        won: bool,
-    },
-    Submit {
-        request: Req,
-        started: bool,
-    },
-    CancelBuild {
-        request: Req,
-        stopped: bool,
-    },
-    Ack {
-        request: Req,
-        kind: MessageKind,
-    },
-    Hold {
-        request: Req,
-        kind: MessageKind,
-    },
-    FinishBuild(Req),
-}
+mod observe;
+
+pub use observe::step_name;
+pub(crate) use observe::Observation;
+use observe::{kinds, message_name};
 
 /// A model worker as the validator knows it: the log's worker id (once a
 /// logged delivery or its first event names it) and what it last read.
@@ -131,44 +68,6 @@ pub struct QueueTrace {
 pub enum TraceError {
     Bad { line: usize, message: String },
     Beyond { line: usize, message: String },
-}
-
-fn message_name(kind: MessageKind) -> MessageName {
-    match kind {
-        MessageKind::Process => MessageName::Process,
-        MessageKind::Signal => MessageName::Signal,
-        MessageKind::DeadProcess | MessageKind::DeadSignal => MessageName::Dead,
-    }
-}
-
-fn kinds(name: MessageName) -> &'static [MessageKind] {
-    match name {
-        MessageName::Process => &[MessageKind::Process],
-        MessageName::Signal => &[MessageKind::Signal],
-        MessageName::Dead => &[MessageKind::DeadProcess, MessageKind::DeadSignal],
-    }
-}
-
-fn row_state(state: RequestState) -> RowState {
-    match state {
-        RequestState::Accepted => RowState::Accepted,
-        RequestState::Processing => RowState::Processing,
-        RequestState::Succeeded => RowState::Succeeded,
-        RequestState::Superseded => RowState::Superseded,
-        RequestState::DeadLettered => RowState::DeadLettered,
-    }
-}
-
-/// A step's name as a log gives it: `write_processing` for `WriteProcessing`.
-pub fn step_name(pc: Pc) -> String {
-    let mut name = String::new();
-    for (i, c) in pc.name().chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            name.push('_');
-        }
-        name.push(c.to_ascii_lowercase());
-    }
-    name
 }
 
 /// The worker an event is by, if a worker's step logs it.
@@ -340,221 +239,6 @@ impl QueueTrace {
         (cursor, observed)
     }
 
-    fn queue_row(&self, slots: Slots, version: u16) -> QueueRow {
-        let (count, ids) = self.columns(slots);
-        QueueRow {
-            version: version as u64,
-            in_flight_count: count,
-            in_flight_request_ids: ids,
-        }
-    }
-
-    fn columns(&self, slots: Slots) -> (Option<u64>, Option<Vec<String>>) {
-        match slots {
-            Slots::Count(n) => (Some(n as u64), None),
-            Slots::Owners(set) => (None, Some(self.owners(set))),
-        }
-    }
-
-    fn owners(&self, set: u32) -> Vec<String> {
-        let mut names: Vec<String> = (0..MAX_REQUESTS)
-            .filter(|r| set & (1 << r) != 0)
-            .map(|r| self.name(r))
-            .collect();
-        names.sort();
-        names
-    }
-
-    fn request_row(&self, r: Req, state: RequestState, version: u16) -> RequestRow {
-        RequestRow {
-            id: self.name(r),
-            state: row_state(state),
-            version: version as u64,
-        }
-    }
-
-    fn slot_values(&self, slots: Slots) -> Values {
-        let (count, ids) = self.columns(slots);
-        Values {
-            in_flight_count: count,
-            in_flight_request_ids: ids,
-            ..Values::default()
-        }
-    }
-
-    /// An observation as the log's event, with the log's names. A delivery
-    /// names no worker: the log's is taken.
-    fn event_of(&self, o: &Observation, worker: &str) -> Event {
-        match *o {
-            Observation::Arrive(r) => Event::Arrive {
-                request: self.name(r),
-            },
-            Observation::Deliver {
-                request,
-                kind,
-                attempt,
-            } => Event::Deliver {
-                message: message_name(kind),
-                request: self.name(request),
-                worker: worker.to_string(),
-                attempt: Some(attempt),
-            },
-            Observation::Read {
-                request,
-                queue,
-                head,
-                split,
-            } => match (request, queue, head, split) {
-                (Some((r, s, v)), Some((q, qv)), Some(h), false) => Event::Read {
-                    request: self.request_row(r, s, v),
-                    queue_row: self.queue_row(q, qv),
-                    head: self.name(h),
-                },
-                (Some((r, s, v)), None, None, true) => Event::ReadRequest {
-                    request: self.request_row(r, s, v),
-                },
-                (None, Some((q, qv)), None, true) => Event::ReadQueue {
-                    queue_row: self.queue_row(q, qv),
-                },
-                (None, None, Some(h), true) => Event::ReadHead { head: self.name(h) },
-                other => unreachable!("a read of {other:?}"),
-            },
-            Observation::RereadQueue(q, v) => Event::RereadQueue {
-                queue_row: self.queue_row(q, v),
-            },
-            Observation::RereadRequest(r, s, v) => Event::RereadRequest {
-                request: self.request_row(r, s, v),
-            },
-            Observation::CasQueue {
-                expected,
-                set,
-                won,
-                step,
-            } => Event::Cas {
-                row: RowName::Queue,
-                request: None,
-                expected_version: expected as u64,
-                set: self.slot_values(set),
-                won,
-                step: Some(step_name(step)),
-            },
-            Observation::CasRequest {
-                request,
-                expected,
-                set,
-                won,
-                step,
-            } => Event::Cas {
-                row: RowName::Request,
-                request: Some(self.name(request)),
-                expected_version: expected as u64,
-                set: Values {
-                    state: Some(row_state(set)),
-                    ..Values::default()
-                },
-                won,
-                step: Some(step_name(step)),
-            },
-            Observation::Transaction {
-                request,
-                queue_expected,
-                request_expected,
-                slots,
-                state,
-                won,
-                step,
-            } => {
-                let mut writes = vec![RowWrite {
-                    row: RowName::Queue,
-                    request: None,
-                    expected_version: queue_expected as u64,
-                    set: self.slot_values(slots),
-                }];
-                if let (Some(to), Some(version)) = (state, request_expected) {
-                    writes.push(RowWrite {
-                        row: RowName::Request,
-                        request: Some(self.name(request)),
-                        expected_version: version as u64,
-                        set: Values {
-                            state: Some(row_state(to)),
-                            ..Values::default()
-                        },
-                    });
-                }
-                Event::Transaction {
-                    writes,
-                    won,
-                    step: Some(step_name(step)),
-                }
-            }
-            Observation::Reap {
-                expected,
-                removed,
-                won,
-            } => Event::Reap {
-                expected_version: expected as u64,
-                removed: self.owners(removed),
-                won,
-            },
-            Observation::Submit { request, started } => Event::Submit {
-                request: self.name(request),
-                started,
-            },
-            Observation::CancelBuild { request, stopped } => Event::CancelBuild {
-                request: self.name(request),
-                stopped: Some(stopped),
-            },
-            Observation::Ack { request, kind } => Event::Ack {
-                message: message_name(kind),
-                request: self.name(request),
-            },
-            Observation::Hold { request, kind } => Event::Hold {
-                message: message_name(kind),
-                request: self.name(request),
-            },
-            Observation::FinishBuild(r) => Event::FinishBuild {
-                request: self.name(r),
-            },
-        }
-    }
-
-    /// Whether the model's event is the logged one: lists in any order, and
-    /// what the log leaves out (a step's name, an attempt, a lost reap's
-    /// owners) not compared.
-    fn agrees(model: &Event, log: &Event) -> bool {
-        let mut model = normal(model);
-        let log = normal(log);
-        match (&mut model, &log) {
-            (Event::Deliver { attempt, .. }, Event::Deliver { attempt: None, .. }) => {
-                *attempt = None
-            }
-            (Event::Cas { step, .. }, Event::Cas { step: None, .. })
-            | (Event::Transaction { step, .. }, Event::Transaction { step: None, .. }) => {
-                *step = None
-            }
-            (Event::CancelBuild { stopped, .. }, Event::CancelBuild { stopped: None, .. }) => {
-                *stopped = None
-            }
-            (
-                Event::Reap {
-                    removed,
-                    won: false,
-                    ..
-                },
-                Event::Reap { won: false, .. },
-            ) => {
-                if let Event::Reap {
-                    removed: logged, ..
-                } = &log
-                {
-                    *removed = logged.clone();
-                }
-            }
-            _ => {}
-        }
-        model == log
-    }
-
     fn worker_id(&self, record: &Record<Event>) -> Option<u32> {
         match &record.event {
             Event::Deliver { worker, .. } => self.ids.get(worker).copied(),
@@ -572,34 +256,6 @@ impl QueueTrace {
         };
         serde_json::to_string(&record).expect("an event is JSON")
     }
-}
-
-/// Lists sorted, so that their order does not count.
-fn normal(event: &Event) -> Event {
-    let mut event = event.clone();
-    let sort_row = |q: &mut QueueRow| {
-        if let Some(ids) = &mut q.in_flight_request_ids {
-            ids.sort()
-        }
-    };
-    let sort_values = |v: &mut Values| {
-        if let Some(ids) = &mut v.in_flight_request_ids {
-            ids.sort()
-        }
-    };
-    match &mut event {
-        Event::Read { queue_row, .. }
-        | Event::ReadQueue { queue_row }
-        | Event::RereadQueue { queue_row } => sort_row(queue_row),
-        Event::Cas { set, .. } => sort_values(set),
-        Event::Transaction { writes, .. } => {
-            writes.iter_mut().for_each(|w| sort_values(&mut w.set));
-            writes.sort_by_key(|w| w.row == RowName::Request);
-        }
-        Event::Reap { removed, .. } => removed.sort(),
-        _ => {}
-    }
-    event
 }
 
 impl crate::Trace for QueueTrace {
@@ -708,11 +364,15 @@ impl crate::Trace for QueueTrace {
             }
             // A stall: the worker logs again, and its message is delivered
             // again (when deliveries are logged) while it still runs.
+            // (Out of deliveries, it is its dead message that is.)
+            let later = |name| {
+                self.last_delivery
+                    .get(&(worker.request, name))
+                    .is_some_and(|&at| at >= k)
+            };
             let redelivered = self.unlogged.deliver
-                || self
-                    .last_delivery
-                    .get(&(worker.request, message_name(worker.message)))
-                    .is_some_and(|&at| at >= k);
+                || later(message_name(worker.message))
+                || later(MessageName::Dead);
             let stall = tag.id.is_none() || (logs_from(tag.id) && redelivered);
             if s.stalls_left() > 0 && worker.holds_message && stall {
                 out.push((Action::Stall(i), self.take(c, Action::Stall(i), None).0));
@@ -733,6 +393,16 @@ impl crate::Trace for QueueTrace {
                 out.push((action, self.take(c, action, None).0));
             }
         }
+    }
+
+    fn legend(&self) -> String {
+        let names: Vec<String> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(r, name)| format!("{} = {name}", super::request_name(r as Req)))
+            .collect();
+        names.join(", ")
     }
 
     fn allowed(&self, c: &Cursor, _k: usize) -> Vec<String> {
@@ -801,12 +471,14 @@ impl crate::Trace for QueueTrace {
     }
 }
 
+/// One queue's part of a log: its name, whether it reads rows in split
+/// statements, and its events with their lines.
+pub type QueueLog = (String, bool, Vec<(usize, Record<Event>)>);
+
 /// Splits a log's stovepipe events by queue, in the order each queue first
 /// appears; whether the log reads rows in split statements (`read_request`
 /// and its kin) is read from the events.
-pub fn queues(
-    records: Vec<(usize, Record<Event>)>,
-) -> Vec<(String, bool, Vec<(usize, Record<Event>)>)> {
+pub fn queues(records: Vec<(usize, Record<Event>)>) -> Vec<QueueLog> {
     let mut order: Vec<String> = Vec::new();
     let mut by_queue: HashMap<String, Vec<(usize, Record<Event>)>> = HashMap::new();
     for (line, record) in records {
@@ -831,4 +503,72 @@ pub fn queues(
             (q, split, events)
         })
         .collect()
+}
+
+/// A random run of the model on `bounds`, as the log a system would write
+/// of it, on queue `queue` (requests `{queue}-r1`..., workers
+/// `{queue}-w1`...): for measuring `validate`'s speed (`slotcheck bench`).
+/// The tests do not use it: they write logs from stories, independently.
+pub fn simulated_log(
+    design: &'static dyn Design,
+    bounds: Bounds,
+    seed: u64,
+    queue: &str,
+    most: usize,
+) -> Vec<Record<Event>> {
+    let header = Header {
+        max_concurrent: Some(bounds.max_concurrent),
+        max_deliveries: Some(bounds.max_deliveries),
+        ..Header::default()
+    };
+    let mut trace = QueueTrace::new(design, &header, false, Vec::new()).expect("bounds in range");
+    trace.model = Stovepipe::new(design, bounds);
+    trace.names = (0..bounds.requests)
+        .map(|r| format!("{queue}-r{}", r + 1))
+        .collect();
+    // xorshift64*: no dependency for a bench's dice.
+    let mut dice = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut roll = |n: usize| {
+        dice ^= dice >> 12;
+        dice ^= dice << 25;
+        dice ^= dice >> 27;
+        (dice.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+    };
+    let mut cursor = crate::Trace::start(&trace);
+    let mut records = Vec::new();
+    let mut enabled = Vec::new();
+    let mut delivered = 0u32;
+    for _ in 0..most {
+        enabled.clear();
+        stateright::Model::actions(&trace.model, &cursor.state, &mut enabled);
+        if enabled.is_empty() {
+            break;
+        }
+        let action = enabled[roll(enabled.len())];
+        let bind = matches!(action, Action::Deliver { .. }).then(|| {
+            delivered += 1;
+            delivered
+        });
+        let actor = match action {
+            Action::Arrive => "client".to_string(),
+            Action::Deliver { .. } => "broker".to_string(),
+            Action::FinishBuild(_) => "build-system".to_string(),
+            Action::Step(i) | Action::Crash(i) | Action::Stall(i) => {
+                format!("{queue}-w{}", cursor.tags[i].id.unwrap_or(0))
+            }
+        };
+        let (next, observed) = trace.take(&cursor, action, bind);
+        let worker = format!("{queue}-w{}", bind.unwrap_or(0));
+        for o in &observed {
+            records.push(Record {
+                model: None,
+                queue: queue.to_string(),
+                ts_ms: None,
+                actor: actor.clone(),
+                event: trace.event_of(o, &worker),
+            });
+        }
+        cursor = next;
+    }
+    records
 }
