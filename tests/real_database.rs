@@ -144,7 +144,7 @@ fn every_finding_replays_on_mariadb() {
     assert!(replayed >= 40, "only {replayed} counterexamples replayed");
 }
 
-/// Live runs of the recommended design with crashes (no stalls): every
+/// Live runs of the recommended design with crashes and stalls: every
 /// queue's log, as the statements returned it, is a behaviour of the model.
 fn live_logs_conform(backend: &Backend) {
     let design = "owner-keyed-atomic-admit-dlq-cancels";
@@ -156,8 +156,8 @@ fn live_logs_conform(backend: &Backend) {
             seed,
         );
         c.queues = 10;
-        c.stalls = 0;
         c.crash_percent = 8;
+        c.stall_percent = 8;
         let outcome = live::run(backend, &c).unwrap();
         let v = validate_log(design, &outcome).unwrap();
         assert_eq!(

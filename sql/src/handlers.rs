@@ -372,8 +372,8 @@ impl Worker {
             (ReadMode::Transaction, _) => {
                 let (request, queue, head) = ctx.conn.read_transaction(|c| {
                     let request = c.query_one(sqltext::READ_REQUEST, &[q.clone(), n.clone()])?;
-                    let queue = c.query_one(sqltext::READ_QUEUE, &[q.clone()])?;
-                    let head = c.query_one(sqltext::READ_HEAD, &[q.clone()])?;
+                    let queue = c.query_one(sqltext::READ_QUEUE, std::slice::from_ref(&q))?;
+                    let head = c.query_one(sqltext::READ_HEAD, std::slice::from_ref(&q))?;
                     Ok((request, queue, head))
                 })?;
                 let (request, queue, head) = (request.unwrap(), queue.unwrap(), head.unwrap());

@@ -292,9 +292,8 @@ pub fn row_violations(
         .split(" (v")
         .next()
         .unwrap_or("")
-        .splitn(2, ' ')
-        .nth(1)
-        .unwrap_or("")
+        .split_once(' ')
+        .map_or("", |(_, value)| value)
         .to_string();
     let (low, high) = if let Some(set) = slot_value.strip_prefix('{') {
         let owners: Vec<String> = set
