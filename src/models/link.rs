@@ -454,7 +454,7 @@ impl ToolModel for Link {
 
     fn bound_values(&self) -> Vec<(&'static str, u32)> {
         let b = self.bounds;
-        vec![
+        let mut values = vec![
             ("asks", b.asks as u32),
             ("builders", b.builders as u32),
             ("skew_ticks", b.skew_ticks() as u32),
@@ -464,7 +464,13 @@ impl ToolModel for Link {
             ("late_heartbeats", b.late_heartbeats as u32),
             ("late_by_ticks", b.late_by_ticks() as u32),
             ("max_deliver", b.max_deliver as u32),
-        ]
+        ];
+        // The budgets beyond the contract only where given, so that every
+        // trace and report of the contract's reading reads as it did.
+        for (key, _, _, n) in extra_faults(&b) {
+            values.push((key, n as u32));
+        }
+        values
     }
 
     fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
@@ -488,6 +494,9 @@ impl ToolModel for Link {
                 "late_heartbeats" => b.late_heartbeats = count()?,
                 "late_by_ticks" => b.late_by = seconds()?,
                 "max_deliver" => b.max_deliver = count()?,
+                "slow_answers" => b.slow_answers = count()?,
+                "lost_acks" => b.lost_acks = count()?,
+                "naks" => b.naks = count()?,
                 other => return Err(format!("unknown link bound `{other}`")),
             }
         }

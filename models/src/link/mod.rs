@@ -16,6 +16,7 @@ pub mod mutation;
 mod pack;
 mod steps;
 mod story;
+mod time;
 
 pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};
 
@@ -607,9 +608,9 @@ impl Link {
             Action::Start(b) | Action::Drop(b) => steps::act(self, &mut next, b, log),
             Action::Heartbeat(b) => steps::heartbeat(self, &mut next, b, log),
             Action::Finish(b) => steps::finish(self, &mut next, b, log),
-            Action::Tick => steps::tick(self, &mut next, log),
-            Action::Crash(b) => steps::crash(self, &mut next, b, log),
-            Action::Delay(b) => steps::delay(self, &mut next, b, log),
+            Action::Tick => time::tick(self, &mut next, log),
+            Action::Crash(b) => time::crash(self, &mut next, b, log),
+            Action::Delay(b) => time::delay(self, &mut next, b, log),
             Action::SlowAnswer(b) => {
                 next.slow_answers_left -= 1;
                 steps::fetch_late(self, &mut next, b, log)

@@ -1,13 +1,15 @@
 //! The steps of the contract, in its order: fetch (and the late answer), read
-//! and decide, run with heartbeats, finish; then time and the two faults.
+//! and decide, run with heartbeats, finish, and the faults that change a
+//! step (a late answer, a lost ack, a nak); time, crashes and late
+//! heartbeats are in `time.rs`.
 
 use super::mutation::Mutation;
 use super::{
-    ask_name, at, builder_name, Ask, Bid, Builder, Decided, Key, Link, Log, Run, State, Status,
-    ACK_WAIT, FRESH_FOR, HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
+    ask_name, at, builder_name, Ask, Bid, Decided, Key, Link, Log, Run, State, Status, ACK_WAIT,
+    FRESH_FOR, HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
 };
 
-fn seconds(ticks: u8) -> u16 {
+pub(super) fn seconds(ticks: u8) -> u16 {
     ticks as u16 * TICK_SECONDS
 }
 
@@ -18,7 +20,7 @@ fn from_now(s: &State, ticks: u8) -> String {
 
 /// Where the message of `a` stands, for a builder `b` that loses its copy:
 /// whether anything will ever hand the ask out again is what decides a loss.
-fn message_fate(m: &Link, s: &State, b: Bid, a: Ask) -> String {
+pub(super) fn message_fate(m: &Link, s: &State, b: Bid, a: Ask) -> String {
     let msg = s.messages[a as usize];
     let last = msg.deliveries >= m.bounds.max_deliver;
     match msg.status {
@@ -528,177 +530,4 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
         wrote_key(m, s, b, a);
         log.say(|| "delete the running key".into());
     }
-}
-
-/// The builders whose heartbeat for `a` is due at this very instant (not
-/// late): at a deadline of `a`, the model lets the deadline come first.
-fn heartbeats_due(builders: &[Builder], a: Ask) -> Vec<Bid> {
-    (0..builders.len() as Bid)
-        .filter(|&b| {
-            builders[b as usize]
-                .run
-                .is_some_and(|r| r.ask == a && r.heartbeat_in == 0 && r.grace == 0)
-        })
-        .collect()
-}
-
-pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
-    s.now += 1;
-    log.say(|| format!("{TICK_SECONDS} s pass"));
-    for b in s.builders.iter_mut() {
-        if let Some(run) = &mut b.run {
-            run.built = run.built.saturating_add(1);
-            if run.heartbeat_in > 0 {
-                run.heartbeat_in -= 1;
-            } else {
-                run.grace -= 1;
-            }
-        }
-    }
-    let max_deliver = m.bounds.max_deliver;
-    // Kept as ticks: checking never tells, so it must not format.
-    let now = s.now;
-    let State {
-        messages, builders, ..
-    } = s;
-    let builders: &[Builder] = builders;
-    for (a, msg) in messages.iter_mut().enumerate() {
-        if let Status::Delivered { to, ack_in } = &mut msg.status {
-            *ack_in -= 1;
-            if *ack_in == 0 {
-                let to = *to;
-                let last = msg.deliveries >= max_deliver;
-                msg.status = if last {
-                    Status::Exhausted
-                } else {
-                    Status::Available
-                };
-                log.say(|| {
-                    let a = a as Ask;
-                    let then = if last {
-                        format!("at its last delivery (max_deliver {max_deliver}): the server never delivers it again")
-                    } else {
-                        "the server delivers it again".into()
-                    };
-                    // Where a heartbeat was due at this instant too, the
-                    // order the model chose decides: the story says so.
-                    let due = heartbeats_due(builders, a);
-                    let tie = if due.is_empty() {
-                        String::new()
-                    } else {
-                        let who: Vec<String> = due.iter().map(|&b| builder_name(b)).collect();
-                        format!(
-                            " ({}'s heartbeat is due at this same instant; the model lets the ack wait run out first, so its AckProgress comes too late to restart it)",
-                            who.join(" and ")
-                        )
-                    };
-                    format!(
-                        "at {} the ack wait of {} runs out unacked by {}{tie}: {then}",
-                        at(now as i16),
-                        ask_name(a),
-                        builder_name(to)
-                    )
-                });
-            }
-        }
-    }
-    let stale_at = m.stale_at();
-    for (a, key) in s.keys.iter_mut().enumerate() {
-        if let Some(k) = key {
-            let a = a as Ask;
-            let expires = |log: &mut Log| {
-                log.say(|| {
-                    format!(
-                        "at {} the running key of {} expires: the KV bucket's TTL, {} s after its last put",
-                        at(now as i16),
-                        ask_name(a),
-                        seconds(KEY_LIFETIME)
-                    )
-                })
-            };
-            if k.age + 1 >= KEY_LIFETIME {
-                *key = None;
-                expires(log);
-            } else if k.done {
-                k.age += 1;
-            } else {
-                k.age = (k.age + 1).min(stale_at);
-                // A key past the stale age is kept as stale, never removed;
-                // the story's ledger knows when its TTL ends.
-                let ledger_expires = log
-                    .ledger()
-                    .is_some_and(|l| l.put_at[a as usize].is_some_and(|p| now - p == KEY_LIFETIME));
-                if ledger_expires {
-                    expires(log);
-                }
-            }
-        }
-    }
-}
-
-/// Says what a crash loses, from the state before it: the build, each
-/// buffered message, an answer on the way, an ask read and not yet acted
-/// on, and where each of their messages stands.
-pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
-    log.say(|| {
-        let builder = &s.builders[b as usize];
-        let mut lost = Vec::new();
-        if let Some(r) = builder.run {
-            lost.push(format!(
-                "the build of {} is lost ({})",
-                ask_name(r.ask),
-                message_fate(m, s, b, r.ask)
-            ));
-        }
-        for &a in builder.buffer.iter() {
-            lost.push(format!(
-                "{} in its buffer is lost ({})",
-                ask_name(a),
-                message_fate(m, s, b, a)
-            ));
-        }
-        if let Some(a) = builder.on_the_way {
-            lost.push(format!(
-                "the answer on the way, {}, never lands ({})",
-                ask_name(a),
-                message_fate(m, s, b, a)
-            ));
-        }
-        if let Some(d) = builder.decided {
-            lost.push(format!(
-                "{}, read and not yet {}, is lost ({})",
-                ask_name(d.ask),
-                if d.duplicate { "acked" } else { "started" },
-                message_fate(m, s, b, d.ask)
-            ));
-        }
-        let doing = match builder.run {
-            Some(r) => format!(" while building {}", ask_name(r.ask)),
-            None => String::new(),
-        };
-        format!("crashes{doing} and restarts idle: {}", lost.join("; "))
-    });
-    s.crashes_left -= 1;
-    let builder = &mut s.builders[b as usize];
-    builder.run = None;
-    builder.buffer.clear();
-    builder.on_the_way = None;
-    builder.decided = None;
-}
-
-pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
-    s.lates_left -= 1;
-    let late = m.bounds.late_by_ticks();
-    let run = s.builders[b as usize]
-        .run
-        .as_mut()
-        .expect("a running builder");
-    run.grace = late;
-    run.delayed = true;
-    log.say(|| {
-        format!(
-            "its heartbeat (the key's put and the AckProgress) is late, by up to {} s",
-            seconds(late)
-        )
-    });
 }
