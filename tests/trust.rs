@@ -168,3 +168,85 @@ fn errors_name_the_file_and_line() {
         stderr(&output)
     );
 }
+
+// ---------------------------------------------------------------- item 12
+
+#[test]
+fn the_whole_guard_refuses_a_registered_design_no_scenario_expects() {
+    let dir = common::scratch("trust", "unguarded");
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::write(
+        dir.join("scenarios/X-1.toml"),
+        "id = \"X-1\"\ntitle = \"t\"\nsource = \"s\"\nmodel = \"stovepipe\"\n\
+         [bounds]\nrequests = 1\nmax_concurrent = 1\ncrashes = 0\nstalls = 0\nmax_deliveries = 2\n\
+         [expect.claim-first]\nbuilds-within-limit = \"holds\"\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| command().current_dir(&dir).args(args).output().unwrap();
+    let output = run(&["check"]);
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    let errors = stderr(&output);
+    for unguarded in [
+        "stovepipe/fail-open",
+        "stovepipe/owner-keyed-atomic-admit-dlq-cancels",
+        "link/after-1649",
+    ] {
+        assert!(errors.contains(unguarded), "{unguarded}: {errors}");
+    }
+    assert!(!errors.contains("stovepipe/claim-first"), "{errors}");
+    assert!(stdout(&output).is_empty(), "refused before the run");
+    // A file named on the command line is a run of that file, not the guard.
+    let output = run(&["check", "scenarios/X-1.toml"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
+
+// ---------------------------------------------------------------- item 13
+
+#[test]
+fn the_template_has_every_design_and_every_key_each_commented() {
+    let dir = common::scratch("trust", "template");
+    let output = slotcheck(&["scenario", "new", "T-1", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = std::fs::read_to_string(dir.join("T-1.toml")).unwrap();
+    for design in slotcheck_models::stovepipe::DESIGNS.iter() {
+        assert!(
+            text.contains(&format!("[expect.{}]", design.name())),
+            "{}",
+            design.name()
+        );
+    }
+    for design in slotcheck_models::link::DESIGNS.iter() {
+        assert!(
+            text.contains(design.name),
+            "the link design {}",
+            design.name
+        );
+    }
+    for key in [
+        "id",
+        "title",
+        "source",
+        "notes",
+        "model",
+        "slow",
+        "options",
+        "finding",
+        "requests",
+        "max_concurrent",
+        "crashes",
+        "stalls",
+        "max_deliveries",
+        "design",
+        "violates",
+        "steps",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start_matches("# ").starts_with(&format!("{key} =")))
+            .unwrap_or_else(|| panic!("no `{key}` in the template"));
+        assert!(
+            line.trim_start_matches("# ").contains('#'),
+            "`{key}` has no comment: {line}"
+        );
+    }
+}
