@@ -250,3 +250,64 @@ fn the_template_has_every_design_and_every_key_each_commented() {
         );
     }
 }
+
+// ---------------------------------------------------------------- item 14
+
+#[test]
+fn the_scenario_check_aligns_its_columns_and_can_print_only_regressions() {
+    let output = slotcheck(&["check", "scenarios/SP-OCT-003.toml"]);
+    assert_eq!(code(&output), 0);
+    let text = stdout(&output);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("SP-OCT-003"))
+        .collect();
+    assert!(lines.len() > 50);
+    // The property column starts at one place on every line, long design
+    // names included.
+    let column_start = |line: &str, k: usize| {
+        let b = line.as_bytes();
+        (1..b.len())
+            .filter(|&i| b[i] != b' ' && b[i - 1] == b' ')
+            .nth(k)
+            .unwrap()
+    };
+    let starts: std::collections::BTreeSet<(usize, usize)> = lines
+        .iter()
+        .map(|l| (column_start(l, 0), column_start(l, 1)))
+        .collect();
+    assert_eq!(starts.len(), 1, "{starts:?}");
+
+    // Only the regressions and the summary: a pass is one line.
+    let output = slotcheck(&["check", "scenarios/SP-OCT-003.toml", "--regressions-only"]);
+    assert_eq!(code(&output), 0);
+    let text = stdout(&output);
+    assert_eq!(text.trim().lines().count(), 1, "{text}");
+    assert!(text.contains("0 regressions"), "{text}");
+
+    // A regression is printed, with its story.
+    let dir = common::scratch("trust", "regressions-only");
+    let shipped =
+        std::fs::read_to_string(Path::new(common::ROOT).join("scenarios/SP-OCT-003.toml")).unwrap();
+    let wrong = shipped.replacen(
+        "[expect.owner-keyed]\nno-wedge = \"holds\"",
+        "[expect.owner-keyed]\nno-wedge = \"violated\"",
+        1,
+    );
+    assert_ne!(wrong, shipped);
+    let file = dir.join("SP-OCT-003.toml");
+    std::fs::write(&file, wrong).unwrap();
+    let output = slotcheck(&["check", file.to_str().unwrap(), "--regressions-only"]);
+    let text = stdout(&output);
+    assert_eq!(code(&output), 1, "{text}{}", stderr(&output));
+    let checks: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("SP-OCT-003"))
+        .collect();
+    assert_eq!(checks.len(), 1, "{text}");
+    assert!(
+        checks[0].contains("owner-keyed ") && checks[0].contains("no-wedge"),
+        "{text}"
+    );
+    assert!(text.contains("1 regression"), "{text}");
+}
