@@ -311,3 +311,28 @@ fn the_scenario_check_aligns_its_columns_and_can_print_only_regressions() {
     );
     assert!(text.contains("1 regression"), "{text}");
 }
+
+// ---------------------------------------------------------------- item 11
+
+/// Without Chromium the browser tests must look skipped: each is marked
+/// ignored by the cfg build.rs sets (with one cargo warning), and build.rs
+/// leaves them to fail under CI.
+#[test]
+fn every_browser_test_is_ignored_without_chromium_and_build_rs_says_so() {
+    let root = Path::new(common::ROOT);
+    let browser = std::fs::read_to_string(root.join("tests/browser.rs")).unwrap();
+    let tests = browser.matches("#[test]\n").count();
+    let ignored = browser
+        .matches("#[test]\n#[cfg_attr(\n    chromium_missing,\n    ignore = ")
+        .count();
+    assert!(tests > 0);
+    assert_eq!(ignored, tests, "every browser test can be ignored");
+    let build = std::fs::read_to_string(root.join("build.rs")).unwrap();
+    for needed in [
+        "cargo:rustc-cfg=chromium_missing",
+        "cargo:warning=",
+        "var_os(\"CI\")",
+    ] {
+        assert!(build.contains(needed), "build.rs: {needed}");
+    }
+}
