@@ -89,8 +89,7 @@ max_deliveries = 2  # attempts before a message is dead-lettered
 "#,
         others = others.join("\n")
     );
-    let tail = format!(
-        r#"
+    let tail = r#"
 # Optional: the finding's own telling, replayed literally. Every step must be
 # enabled where it stands, and the last state must violate `violates`.
 # [[story]]
@@ -102,7 +101,6 @@ max_deliveries = 2  # attempts before a message is dead-lettered
 #     "step worker 1",
 #     "crash worker 1",
 # ]
-"#
-    );
+"#;
     format!("{head}{tables}{tail}")
 }

@@ -224,7 +224,7 @@ pub fn sites_within(
             continue;
         }
         visited += 1;
-        if visited % 256 == 0 && !go_on(visited) {
+        if visited.is_multiple_of(256) && !go_on(visited) {
             return None;
         }
         model.actions(&state, &mut actions);
