@@ -157,7 +157,7 @@ fn maybe_mutant<M: ToolModel>(
         return Ok(Some(model));
     };
     // Finding the mutants explores the design: the run's budgets hold.
-    let mutants = match model.mutants_within(limits) {
+    let mutants = match crate::check::budget::within(limits, |go_on| model.mutants_within(go_on)) {
         Ok(mutants) => mutants,
         Err(cut) => {
             eprintln!(
