@@ -1,22 +1,41 @@
-//! With the `real` feature: says, where cargo shows it, when MariaDB is not
-//! installed: its tests are then marked ignored (cfg `no_mariadb`), unless `CI` is set, where they
-//! run and fail.
+//! Which of the tests that need a real program can run here, said where
+//! cargo shows it: the browser tests (tests/browser.rs) need Chromium, the
+//! real-database tests (with the `real` feature) a MariaDB server. Without
+//! one, its tests are marked ignored (`cfg(chromium_missing)`,
+//! `cfg(no_mariadb)`), so the test runner shows them as ignored rather than
+//! passed, and cargo prints one warning saying so. With `CI` set they are
+//! not ignored: there a missing program fails them (`.ci/run` installs
+//! both).
+
+/// Where tests/browser.rs runs it; `SLOTCHECK_CHROMIUM` names another place
+/// to look (a path that is not there shows what a machine without it sees).
+const CHROMIUM: &str = "/usr/bin/chromium";
 
 fn main() {
+    println!("cargo:rustc-check-cfg=cfg(chromium_missing)");
     println!("cargo:rustc-check-cfg=cfg(no_mariadb)");
+    println!("cargo:rerun-if-env-changed=SLOTCHECK_CHROMIUM");
     println!("cargo:rerun-if-env-changed=CI");
+    println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=/usr/sbin/mariadbd");
+    let ci = std::env::var_os("CI").is_some();
+    let chromium = std::env::var("SLOTCHECK_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_string());
+    println!("cargo:rerun-if-changed={chromium}");
+    if !std::path::Path::new(&chromium).exists() && !ci {
+        println!("cargo:rustc-cfg=chromium_missing");
+        println!(
+            "cargo:warning=no Chromium at {chromium}: the browser tests (tests/browser.rs) are ignored; apt-get install chromium to run them"
+        );
+    }
     // Only the `real` feature's tests use a database.
     if std::env::var_os("CARGO_FEATURE_REAL").is_none() {
         return;
     }
-    let installed = ["/usr/sbin/mariadbd", "/usr/sbin/mysqld"]
+    let mariadb = ["/usr/sbin/mariadbd", "/usr/sbin/mysqld"]
         .iter()
         .any(|p| std::path::Path::new(p).exists());
-    if !installed {
+    if !mariadb && !ci {
+        println!("cargo:rustc-cfg=no_mariadb");
         println!("cargo:warning=MariaDB is not installed (apt-get install mariadb-server): the MariaDB tests of slotcheck are ignored");
-        if std::env::var_os("CI").is_none() {
-            println!("cargo:rustc-cfg=no_mariadb");
-        }
     }
 }

@@ -73,3 +73,18 @@ impl Watch {
         None
     }
 }
+
+/// Runs a phase that asks `go_on(states)` now and then (a listing of
+/// mutants) under `limits`; `Err` names the budget that stopped it.
+pub fn within<T>(
+    limits: &Limits,
+    phase: impl FnOnce(&mut dyn FnMut(usize) -> bool) -> Option<T>,
+) -> Result<T, Cut> {
+    let mut watch = Watch::new(limits, Instant::now());
+    let mut cut = None;
+    let done = phase(&mut |states| {
+        cut = watch.over(states);
+        cut.is_none()
+    });
+    done.ok_or_else(|| cut.expect("a phase stops only when told to"))
+}

@@ -74,6 +74,10 @@ pub struct ScenarioArgs {
     /// Scenario runs: write a JUnit XML report here (a testsuite per scenario).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Scenario runs: print only the regressions (each with its story) and the summary, not a
+    /// line per check (what CI reads); the reports written are whole.
+    #[arg(long)]
+    pub regressions_only: bool,
 }
 
 impl ScenarioArgs {
@@ -88,6 +92,9 @@ impl ScenarioArgs {
         }
         if self.junit.is_some() {
             given.push("--junit");
+        }
+        if self.regressions_only {
+            given.push("--regressions-only");
         }
         given
     }
@@ -179,7 +186,7 @@ fn maybe_mutant<M: ToolModel>(
         return Ok(Some(model));
     };
     // Finding the mutants explores the design: the run's budgets hold.
-    let mutants = match model.mutants_within(limits) {
+    let mutants = match crate::check::budget::within(limits, |go_on| model.mutants_within(go_on)) {
         Ok(mutants) => mutants,
         Err(cut) => {
             eprintln!(
@@ -252,6 +259,7 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
         json_out: args.json.json_out,
         out: args.out,
         html: args.output.html,
+        regressions_only: args.scenarios.regressions_only,
     };
     Ok(scenario::check_command(run))
 }

@@ -4,7 +4,6 @@
 
 use super::bounds::{meta_bounds_and_options, scenario_whole, whole, BoundError, Whole};
 use super::{ModelArgs, ToolModel};
-use crate::check::{Cut, Limits};
 use clap::Args;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -574,17 +573,22 @@ impl ToolModel for Link {
     }
 
     /// The link design's mutants are listed, not found: no budget to spend.
-    fn mutants_within(&self, _limits: &Limits) -> Result<Vec<(String, String, Self)>, Cut> {
-        Ok(slotcheck_models::link::mutation::mutations(self.design)
-            .into_iter()
-            .map(|m| {
-                let mutant = Link {
-                    mutation: Some(m),
-                    ..*self
-                };
-                (m.name(self.design.name), m.describe().to_string(), mutant)
-            })
-            .collect())
+    fn mutants_within(
+        &self,
+        _go_on: &mut dyn FnMut(usize) -> bool,
+    ) -> Option<Vec<(String, String, Self)>> {
+        Some(
+            slotcheck_models::link::mutation::mutations(self.design)
+                .into_iter()
+                .map(|m| {
+                    let mutant = Link {
+                        mutation: Some(m),
+                        ..*self
+                    };
+                    (m.name(self.design.name), m.describe().to_string(), mutant)
+                })
+                .collect(),
+        )
     }
 
     fn bounds_json(&self) -> Value {

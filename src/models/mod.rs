@@ -20,7 +20,6 @@ pub mod bounds;
 pub mod link;
 pub mod stovepipe;
 
-use crate::check::{Cut, Limits};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 use rand::Rng;
@@ -175,12 +174,16 @@ pub trait ToolModel:
     // ------------------------------------------------ mutants
 
     /// The design's mutants on these bounds: each its stable name, what it
-    /// changes in one sentence, and its model; `Err` when a budget of
-    /// `limits` ran out first (finding them may explore every state).
-    fn mutants_within(&self, limits: &Limits) -> Result<Vec<(String, String, Self)>, Cut>;
+    /// changes in one sentence, and its model. Finding them may explore
+    /// every state: `go_on` is asked, with the states visited, every few
+    /// hundred states (the caller's budgets); `None` when it said stop.
+    fn mutants_within(
+        &self,
+        go_on: &mut dyn FnMut(usize) -> bool,
+    ) -> Option<Vec<(String, String, Self)>>;
     /// [`Self::mutants_within`] with no budget.
     fn mutants(&self) -> Vec<(String, String, Self)> {
-        self.mutants_within(&Limits::default())
+        self.mutants_within(&mut |_| true)
             .expect("no budget to run out")
     }
     /// The same design on a ladder of bounds, smallest first, where a

@@ -4,8 +4,6 @@
 
 use super::bounds::{meta_bounds_and_options, scenario_whole, whole, BoundError, Whole};
 use super::{model_of_design, ModelArgs, ToolModel};
-use crate::check::budget::Watch;
-use crate::check::{Cut, Limits};
 use clap::Args;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -15,7 +13,6 @@ use slotcheck_models::stovepipe::{
 };
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
-use std::time::Instant;
 use toml::Spanned;
 
 /// The bounds `compare` uses when given none: the richest on which every
@@ -436,18 +433,17 @@ impl ToolModel for Stovepipe {
         }
     }
 
-    fn mutants_within(&self, limits: &Limits) -> Result<Vec<(String, String, Self)>, Cut> {
-        let mut watch = Watch::new(limits, Instant::now());
-        let mut cut = None;
-        let found = mutation::mutations_within(self, &mut |states| {
-            cut = watch.over(states);
-            cut.is_none()
-        });
-        let found = found.ok_or_else(|| cut.expect("a listing stops only at a budget"))?;
-        Ok(found
-            .into_iter()
-            .map(|m| (m.name(self.design.name()), m.describe(), self.mutant(m)))
-            .collect())
+    fn mutants_within(
+        &self,
+        go_on: &mut dyn FnMut(usize) -> bool,
+    ) -> Option<Vec<(String, String, Self)>> {
+        let found = mutation::mutations_within(self, go_on)?;
+        Some(
+            found
+                .into_iter()
+                .map(|m| (m.name(self.design.name()), m.describe(), self.mutant(m)))
+                .collect(),
+        )
     }
 
     /// One to three requests, one or two slots, up to two crashes and two

@@ -22,7 +22,7 @@ mod output;
 
 pub use output::{html, json, text};
 
-use crate::check::{check, Limits, Outcome, Verdict};
+use crate::check::{budget, check, Limits, Outcome, Verdict};
 use crate::models::ToolModel;
 use crate::report::{self, count};
 use serde::Deserialize;
@@ -293,8 +293,7 @@ fn search<M: ToolModel>(
             outcome: check(model.clone(), &[], limits),
             // Cut short, no mutant is found there: the climb goes on to
             // be cut by the same budget at its next check.
-            mutants: model
-                .mutants_within(limits)
+            mutants: budget::within(limits, |go_on| model.mutants_within(go_on))
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(n, _, m)| (n, m))
@@ -333,7 +332,7 @@ pub fn run<M: ToolModel>(
                 .iter()
                 .map(|m| check(m.clone(), &[], limits))
                 .collect();
-            let listed = match first.mutants_within(limits) {
+            let listed = match budget::within(limits, |go_on| first.mutants_within(go_on)) {
                 Ok(listed) => listed,
                 Err(cut) => {
                     return DesignReport {

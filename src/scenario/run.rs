@@ -84,6 +84,7 @@ pub fn run_all(
     scenarios: &[Scenario],
     selection: &Selection,
     limits: &Limits,
+    regressions_only: bool,
     mut print: impl FnMut(&str),
 ) -> RunReport {
     let started = Instant::now();
@@ -93,6 +94,13 @@ pub fn run_all(
         .map(|s| s.heading.id.len())
         .max()
         .unwrap_or(0);
+    // As wide as the longest registered design, so that the columns align.
+    let design_width = crate::models::MODELS
+        .iter()
+        .flat_map(|m| super::template::designs_of(m))
+        .map(str::len)
+        .max()
+        .unwrap_or(12);
     for scenario in scenarios {
         if !selection.only.is_empty() && !selection.only.contains(&scenario.heading.id) {
             continue;
@@ -100,16 +108,21 @@ pub fn run_all(
         let skipped = (selection.skip_slow && scenario.slow).then_some("slow (--skip-slow)");
         let scenario_started = Instant::now();
         let (findings, runs) = if skipped.is_some() {
-            print(&format!(
-                "{:<id_width$}  skipped: slow (--skip-slow)",
-                scenario.heading.id
-            ));
+            if !regressions_only {
+                print(&format!(
+                    "{:<id_width$}  skipped: slow (--skip-slow)",
+                    scenario.heading.id
+                ));
+            }
             (Vec::new(), Vec::new())
         } else {
             let (findings, runs) = scenario.run(selection, limits);
             for f in &findings {
+                if regressions_only && f.status != Status::Regression {
+                    continue;
+                }
                 print(&format!(
-                    "{:<id_width$}  {:<12} {:<28} {}",
+                    "{:<id_width$}  {:<design_width$} {:<28} {}",
                     scenario.heading.id,
                     f.design,
                     f.subject,
@@ -159,6 +172,8 @@ pub struct CheckRun {
     pub out: Option<PathBuf>,
     /// The HTML report's file.
     pub html: Option<PathBuf>,
+    /// Print only the regressions' lines (and the summary).
+    pub regressions_only: bool,
 }
 
 impl CheckRun {
@@ -244,6 +259,23 @@ pub fn check_selection(scenarios: &[Scenario], selection: &Selection) -> Result<
     Ok(())
 }
 
+/// The registered designs that no scenario of their model expects anything
+/// of, as `model/design`: the scenario check would not guard them.
+pub fn unguarded_designs(scenarios: &[Scenario]) -> Vec<String> {
+    let mut unguarded = Vec::new();
+    for model in crate::models::MODELS {
+        for design in super::template::designs_of(model) {
+            let guarded = scenarios
+                .iter()
+                .any(|s| s.heading.model == *model && s.plan.has_design(design));
+            if !guarded {
+                unguarded.push(format!("{model}/{design}"));
+            }
+        }
+    }
+    unguarded
+}
+
 /// `slotcheck check [PATH...]`: loads every file (any invalid one stops the
 /// run with exit 2 before anything runs or is written), checks the filters
 /// and that every report can be written, runs, prints a line per check and
@@ -286,14 +318,34 @@ pub fn check_command(run: CheckRun) -> u8 {
     if let Err(e) = check_selection(&scenarios, &run.selection) {
         return fail(e);
     }
+    // The whole guard (every scenario file, no filter) must cover every
+    // registered design: a design added without expectations would pass
+    // every night unchecked.
+    let whole_guard =
+        run.paths.is_empty() && run.selection.only.is_empty() && run.selection.designs.is_empty();
+    let unguarded = unguarded_designs(&scenarios);
+    if whole_guard && !unguarded.is_empty() {
+        return fail(format!(
+            "{} {} in no scenario under {SCENARIO_DIR}: the scenario check would not guard {}; add its `[expect.DESIGN]` table to the scenarios of its model (README: Adding a design)",
+            unguarded.join(", "),
+            if unguarded.len() == 1 { "is" } else { "are" },
+            if unguarded.len() == 1 { "it" } else { "them" },
+        ));
+    }
     if let Err(e) = itf::check_outputs(&run.outputs(), &files) {
         return fail(e);
     }
-    let report = run_all(&scenarios, &run.selection, &run.limits, |line| {
-        if !run.json {
-            println!("{line}");
-        }
-    });
+    let report = run_all(
+        &scenarios,
+        &run.selection,
+        &run.limits,
+        run.regressions_only,
+        |line| {
+            if !run.json {
+                println!("{line}");
+            }
+        },
+    );
     let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
     if run.json {
         print!("{json_text}");

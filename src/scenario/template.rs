@@ -1,6 +1,7 @@
 //! `slotcheck scenario new ID`: a commented template.
 
 use super::*;
+use crate::models;
 use crate::report::itf;
 use std::path::{Path, PathBuf};
 
@@ -27,18 +28,48 @@ pub fn write_template(id: &str, dir: &Path) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// A commented template for `slotcheck scenario new ID`.
+/// Every registered design of a model, in its order.
+pub(super) fn designs_of(model: &str) -> Vec<&'static str> {
+    struct Designs;
+    impl models::ForModel for Designs {
+        type Out = Vec<&'static str>;
+        fn run<M: models::ToolModel>(self) -> Self::Out {
+            M::design_names()
+        }
+    }
+    models::for_model(model, Designs).unwrap_or_default()
+}
+
+/// A commented template for `slotcheck scenario new ID`: every key, each
+/// with what it means, and a table for every design of the default model
+/// (the registry's, so that a new design is in it at once).
 pub fn template(id: &str) -> String {
-    format!(
+    let model = models::MODELS[0];
+    let mut tables = String::new();
+    for (i, design) in designs_of(model).iter().enumerate() {
+        tables.push_str(&format!("\n[expect.{design}]\n"));
+        if i == 0 {
+            tables.push_str("# no-wedge = \"holds\"\n# count-not-high = { verdict = \"violated\", steps = 8 }\n");
+        } else {
+            tables.push_str("# no-wedge = \"holds\"\n");
+        }
+    }
+    let others: Vec<String> = models::MODELS[1..]
+        .iter()
+        .map(|m| format!("# {m}: {}", designs_of(m).join(", ")))
+        .collect();
+    let head = format!(
         r#"# Scenario {id}: one audit finding, checked by `slotcheck check`.
-# Fill in every field; `slotcheck check {SCENARIO_DIR}/{id}.toml` runs it.
-id = "{id}"
-title = "What the finding says, in one line"
-source = "Where it comes from: document, section, PR"
-# notes = "What the model found beyond the source's claim, and why it stands."
-model = "stovepipe"          # or "link" (other bounds: see the README)
+# Fill in the fields not commented out, uncomment the others you need;
+# `slotcheck check {SCENARIO_DIR}/{id}.toml` runs it.
+id = "{id}"                  # the finding's ID: file names and --only
+title = "What the finding says, in one line"   # the reports' heading
+source = "Where it comes from: document, section, PR"   # the claim checked
+# notes = "What the model found beyond the source's claim, and why it stands."   # the reports show it
+model = "{model}"          # the model (other models and their bounds: see the README)
 # slow = true                # leave out of `--skip-slow` runs (tests); for big bounds
 # options = ["split-read"]   # model options (see the README)
+# finding = "no-wedge"       # the `always` property that shows the finding: its column of "What to merge" (`compare --findings`)
 
 # The smallest bounds that show the finding: every bound is required.
 [bounds]
@@ -52,27 +83,24 @@ max_deliveries = 2  # attempts before a message is dead-lettered
 # (the model is the truth; a contradiction is a finding: say so in `notes`).
 # Verdicts: "holds" / "violated" for properties, "reached" / "not-reached" for
 # witnesses; {{ verdict = "violated", steps = N }} pins the shortest path too.
-[expect.claim-first]
-# no-wedge = "holds"
-# count-not-high = {{ verdict = "violated", steps = 8 }}
-
-[expect.fail-open]
-# no-wedge = "holds"
-
-[expect.owner-keyed]
-# no-wedge = "holds"
-
+# A table for every design of the model: the scenario check guards only the
+# designs some scenario expects something of. The other models' designs:
+{others}
+"#,
+        others = others.join("\n")
+    );
+    let tail = r#"
 # Optional: the finding's own telling, replayed literally. Every step must be
 # enabled where it stands, and the last state must violate `violates`.
 # [[story]]
-# design = "claim-first"
-# violates = "no-wedge"
-# steps = [
+# design = "claim-first"     # the design the story runs on
+# violates = "no-wedge"      # the property its last state must violate
+# steps = [                  # one step a line, as `check --design` tells them
 #     "arrive R1",
 #     "deliver process R1",
 #     "step worker 1",
 #     "crash worker 1",
 # ]
-"#
-    )
+"#;
+    format!("{head}{tables}{tail}")
 }
