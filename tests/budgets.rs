@@ -4,18 +4,12 @@
 
 mod common;
 
+use common::{code, stdout};
+
 use common::command;
 use serde_json::Value;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn code(output: &Output) -> i32 {
-    output.status.code().expect("exited, not killed")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// Runs slotcheck, killing it (and failing) if it outlives `limit`: a guard
 /// against a budget that is ignored, far above what the budget allows.

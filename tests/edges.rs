@@ -5,23 +5,13 @@
 
 mod common;
 
+use common::{code, stderr, stdout};
+
 use common::{command, slotcheck, ROOT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn code(output: &Output) -> i32 {
-    output.status.code().expect("exited, not killed")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("edges", name)

@@ -6,17 +6,11 @@
 
 mod common;
 
+use common::{code, stderr};
+
 use common::{command, ROOT};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
-
-fn code(output: &Output) -> i32 {
-    output.status.code().expect("exited, not killed")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// A scratch copy of the repository's inputs: scenarios/ and mutants/.
 fn workspace(name: &str) -> PathBuf {

@@ -4,22 +4,11 @@
 
 mod common;
 
+use common::{code, stderr, stdout};
+
 use common::{command, slotcheck};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Output;
-
-fn code(output: &Output) -> i32 {
-    output.status.code().expect("exited, not killed")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 // ---------------------------------------------------------------- item 9
 
