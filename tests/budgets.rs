@@ -14,22 +14,7 @@ use std::time::{Duration, Instant};
 /// Runs slotcheck, killing it (and failing) if it outlives `limit`: a guard
 /// against a budget that is ignored, far above what the budget allows.
 fn guarded(limit: Duration, args: &[&str]) -> Output {
-    let mut child = command()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            let output = child.wait_with_output().unwrap();
-            panic!("{args:?} outlived its budget\n{}", stdout(&output));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::run_within(limit, args, "outlived its budget")
 }
 
 /// Bounds on which fail-open's mutants take minutes to list (every state

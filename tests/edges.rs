@@ -7,11 +7,11 @@ mod common;
 
 use common::{code, stderr, stdout};
 
-use common::{command, slotcheck, ROOT};
+use common::{slotcheck, ROOT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch("edges", name)
@@ -25,25 +25,7 @@ fn shipped(id: &str) -> String {
 /// refuse its arguments before exploring is given bounds that take minutes,
 /// so a refusal that comes only after the run shows here as a kill.
 fn within(limit: Duration, args: &[&str]) -> Output {
-    let mut child = command()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "{args:?} still ran after {limit:?}: not refused before the run\n{}",
-                stdout(&output)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::run_within(limit, args, "still ran: not refused before the run")
 }
 
 /// Hidden temporary files (`.NAME.PID.tmp`) left anywhere under `dir`.

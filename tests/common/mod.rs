@@ -44,3 +44,24 @@ pub fn stdout(output: &Output) -> String {
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// Runs the binary, killed and failed with `why` if it outlives `limit`.
+pub fn run_within(limit: std::time::Duration, args: &[&str], why: &str) -> Output {
+    use std::process::Stdio;
+    let mut child = command()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            let output = child.wait_with_output().unwrap();
+            panic!("{args:?} {why} ({limit:?})\n{}", stdout(&output));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
