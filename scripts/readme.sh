@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates the generated parts of README.md from the release binary: each
-# block between a `<!-- generated: COMMAND -->` or `<!-- timing: COMMAND -->`
-# marker and `<!-- end -->` becomes what COMMAND prints now, and each
-# `<!-- generated verdicts -->` table gets its verdicts column refilled.
-# `cargo test` checks the fast parts (times masked) and fails with a diff when
-# they differ; the slow parts and the times are refreshed only here.
+# Regenerates the generated parts of README.md and of every page of the book
+# under docs/ from the release binary: each block between a
+# `<!-- generated: COMMAND -->`, `<!-- timing: COMMAND -->` or
+# `<!-- counts: COMMAND -->` marker and `<!-- end -->` becomes what COMMAND
+# prints now, and each `<!-- generated verdicts -->` table gets its verdicts
+# column refilled. `cargo test` checks the fast parts (times masked; a live
+# run's counts too) and fails with a diff when they differ; the slow parts
+# and the times are refreshed only here.
 #
 #   scripts/readme.sh            rewrite every part that changed, slow ones too
 #                                (not the big ones: see --big)

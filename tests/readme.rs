@@ -1,8 +1,8 @@
-//! Every figure and sample output in README.md (and the pages it links to
-//! that are made the same way, [`PAGES`]) comes from a command that this
-//! file re-runs, so the README cannot go stale unnoticed.
+//! Every figure and sample output in README.md and in the book under docs/
+//! (every page `common::doc_pages` lists) comes from a command that this
+//! file re-runs, so neither can go stale unnoticed.
 //!
-//! A generated part of the README sits between a marker that names its
+//! A generated part of a page sits between a marker that names its
 //! command and `<!-- end -->`:
 //!
 //! ````text
@@ -23,6 +23,10 @@
 //!   with a decimal point, a number followed by `runs/s` or `states/s`, a
 //!   number under a column headed `.../s`), so state counts, verdicts and
 //!   run counts are still checked; `scripts/readme.sh` refreshes the times.
+//! - `counts: COMMAND`: the same for the output of a live run on a real
+//!   system, whose counts the scheduler decides: every number is masked, so
+//!   what is compared is the words (which designs, which verdicts, which
+//!   variants keep every invariant). Written and refreshed as a timing block.
 //! - `generated markdown: COMMAND`: Markdown that COMMAND prints, as it is
 //!   (a table, a page of stories), with no fence.
 //! - `generated verdicts`: a Markdown table with a `command` column (a code
@@ -44,14 +48,14 @@
 //! like any other; anything else (2: bad arguments) fails the test.
 //!
 //! `SLOTCHECK_README` chooses what the test does: unset, it checks the fast
-//! parts; `check-all` checks every part; `write` rewrites README.md with what
+//! parts; `check-all` checks every part; `write` rewrites each page with what
 //! every command prints now, `write-fast` the fast parts only. A write leaves
 //! a timing block whose times alone changed, unless
 //! `SLOTCHECK_README_TIMINGS=refresh`. `scripts/readme.sh` sets these.
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// A part of the README: plain text, or a generated part with its lines.
@@ -67,6 +71,8 @@ struct Block {
     /// The marker line, as written.
     marker: String,
     timing: bool,
+    /// A live run: every number masked.
+    counts: bool,
     /// Markdown as the command prints it, not in a fenced block.
     raw: bool,
     weight: Weight,
@@ -110,14 +116,17 @@ fn marker(line: &str) -> Option<Result<(String, Weight, String), String>> {
         _ => (head, Weight::Fast),
     };
     match kind {
-        "generated" | "timing" if command.is_empty() => {
+        "generated" | "timing" | "counts" if command.is_empty() => {
             Some(Err(format!("`{line}`: a {kind} block names its command")))
         }
-        "generated" | "timing" | "generated markdown" => {
+        "generated" | "timing" | "counts" | "generated markdown" => {
             Some(Ok((kind.to_string(), weight, command)))
         }
         "generated verdicts" if command.is_empty() => Some(Ok((kind.to_string(), weight, command))),
-        _ if kind.starts_with("generated") || kind.starts_with("timing") => {
+        _ if ["generated", "timing", "counts"]
+            .iter()
+            .any(|k| kind.starts_with(k)) =>
+        {
             Some(Err(format!("`{line}`: not a marker this test knows")))
         }
         _ => None,
@@ -125,7 +134,7 @@ fn marker(line: &str) -> Option<Result<(String, Weight, String), String>> {
 }
 
 /// The README cut into its parts; the error names the line.
-fn parse(readme: &str) -> Result<Vec<Part>, String> {
+fn parse(page: &str, readme: &str) -> Result<Vec<Part>, String> {
     let lines: Vec<&str> = readme.split_inclusive('\n').collect();
     let mut parts = Vec::new();
     let mut text = String::new();
@@ -134,23 +143,23 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
         let line = lines[i].trim_end_matches('\n');
         let Some(found) = marker(line) else {
             if line == END {
-                return Err(format!("README.md:{}: `{END}` without a marker", i + 1));
+                return Err(format!("{page}:{}: `{END}` without a marker", i + 1));
             }
             text.push_str(lines[i]);
             i += 1;
             continue;
         };
-        let (kind, weight, command) = found.map_err(|e| format!("README.md:{}: {e}", i + 1))?;
+        let (kind, weight, command) = found.map_err(|e| format!("{page}:{}: {e}", i + 1))?;
         let start = i + 1;
         let end = (start..lines.len())
             .find(|&j| lines[j].trim_end() == END)
-            .ok_or_else(|| format!("README.md:{}: `{line}` has no `{END}`", i + 1))?;
+            .ok_or_else(|| format!("{page}:{}: `{line}` has no `{END}`", i + 1))?;
         let inside: Vec<String> = lines[start..end]
             .iter()
             .map(|l| l.trim_end_matches('\n').to_string())
             .collect();
         if inside.iter().any(|l| marker(l).is_some()) {
-            return Err(format!("README.md:{}: a marker inside `{line}`", i + 1));
+            return Err(format!("{page}:{}: a marker inside `{line}`", i + 1));
         }
         if !text.is_empty() {
             parts.push(Part::Text(std::mem::take(&mut text)));
@@ -160,7 +169,7 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
             let has = |name: &str| header.iter().any(|c| c == name);
             if inside.len() < 3 || !has("command") || !has("verdicts") {
                 return Err(format!(
-                    "README.md:{}: a verdicts table has a header with `command` and `verdicts` columns and at least one row",
+                    "{page}:{}: a verdicts table has a header with `command` and `verdicts` columns and at least one row",
                     i + 1
                 ));
             }
@@ -173,6 +182,7 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
             parts.push(Part::Block(Block {
                 marker: line.to_string(),
                 timing: false,
+                counts: false,
                 raw: true,
                 weight,
                 command,
@@ -185,13 +195,14 @@ fn parse(readme: &str) -> Result<Vec<Part>, String> {
                 && inside[inside.len() - 1] == "```";
             if !fenced {
                 return Err(format!(
-                    "README.md:{}: `{line}` holds one fenced block and nothing else",
+                    "{page}:{}: `{line}` holds one fenced block and nothing else",
                     i + 1
                 ));
             }
             parts.push(Part::Block(Block {
                 marker: line.to_string(),
                 timing: kind == "timing",
+                counts: kind == "counts",
                 raw: false,
                 weight,
                 command,
@@ -434,6 +445,36 @@ fn mask_timing(text: &[String]) -> Vec<String> {
     out
 }
 
+/// `text` with every number replaced by `#` (and runs of spaces made one):
+/// what is left of a live run's output is what does not depend on timing.
+fn mask_counts(text: &[String]) -> Vec<String> {
+    text.iter()
+        .map(|line| {
+            let mut masked = String::new();
+            let mut in_number = false;
+            for (i, c) in line.char_indices() {
+                let before = line[..i].chars().next_back();
+                let starts = c.is_ascii_digit()
+                    && !before.is_some_and(|b| b.is_ascii_alphanumeric() || b == '_' || b == '-');
+                let continues = in_number
+                    && (c.is_ascii_digit()
+                        || ((c == '.' || c == ',')
+                            && line[i + 1..].starts_with(|n: char| n.is_ascii_digit())));
+                if starts || continues {
+                    if !in_number {
+                        masked.push('#');
+                    }
+                    in_number = true;
+                } else {
+                    in_number = false;
+                    masked.push(c);
+                }
+            }
+            masked.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
 fn word_spans(line: &str) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let mut start = None;
@@ -496,7 +537,7 @@ fn diff(old: &[String], new: &[String]) -> String {
 /// `check-all`; `write`; `write-fast`) and `SLOTCHECK_README_TIMINGS`.
 #[derive(Clone, Copy, PartialEq)]
 struct Mode {
-    /// Rewrite README.md instead of failing on a difference.
+    /// Rewrite each page instead of failing on a difference.
     write: bool,
     /// The heaviest parts it runs.
     most: Weight,
@@ -525,31 +566,25 @@ fn mode() -> Mode {
     }
 }
 
-fn readme_path() -> PathBuf {
-    Path::new(common::ROOT).join("README.md")
+/// A page of the README or the book, read whole.
+fn read_page(page: &str) -> String {
+    std::fs::read_to_string(Path::new(common::ROOT).join(page))
+        .unwrap_or_else(|e| panic!("{page}: {e}"))
 }
 
-/// The pages made of generated parts: the README, and the stories page its
-/// what-to-merge table links to.
-const PAGES: [&str; 5] = [
-    "README.md",
-    "docs/findings.md",
-    "docs/real-database.md",
-    "docs/findings-link.md",
-    "docs/link.md",
-];
-
+/// Every page, README and book alike (a page with no marker has nothing to
+/// re-run, so a new page is covered the day it gets its first figure).
 #[test]
 fn every_generated_part_of_the_readme_is_what_its_command_prints() {
-    for page in PAGES {
-        generated_parts_are_what_their_commands_print(&Path::new(common::ROOT).join(page), page);
+    for page in common::doc_pages() {
+        generated_parts_are_what_their_commands_print(&Path::new(common::ROOT).join(&page), &page);
     }
 }
 
 fn generated_parts_are_what_their_commands_print(path: &Path, page: &str) {
     let mode = mode();
     let readme = std::fs::read_to_string(path).unwrap();
-    let mut parts = parse(&readme).unwrap_or_else(|e| panic!("{e}"));
+    let mut parts = parse(page, &readme).unwrap_or_else(|e| panic!("{e}"));
     let mut stale = Vec::new();
     let mut skipped = 0;
     for part in &mut parts {
@@ -561,8 +596,13 @@ fn generated_parts_are_what_their_commands_print(path: &Path, page: &str) {
                     continue;
                 }
                 let fresh = regenerate(block).unwrap_or_else(|e| panic!("{e}"));
-                let changed = if block.timing {
-                    let masked = (mask_timing(&block.body), mask_timing(&fresh));
+                let mask = match (block.timing, block.counts) {
+                    (true, _) => Some(mask_timing as fn(&[String]) -> Vec<String>),
+                    (_, true) => Some(mask_counts as fn(&[String]) -> Vec<String>),
+                    _ => None,
+                };
+                let changed = if let Some(mask) = mask {
+                    let masked = (mask(&block.body), mask(&fresh));
                     let refresh = mode.write && mode.timings && block.body != fresh;
                     (masked.0 != masked.1 || refresh).then_some(masked)
                 } else {
@@ -605,7 +645,7 @@ fn generated_parts_are_what_their_commands_print(path: &Path, page: &str) {
     );
 }
 
-/// Writes README.md whole (a temporary file renamed over it).
+/// Writes a page whole (a temporary file renamed over it).
 fn write_whole(path: &Path, text: &str) {
     let tmp = path.with_extension("md.tmp");
     std::fs::write(&tmp, text).unwrap();
@@ -614,21 +654,54 @@ fn write_whole(path: &Path, text: &str) {
 
 #[test]
 fn every_figure_and_sample_of_the_readme_is_generated() {
-    let readme = std::fs::read_to_string(readme_path()).unwrap();
-    let parts = parse(&readme).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(render(&parts), readme, "the parts are the whole README");
-    let generated = parts.iter().filter(|p| !matches!(p, Part::Text(_))).count();
+    let (mut generated, mut timing) = (0, 0);
+    let mut loose = Vec::new();
+    for page in common::doc_pages() {
+        let text = read_page(&page);
+        let parts = parse(&page, &text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(render(&parts), text, "the parts are the whole of {page}");
+        let page_generated = parts.iter().filter(|p| !matches!(p, Part::Text(_))).count();
+        if page == "README.md" {
+            // The front door's what-to-merge tables, one per model.
+            assert!(
+                page_generated >= 2,
+                "README.md: {page_generated} generated parts"
+            );
+        }
+        generated += page_generated;
+        timing += parts
+            .iter()
+            .filter(|p| matches!(p, Part::Block(b) if b.timing))
+            .count();
+        loose.extend(loose_figures(&page, &parts));
+        // A clone stands alone: nothing outside the repository is pointed to.
+        for outside in ["../shared", "shared/docs", "shared/seeds"] {
+            assert!(!text.contains(outside), "{page} points to {outside}");
+        }
+    }
     assert!(generated >= 10, "{generated} generated parts");
-    let timing = parts
-        .iter()
-        .filter(|p| matches!(p, Part::Block(b) if b.timing))
-        .count();
     assert!(timing >= 2, "the benchmarks are timing blocks: {timing}");
-    // Outside the generated parts: no sample output, no step count, no
-    // rate (what went stale before). A figure belongs in a generated part.
+    assert!(
+        loose.is_empty(),
+        "figures outside a generated part (mark them with their command):\n{}",
+        loose.join("\n")
+    );
+    // Each model's page is one link from the front door.
+    let readme = read_page("README.md");
+    for page in ["docs/stovepipe.md", "docs/link.md"] {
+        assert!(
+            readme.contains(&format!("]({page})")),
+            "README.md links {page}"
+        );
+    }
+}
+
+/// Outside the generated parts: no sample output, no step count, no rate
+/// (what went stale before). A figure belongs in a generated part.
+fn loose_figures(page: &str, parts: &[Part]) -> Vec<String> {
     let mut loose = Vec::new();
     let mut line_number = 1;
-    for part in &parts {
+    for part in parts {
         if let Part::Text(text) = part {
             for line in text.lines() {
                 let sample = line.starts_with("$ slotcheck");
@@ -638,7 +711,7 @@ fn every_figure_and_sample_of_the_readme_is_generated() {
                 };
                 let rate = line.contains(" runs/s") || line.contains(" states/s");
                 if sample || steps || rate {
-                    loose.push(format!("README.md:{line_number}: {line}"));
+                    loose.push(format!("{page}:{line_number}: {line}"));
                 }
                 line_number += 1;
             }
@@ -646,21 +719,7 @@ fn every_figure_and_sample_of_the_readme_is_generated() {
             line_number += render(std::slice::from_ref(part)).lines().count();
         }
     }
-    assert!(
-        loose.is_empty(),
-        "figures outside a generated part (mark them with their command):\n{}",
-        loose.join("\n")
-    );
-    // A clone stands alone: nothing outside the repository is pointed to,
-    // and each model's page is there.
-    for page in ["README.md", "docs/stovepipe.md", "docs/link.md"] {
-        let text = std::fs::read_to_string(Path::new(common::ROOT).join(page))
-            .unwrap_or_else(|e| panic!("{page}: {e}"));
-        for outside in ["../shared", "shared/docs", "shared/seeds"] {
-            assert!(!text.contains(outside), "{page} points to {outside}");
-        }
-        assert!(page == "README.md" || readme.contains(&format!("]({page})")));
-    }
+    loose
 }
 
 #[test]
@@ -668,7 +727,7 @@ fn markers_tables_masks_and_diffs_work_as_documented() {
     let readme = "intro\n<!-- generated: echo hi -->\n```text\n$ echo hi\nhi\n```\n<!-- end -->\n\
 <!-- timing, slow: printf '1.5 s\\n' -->\n```text\nold\n```\n<!-- end -->\n\
 <!-- generated verdicts -->\n| claim | command | verdicts |\n|---|---|---|\n| a | `x` | old |\n<!-- end -->\nend\n";
-    let parts = parse(readme).unwrap();
+    let parts = parse("test.md", readme).unwrap();
     assert_eq!(render(&parts), readme);
     let Part::Block(block) = &parts[1] else {
         panic!("{parts:?}")
@@ -682,22 +741,28 @@ fn markers_tables_masks_and_diffs_work_as_documented() {
     assert!(
         matches!(&parts[3], Part::Verdicts(v) if v.weight == Weight::Fast && v.table.len() == 3)
     );
-    let big = parse("<!-- timing, big: x -->\n```text\n```\n<!-- end -->\n").unwrap();
+    let big = parse(
+        "test.md",
+        "<!-- timing, big: x -->\n```text\n```\n<!-- end -->\n",
+    )
+    .unwrap();
     assert!(matches!(&big[0], Part::Block(b) if b.weight == Weight::Big && b.command == "x"));
 
-    assert!(parse("<!-- generated: x -->\n```\n```\n")
+    assert!(parse("test.md", "<!-- generated: x -->\n```\n```\n")
         .unwrap_err()
         .contains("no `<!-- end -->`"));
-    assert!(parse("<!-- generated: x -->\ntext\n<!-- end -->\n")
-        .unwrap_err()
-        .contains("one fenced block"));
-    assert!(parse("<!-- timing -->\n")
+    assert!(
+        parse("test.md", "<!-- generated: x -->\ntext\n<!-- end -->\n")
+            .unwrap_err()
+            .contains("one fenced block")
+    );
+    assert!(parse("test.md", "<!-- timing -->\n")
         .unwrap_err()
         .contains("names its command"));
-    assert!(parse("<!-- generated sometimes: x -->\n")
+    assert!(parse("test.md", "<!-- generated sometimes: x -->\n")
         .unwrap_err()
         .contains("not a marker"));
-    assert!(parse("<!-- end -->\n")
+    assert!(parse("test.md", "<!-- end -->\n")
         .unwrap_err()
         .contains("without a marker"));
     assert!(run("exit 2").unwrap_err().contains("failed"));
@@ -747,6 +812,22 @@ bounds design unique states states/s peak MiB verdict s 1st viol. s\n\
 N1 c1 s0 owner-keyed 93 156 # # # -"
         ),
         "counts stay, times and rates go"
+    );
+
+    assert_eq!(
+        mask_counts(&lines(
+            "claim-first   3   60   1,234  2  run 2: no-wedge\nafter-1649 R3 0.5 s"
+        )),
+        lines("claim-first # # # # run #: no-wedge\nafter-1649 R3 # s"),
+        "every count goes, names stay"
+    );
+    let counts = parse(
+        "test.md",
+        "<!-- counts, slow: x -->\n```text\n```\n<!-- end -->\n",
+    )
+    .unwrap();
+    assert!(
+        matches!(&counts[0], Part::Block(b) if b.counts && !b.timing && b.weight == Weight::Slow)
     );
 
     assert_eq!(

@@ -65,3 +65,30 @@ pub fn run_within(limit: std::time::Duration, args: &[&str], why: &str) -> Outpu
     }
     child.wait_with_output().unwrap()
 }
+
+/// The pages a reader sees: README.md, then every Markdown page of the book
+/// under docs/ (sorted, at any depth), as paths from the repository root.
+pub fn doc_pages() -> Vec<String> {
+    fn walk(dir: &std::path::Path, from_root: &str, out: &mut Vec<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap())
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = format!("{from_root}/{name}");
+            if entry.file_type().unwrap().is_dir() {
+                // The built book (`mdbook build docs`) is output, not a page.
+                if path != "docs/book" {
+                    walk(&entry.path(), &path, out);
+                }
+            } else if name.ends_with(".md") {
+                out.push(path);
+            }
+        }
+    }
+    let mut pages = vec!["README.md".to_string()];
+    walk(&PathBuf::from(ROOT).join("docs"), "docs", &mut pages);
+    pages
+}
