@@ -18,6 +18,7 @@
 #                                (the nightly run)
 #   scripts/readme.sh --big      with either: the big parts too (most of an
 #                                hour each, several GB)
+#   scripts/readme.sh --page P   with any: only page P (README.md, docs/x.md)
 #
 # The work is done by tests/readme.rs (one parser and one runner for the test
 # and for this script); this script only chooses its mode. Times come from the
@@ -28,16 +29,20 @@ cd "$(dirname "$0")/.."
 mode=write
 timings=keep
 big=0
-for arg in "$@"; do
+page=""
+while [ $# -gt 0 ]; do
+  arg="$1"
+  shift
   case "$arg" in
+    --page) page="${1:?--page needs a page}"; shift ;;
     --fast) mode=write-fast ;;
     --timings) timings=refresh ;;
     --check) mode=check-all ;;
     --big) big=1 ;;
-    *) echo "usage: scripts/readme.sh [--fast] [--timings] [--big] | --check [--big]" >&2; exit 2 ;;
+    *) echo "usage: scripts/readme.sh [--fast] [--timings] [--big] [--page P] | --check [--big] [--page P]" >&2; exit 2 ;;
   esac
 done
 
-SLOTCHECK_README=$mode SLOTCHECK_README_TIMINGS=$timings SLOTCHECK_README_BIG=$big \
+SLOTCHECK_README=$mode SLOTCHECK_README_TIMINGS=$timings SLOTCHECK_README_BIG=$big SLOTCHECK_README_PAGE=$page \
   cargo test --release --test readme \
   every_generated_part_of_the_readme_is_what_its_command_prints -- --exact --nocapture

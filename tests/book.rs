@@ -171,12 +171,13 @@ fn every_link_of_the_readme_and_the_book_leads_somewhere() {
                 };
                 if !root.join(&to).exists() {
                     broken.push(format!("{page}:{number}: {target}: no {to}"));
-                } else if !anchor.is_empty() && to.ends_with(".md") {
-                    if !anchors(&read(&to)).contains(anchor) {
-                        broken.push(format!(
-                            "{page}:{number}: {target}: no heading #{anchor} in {to}"
-                        ));
-                    }
+                } else if !anchor.is_empty()
+                    && to.ends_with(".md")
+                    && !anchors(&read(&to)).contains(anchor)
+                {
+                    broken.push(format!(
+                        "{page}:{number}: {target}: no heading #{anchor} in {to}"
+                    ));
                 }
             }
         }

@@ -47,6 +47,7 @@
 //! need. Exit status 0, 1 (a violation) and 3 (inconclusive) are outputs
 //! like any other; anything else (2: bad arguments) fails the test.
 //!
+//! `SLOTCHECK_README_PAGE=docs/x.md` limits the test to that page.
 //! `SLOTCHECK_README` chooses what the test does: unset, it checks the fast
 //! parts; `check-all` checks every part; `write` rewrites each page with what
 //! every command prints now, `write-fast` the fast parts only. A write leaves
@@ -576,8 +577,22 @@ fn read_page(page: &str) -> String {
 /// re-run, so a new page is covered the day it gets its first figure).
 #[test]
 fn every_generated_part_of_the_readme_is_what_its_command_prints() {
-    for page in common::doc_pages() {
-        generated_parts_are_what_their_commands_print(&Path::new(common::ROOT).join(&page), &page);
+    // `SLOTCHECK_README_PAGE`: that page alone (`scripts/readme.sh --page`).
+    let only = std::env::var("SLOTCHECK_README_PAGE")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let pages = common::doc_pages();
+    if let Some(page) = &only {
+        assert!(
+            pages.contains(page),
+            "SLOTCHECK_README_PAGE={page}: not one of {pages:?}"
+        );
+    }
+    for page in pages
+        .iter()
+        .filter(|p| only.as_ref().is_none_or(|o| o == *p))
+    {
+        generated_parts_are_what_their_commands_print(&Path::new(common::ROOT).join(page), page);
     }
 }
 
