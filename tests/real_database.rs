@@ -6,6 +6,8 @@
 
 #![cfg(feature = "real")]
 
+mod common;
+
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck::commands::live_stovepipe::validate_log;
 use slotcheck_models::stovepipe::{Bounds, Stovepipe, DESIGNS};
@@ -182,4 +184,58 @@ fn live_logs_conform_on_sqlite() {
 fn live_logs_conform_on_mariadb() {
     let server = Arc::new(Server::start().expect("a private MariaDB server"));
     live_logs_conform(&Backend::mariadb(server, "live").unwrap());
+}
+
+/// `live --until`: claim-first's wedge is found live and named (it takes a
+/// run or two; the bound is generous), and a property a live run does not
+/// judge is refused.
+#[test]
+fn live_runs_until_an_invariant_breaks() {
+    let args = [
+        "live",
+        "--on",
+        "sqlite",
+        "--design",
+        "claim-first",
+        "--until",
+        "no-wedge",
+        "--runs",
+        "100",
+        "--seed",
+        "1",
+    ];
+    let output = common::slotcheck(&args);
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 1, "{text}");
+    assert!(text.contains("`no-wedge` broken live in run "), "{text}");
+    assert!(text.contains("the model explains every one"), "{text}");
+    let output = common::slotcheck(&["live", "--until", "outcome-final"]);
+    assert_eq!(common::code(&output), 2);
+    assert!(common::stderr(&output).contains("--until"));
+}
+
+/// The recommended design under every SQL variant SQLite has: every
+/// invariant kept and every log explained, said in the last line.
+#[test]
+fn the_isolation_table_says_which_variants_keep_every_invariant() {
+    let output = common::slotcheck(&[
+        "live",
+        "--isolation-table",
+        "--on",
+        "sqlite",
+        "--runs",
+        "1",
+        "--queues",
+        "10",
+    ]);
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 0, "{text}");
+    assert_eq!(text.matches(" kept ").count(), 12, "{text}");
+    assert_eq!(text.matches("every log conforms").count(), 12, "{text}");
+    assert!(
+        text.trim_end().ends_with(
+            "every variant kept every invariant, and the model explained every queue's log"
+        ),
+        "{text}"
+    );
 }

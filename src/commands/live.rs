@@ -73,6 +73,10 @@ pub struct LiveArgs {
     /// IMMEDIATE) or `deferred` (BEGIN).
     #[arg(long, value_name = "LEVEL")]
     pub isolation: Option<String>,
+    /// Run until a queue breaks this invariant (no-wedge, builds-within-limit, count-not-low,
+    /// count-not-high), at most --runs runs: a violation of another one does not stop the runs.
+    #[arg(long, value_name = "PROPERTY")]
+    pub until: Option<String>,
     /// Write the event log (NDJSON, `slotcheck validate`'s format) here.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
