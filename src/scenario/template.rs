@@ -66,9 +66,9 @@ id = "{id}"                  # the finding's ID: file names and --only
 title = "What the finding says, in one line"   # the reports' heading
 source = "Where it comes from: document, section, PR"   # the claim checked
 # notes = "What the model found beyond the source's claim, and why it stands."   # the reports show it
-model = "{model}"          # the model (other models and their bounds: see the README)
+model = "{model}"          # the model (other models and their bounds: docs/commands.md)
 # slow = true                # leave out of `--skip-slow` runs (tests); for big bounds
-# options = ["split-read"]   # model options (see the README)
+# options = ["split-read"]   # model options (each model's page: docs/stovepipe.md, docs/link.md)
 # finding = "no-wedge"       # the `always` property that shows the finding: its column of "What to merge" (`compare --findings`)
 
 # The smallest bounds that show the finding: every bound is required.
