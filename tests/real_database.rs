@@ -230,7 +230,7 @@ fn the_isolation_table_says_which_variants_keep_every_invariant() {
     ]);
     let text = common::stdout(&output);
     assert_eq!(common::code(&output), 0, "{text}");
-    assert_eq!(text.matches(" kept ").count(), 12, "{text}");
+    assert_eq!(text.matches("  kept  ").count(), 12, "{text}");
     assert_eq!(text.matches("every log conforms").count(), 12, "{text}");
     assert!(
         text.trim_end().ends_with(
