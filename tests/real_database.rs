@@ -98,7 +98,7 @@ fn replay_findings(backends: &[&Backend]) -> usize {
                                 assert!(
                                     done.violations.contains(&result.name),
                                     "{file}, {} on {engine}: the rows do not show {}: {:?}",
-                                    design.name(),
+                                    design.name,
                                     result.name,
                                     done.rows
                                 );
@@ -106,7 +106,7 @@ fn replay_findings(backends: &[&Backend]) -> usize {
                         }
                         Err(Failure::Conformance(c)) => panic!(
                             "{file}, {} ({}) on {engine}:\n{}",
-                            design.name(),
+                            design.name,
                             result.name,
                             c.text()
                         ),

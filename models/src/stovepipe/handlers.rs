@@ -3,12 +3,13 @@
 //! read and every write is one step; the design decides only what the
 //! contract's admit table and release rules say it decides.
 
+use super::design::{Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead};
 use super::log::{Log, Seen};
 use super::mutation::{Operator, Primitive, Site, Write};
 use super::trace::Observation;
 use super::{
-    request_name, Build, Delivery, Design, Fresh, Handler, MessageKind, Pc, Req, RequestState,
-    SlotView, Slots, StaleHead, State, Stovepipe, Worker,
+    request_name, Build, Delivery, Fresh, Handler, MessageKind, Pc, Req, RequestState, SlotView,
+    Slots, State, Stovepipe, Worker, MAX_REQUESTS,
 };
 
 /// A worker's turn: the world, the worker taken out of it, and what is said.
@@ -34,10 +35,6 @@ pub struct Reading {
 }
 
 impl Turn<'_> {
-    pub fn request(&self) -> Req {
-        self.worker.request
-    }
-
     fn slots_now(&self) -> Slots {
         self.model.slots(self.state)
     }
@@ -75,11 +72,7 @@ impl Turn<'_> {
     fn view_now(&self) -> SlotView {
         let slots = self.slots_now();
         let k = self.model.bounds.max_concurrent;
-        let mut view = self
-            .model
-            .design
-            .slots()
-            .view(slots, self.worker.request, k);
+        let mut view = self.model.design.slots.view(slots, self.worker.request, k);
         if self.operator() == Some(Operator::GateOffByOne) {
             view.full = slots.taken() > k;
         }
@@ -196,7 +189,7 @@ impl Turn<'_> {
 
     /// Whether `dlq` releases R's slot, by what its read saw.
     fn dlq_releases(&self, seen: &Reading) -> bool {
-        let slots = self.model.design.slots();
+        let slots = self.model.design.slots;
         match self.operator() {
             Some(Operator::DlqReleasesAlways) => seen.slots.has_slot,
             Some(Operator::DlqReleasesNever) => false,
@@ -278,11 +271,11 @@ impl Turn<'_> {
         }
         let won = match self.swapped().unwrap_or(asked) {
             Write::ClaimSlot => {
-                let (slots, r) = (self.model.design.slots(), self.worker.request);
+                let (slots, r) = (self.model.design.slots, self.worker.request);
                 self.cas_queue(|now| slots.claimed(now, r))
             }
             Write::ReleaseSlot => {
-                let (slots, r) = (self.model.design.slots(), self.worker.request);
+                let (slots, r) = (self.model.design.slots, self.worker.request);
                 let (twice, mutated) = (
                     operator == Some(Operator::ReleaseTwice),
                     self.model.mutation.is_some(),
@@ -325,7 +318,7 @@ impl Turn<'_> {
         assert!(
             row(live),
             "{}: {} at {:?} CASes the {name} row, which its liveness says it has forgotten",
-            self.model.design.name(),
+            self.model.design.name,
             self.worker.handler().name(),
             self.worker.pc
         );
@@ -367,7 +360,7 @@ impl Turn<'_> {
         }
         let before = self.slots_now();
         let after = write(before);
-        self.model.design.slots().write(self.state, after);
+        self.model.design.slots.write(self.state, after);
         self.state.for_each_worker(|w| w.fresh.queue = false);
         self.worker.fresh.queue = true;
         self.refreshed.queue = true;
@@ -435,7 +428,7 @@ impl Turn<'_> {
     fn transaction(&mut self, to: Option<RequestState>) -> bool {
         self.uses(|f| f.queue, "queue");
         self.uses(|f| f.request, "request");
-        let (slots, r) = (self.model.design.slots(), self.worker.request);
+        let (slots, r) = (self.model.design.slots, self.worker.request);
         let what = |l: &super::log::Ledger, queue: Slots, row: RequestState| {
             let mut what = format!(
                 "queue {} -> {}",
@@ -675,7 +668,7 @@ impl Turn<'_> {
         let (r, kind) = (self.worker.request, self.worker.message);
         self.log.observe(|_| Observation::Hold { request: r, kind });
         let k = self.model.bounds.max_concurrent;
-        let outdated = !self.worker.fresh.all() || self.model.design.hold_outdated(self.state);
+        let outdated = !self.worker.fresh.all() || hold_outdated(&self.model.design, self.state);
         if !self.worker.holds_message {
             self.log.say(|_| {
                 format!(
@@ -722,12 +715,20 @@ impl Turn<'_> {
 
 /// What a worker at `pc` of `handler` may still use of its last read: the
 /// rows it may CAS before it reads them again, and for a hold everything it
-/// read (a hold asks whether anything changed since). The admit steps are the
-/// design's to say.
-pub(crate) fn live_reads(design: &dyn Design, handler: Handler, pc: Pc) -> Fresh {
+/// read (a hold asks whether anything changed since). One table for every
+/// design: a step that a design never takes is never asked.
+pub(crate) fn live_reads(handler: Handler, pc: Pc) -> Fresh {
+    #[cfg(test)]
+    if pc == Pc::Claim && CLAIM_FORGETS_QUEUE.get() {
+        return Fresh::NONE;
+    }
     let none = Fresh::NONE;
     let request = Fresh {
         request: true,
+        ..none
+    };
+    let queue = Fresh {
+        queue: true,
         ..none
     };
     let request_and_queue = Fresh {
@@ -739,13 +740,23 @@ pub(crate) fn live_reads(design: &dyn Design, handler: Handler, pc: Pc) -> Fresh
         Pc::Read | Pc::Ack | Pc::SubmitBuild => none,
         Pc::ReadQueue { .. } => request,
         Pc::ReadHead { .. } => request_and_queue,
-        Pc::Hold => Fresh::ALL,
+        // A hold, and the reap that may hold after it, ask whether anything
+        // the read saw has changed.
+        Pc::Hold | Pc::Reap => Fresh::ALL,
         _ => match handler {
             Handler::Process => match pc {
-                // Release (CAS Q) and supersede (CAS R), in either order.
-                Pc::ReleaseBeforeSupersede | Pc::SupersedeThenRelease => request_and_queue,
+                // Release (CAS Q) and supersede (CAS R), in either order; the
+                // claim (or transaction) and the processing write use the read.
+                Pc::ReleaseBeforeSupersede
+                | Pc::SupersedeThenRelease
+                | Pc::Claim
+                | Pc::WriteProcessing => request_and_queue,
                 Pc::Supersede => request,
-                admit_step => design.live_reads(admit_step),
+                // After a lost processing write the unwind releases on the
+                // queue row as last seen; fail-open's count write uses the
+                // queue row as first read, until a re-read.
+                Pc::RereadRequest | Pc::Unwind | Pc::CountUp => queue,
+                _ => none,
             },
             // Release (CAS Q), then the outcome write (CAS R).
             Handler::Signal | Handler::Dlq => match pc {
@@ -755,6 +766,13 @@ pub(crate) fn live_reads(design: &dyn Design, handler: Handler, pc: Pc) -> Fresh
             },
         },
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A wrong liveness table, for the test that the wrong entry is caught:
+    /// the claim says it forgot the row it CASes.
+    pub(crate) static CLAIM_FORGETS_QUEUE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A durable write (a row inserted or changed, a build submitted or finished)
@@ -961,7 +979,7 @@ pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log
     assert!(
         kept(|f| f.request) && kept(|f| f.queue) && kept(|f| f.head),
         "{}: {} goes from {pc:?} to {next:?}, which uses a read that {pc:?} forgot",
-        model.design.name(),
+        model.design.name,
         handler.name()
     );
     let next = if turn.again { pc } else { next };
@@ -985,12 +1003,8 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
             match seen.request {
                 state if state.is_terminal() => Pc::Ack,
                 RequestState::Processing => Pc::SubmitBuild,
-                _ if !seen.latest_head => match design.slots().stale_head(seen.slots) {
-                    StaleHead::Supersede => Pc::Supersede,
-                    StaleHead::ReleaseThenSupersede => Pc::ReleaseBeforeSupersede,
-                    StaleHead::SupersedeThenRelease => Pc::SupersedeThenRelease,
-                },
-                _ => design.gate(seen.slots),
+                _ if !seen.latest_head => stale_head(&design, seen.slots),
+                _ => gate(&design, seen.slots),
             }
         }
         Pc::ReleaseBeforeSupersede => {
@@ -1007,7 +1021,7 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
                 Pc::Read
             }
         }
-        // Then the design's unwind gives the slot back.
+        // Then the unwind gives the slot back.
         Pc::SupersedeThenRelease => {
             if turn.cas_request(RequestState::Superseded) {
                 Pc::Unwind
@@ -1019,8 +1033,179 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
             turn.submit_build();
             Pc::Ack
         }
-        admit_step => design.admit(turn, admit_step),
+        Pc::Reap => reap(turn),
+        admit_step => admit(turn, admit_step),
     }
+}
+
+/// The design's stale head: what `process` does first with a head that is
+/// no longer the latest, by whether its read saw R hold a slot.
+fn stale_head(design: &Design, seen: SlotView) -> Pc {
+    match design.stale_head {
+        _ if !seen.has_slot => Pc::Supersede,
+        StaleHead::Supersede => Pc::Supersede,
+        StaleHead::ReleaseThenSupersede => Pc::ReleaseBeforeSupersede,
+        StaleHead::SupersedeThenRelease => Pc::SupersedeThenRelease,
+    }
+}
+
+/// Step a, after a read found R accepted and the latest head. An owner
+/// already in the set resumes at c (a redelivery of its own claim), or
+/// with one transaction claims again; a closed gate holds, or reaps first;
+/// an open one goes to the design's first write.
+fn gate(design: &Design, seen: SlotView) -> Pc {
+    if design.slots == SlotField::Owners && seen.has_slot {
+        return match design.admit {
+            Admit::OneTransaction => Pc::Claim,
+            _ => Pc::WriteProcessing,
+        };
+    }
+    if seen.full {
+        return match design.gate {
+            Gate::Hold => Pc::Hold,
+            Gate::ReapThenHold => Pc::Reap,
+        };
+    }
+    match design.admit {
+        Admit::ProcessingFirst => Pc::WriteProcessing,
+        _ => Pc::Claim,
+    }
+}
+
+/// Steps b and c and their conflict paths, by the design's admit; returns
+/// the step after `pc`.
+fn admit(turn: &mut Turn, pc: Pc) -> Pc {
+    let design = turn.model.design;
+    match (pc, design.admit) {
+        // b: claim; a conflict restarts.
+        (Pc::Claim, Admit::ClaimFirst) => {
+            if turn.claim_slot() {
+                Pc::WriteProcessing
+            } else {
+                Pc::Read
+            }
+        }
+        // b: the fenced claim; a conflict on either row restarts.
+        (Pc::Claim, Admit::FencedClaim) => {
+            if turn.claim_in_transaction(None) {
+                Pc::WriteProcessing
+            } else {
+                Pc::Read
+            }
+        }
+        // b and c as one transaction.
+        (Pc::Claim, Admit::OneTransaction) => {
+            if turn.claim_in_transaction(Some(RequestState::Processing)) {
+                Pc::SubmitBuild
+            } else {
+                Pc::Read
+            }
+        }
+        // fail-open's b: processing first; a conflict acks, the count
+        // untouched.
+        (Pc::WriteProcessing, Admit::ProcessingFirst) => {
+            if turn.cas_request(RequestState::Processing) {
+                Pc::CountUp
+            } else {
+                Pc::Ack
+            }
+        }
+        // c: processing; a conflict takes the resume path.
+        (Pc::WriteProcessing, _) => {
+            if turn.cas_request(RequestState::Processing) {
+                Pc::SubmitBuild
+            } else if design.resume == Resume::Unwind {
+                Pc::Unwind
+            } else {
+                Pc::RereadRequest
+            }
+        }
+        // The resume path. Terminal: give the slot back (R is in the set as
+        // this worker last saw it: it claimed it or resumed on it);
+        // processing: a duplicate admission keeps it. (Accepted cannot
+        // follow a lost write: every write moves R out of accepted.)
+        (Pc::RereadRequest, _) => match turn.reread_request() {
+            state if state.is_terminal() => Pc::Unwind,
+            RequestState::Processing if design.resume == Resume::Submit => Pc::SubmitBuild,
+            RequestState::Processing => Pc::Ack,
+            _ => Pc::Read,
+        },
+        // The unwind's release is retried on conflict, then acks.
+        (Pc::Unwind, _) => {
+            if turn.release_slot() {
+                Pc::Ack
+            } else {
+                Pc::RereadQueueForUnwind
+            }
+        }
+        // Re-read, then release only if R still holds a slot (a count
+        // always may).
+        (Pc::RereadQueueForUnwind, _) => {
+            if turn.reread_queue().has_slot {
+                Pc::Unwind
+            } else {
+                Pc::Ack
+            }
+        }
+        // fail-open's c: count + 1; a conflict re-reads the queue and
+        // retries (no re-gate, no coalescing: the admit is already durable).
+        (Pc::CountUp, _) => {
+            if turn.claim_slot() {
+                Pc::SubmitBuild
+            } else {
+                Pc::RereadQueueForCountUp
+            }
+        }
+        (Pc::RereadQueueForCountUp, _) => {
+            turn.reread_queue();
+            Pc::CountUp
+        }
+        (other, admit) => {
+            unreachable!("{}: the admit {admit:?} has no step {other:?}", design.name)
+        }
+    }
+}
+
+/// The reaping gate's statement: remove every owner whose request is
+/// terminal, guarded by the queue row's version.
+fn reap(turn: &mut Turn) -> Pc {
+    if !turn.queue_unchanged() {
+        turn.observe_reap(0, false);
+        turn.say(|| "reap: the queue row changed since the read, nothing written".to_string());
+        return Pc::Read;
+    }
+    let Slots::Owners(set) = turn.slots() else {
+        unreachable!("the reaping gate needs an owner set")
+    };
+    let terminal = (0..MAX_REQUESTS)
+        .filter(|&o| set & (1 << o) != 0 && turn.state_of(o).is_terminal())
+        .fold(0u32, |acc, o| acc | 1 << o);
+    turn.observe_reap(terminal, true);
+    if terminal == 0 {
+        turn.say(|| "reap: no owner's request is terminal".to_string());
+        return Pc::Hold;
+    }
+    turn.say(|| {
+        let names: Vec<String> = (0..MAX_REQUESTS)
+            .filter(|o| terminal & (1 << o) != 0)
+            .map(request_name)
+            .collect();
+        format!("reap {}: terminal", names.join(", "))
+    });
+    turn.write_slots(Slots::Owners(set & !terminal));
+    // Re-read and re-gate, with the slot free.
+    Pc::Read
+}
+
+/// Whether a hold now rests on rows the gate read beyond R's row, the queue
+/// row and the head, that have changed since (so its message is visible at
+/// once rather than parked). Only the reap reads more: the owners' rows,
+/// none terminal then; one that is terminal now (terminal states are final)
+/// changed since.
+fn hold_outdated(design: &Design, s: &State) -> bool {
+    design.gate == Gate::ReapThenHold
+        && s.requests()
+            .any(|(o, state)| s.owns_slot(o) && state.is_terminal())
 }
 
 /// `signal(R)`, the buildsignal handler: release, then write `succeeded`.
@@ -1061,7 +1246,7 @@ fn signal(turn: &mut Turn, pc: Pc) -> Pc {
 /// this state, then write `dead_lettered`. A running build is not cancelled,
 /// unless a repaired design cancels it first.
 fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
-    let slots = turn.model.design.slots();
+    let design = turn.model.design;
     match pc {
         Pc::Read | Pc::ReadQueue { .. } | Pc::ReadHead { .. } => {
             let seen = match turn.read(pc) {
@@ -1071,7 +1256,7 @@ fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
             let release = turn.dlq_releases(&seen);
             if seen.request.is_terminal() {
                 Pc::Ack
-            } else if slots.dlq_cancels_build(seen.request) {
+            } else if design.dlq == Dlq::CancelFirst {
                 Pc::CancelBuild { release }
             } else if release {
                 Pc::Release
