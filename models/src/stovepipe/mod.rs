@@ -3,9 +3,10 @@
 //! time, builds, and crash and stall faults.
 //!
 //! The handlers (`process`, `signal`, `dlq`) live in `handlers.rs` and read
-//! like the contract; a design is a value, one choice per part
-//! (`design.rs`), which the handlers ask at the step where the choice acts;
-//! `compose.rs` builds one from named parts. The state (`state.rs`) holds only what a future
+//! like the contract, each step a primitive of the worker's `Turn`
+//! (`turn.rs`); a design is a value, one choice per part (`design.rs`),
+//! which the handlers ask at the step where the choice acts; `compose.rs`
+//! builds one from named parts. The state (`state.rs`) holds only what a future
 //! step can use: no version numbers and no read values, just whether each row
 //! a worker read is still as it read it. Stories recompute the versions and
 //! values they show by replaying the path (`log.rs`).
@@ -18,6 +19,7 @@ pub mod mutation;
 mod state;
 mod story;
 pub mod trace;
+mod turn;
 
 pub use compose::{compose, composition_help, Repair, REPAIRS};
 pub use design::{design_named, Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead, DESIGNS};
