@@ -194,7 +194,7 @@ fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
         .iter()
         .flat_map(|d| [(d, bounds(1, 0)), (d, bounds(0, 1))])
     {
-        let model = Stovepipe::new(design_named(design.name()).unwrap(), bounds);
+        let model = Stovepipe::new(design_named(design.name).unwrap(), bounds);
         let run = |threads| {
             check(
                 model,
@@ -206,13 +206,13 @@ fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
             )
         };
         let (one, two) = (run(1), run(2));
-        assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name());
-        assert_eq!(one.stats.states, two.stats.states, "{}", design.name());
+        assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name);
+        assert_eq!(one.stats.states, two.stats.states, "{}", design.name);
         // Levels are whole whatever the thread count: the same depth.
         assert!(one.stats.depth.is_some());
         assert_eq!(one.stats.depth, two.stats.depth);
         for (a, b) in one.results.iter().zip(&two.results) {
-            assert_eq!(a.verdict, b.verdict, "{} {}", design.name(), a.name);
+            assert_eq!(a.verdict, b.verdict, "{} {}", design.name, a.name);
             let actions = |r: &slotcheck::check::PropertyResult<Stovepipe>| {
                 r.trace.as_ref().map(|t| t.actions.clone())
             };
@@ -220,7 +220,7 @@ fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
                 actions(a),
                 actions(b),
                 "{} {}: the same trace",
-                design.name(),
+                design.name,
                 a.name
             );
         }

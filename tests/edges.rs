@@ -209,7 +209,7 @@ fn every_trace_check_out_writes_for_every_design_of_both_models_replays() {
         match model {
             "stovepipe" => slotcheck_models::stovepipe::DESIGNS
                 .iter()
-                .map(|d| d.name())
+                .map(|d| d.name)
                 .collect(),
             _ => slotcheck_models::link::DESIGNS
                 .iter()

@@ -162,7 +162,7 @@ fn forgetting_what_no_later_step_uses_changes_nothing_in_any_design() {
                 checked(forgets),
                 checked(keeps),
                 "{} on {bounds:?}, split-read {split_read}",
-                design.name()
+                design.name
             );
         }
     }

@@ -39,9 +39,9 @@ fn mutate_claim_first(list: &std::path::Path, extra: &[&str]) -> std::process::O
 fn every_design_has_at_least_twelve_mutants_each_named_and_said() {
     for design in DESIGNS {
         let mutants = Stovepipe::new(design, DEFAULT_BOUNDS).mutants();
-        assert!(mutants.len() >= 12, "{}: {}", design.name(), mutants.len());
+        assert!(mutants.len() >= 12, "{}: {}", design.name, mutants.len());
         for (name, change, _) in &mutants {
-            assert!(name.starts_with(&format!("{}/", design.name())), "{name}");
+            assert!(name.starts_with(&format!("{}/", design.name)), "{name}");
             assert_eq!(name.split('/').count(), 3, "design/step/operator: {name}");
             assert!(!change.is_empty());
         }

@@ -100,7 +100,7 @@ fn replay_findings(backends: &[&Backend]) -> usize {
                                 assert!(
                                     done.violations.contains(&result.name),
                                     "{file}, {} on {engine}: the rows do not show {}: {:?}",
-                                    design.name(),
+                                    design.name,
                                     result.name,
                                     done.rows
                                 );
@@ -108,7 +108,7 @@ fn replay_findings(backends: &[&Backend]) -> usize {
                         }
                         Err(Failure::Conformance(c)) => panic!(
                             "{file}, {} ({}) on {engine}:\n{}",
-                            design.name(),
+                            design.name,
                             result.name,
                             c.text()
                         ),

@@ -199,9 +199,9 @@ fn the_template_has_every_design_and_every_key_each_commented() {
     let text = std::fs::read_to_string(dir.join("T-1.toml")).unwrap();
     for design in slotcheck_models::stovepipe::DESIGNS.iter() {
         assert!(
-            text.contains(&format!("[expect.{}]", design.name())),
+            text.contains(&format!("[expect.{}]", design.name)),
             "{}",
-            design.name()
+            design.name
         );
     }
     for design in slotcheck_models::link::DESIGNS.iter() {

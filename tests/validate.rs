@@ -34,7 +34,7 @@ fn header(bounds: &Bounds) -> Header {
 /// The log as a file's text, read back by the parser, and validated against
 /// `design`: the verdict, and the model's explanation when it conforms.
 fn run(
-    design: &'static dyn Design,
+    design: Design,
     bounds: &Bounds,
     records: &[Record<Event>],
 ) -> (Verdict, Option<Vec<StoryStep>>) {
@@ -114,7 +114,7 @@ fn counterexamples() -> Vec<(String, &'static str, &'static str, Bounds, Vec<Sto
                 }
                 let trace = result.trace.as_ref().expect("a violation has a path");
                 let story = model.tell(&trace.init, &trace.actions);
-                out.push((id.clone(), design.name(), result.name, bounds, story));
+                out.push((id.clone(), design.name, result.name, bounds, story));
             }
         }
     }
@@ -198,7 +198,7 @@ fn random_paths_of_every_design_conform_with_every_violation_they_show() {
             if !conforms || broken.iter().any(|p| !reported.contains(p)) {
                 failures.push(format!(
                     "{} seed {seed}: broken {broken:?}: {}",
-                    design.name(),
+                    design.name,
                     slotcheck::validate::text("", &verdict)
                 ));
             }
@@ -292,7 +292,7 @@ fn a_changed_event_departs_at_its_line_or_is_still_a_behaviour_of_the_model() {
             assert!(
                 matches!(unchanged, Verdict::Conforms { .. }),
                 "{} seed {seed}: {}",
-                design.name(),
+                design.name,
                 slotcheck::validate::text("", &unchanged)
             );
             for (c, &change) in changes.iter().enumerate() {
@@ -309,7 +309,7 @@ fn a_changed_event_departs_at_its_line_or_is_still_a_behaviour_of_the_model() {
                             if (exact && at != line) || at < line {
                                 failures.push(format!(
                                     "{} seed {seed} {change:?} at line {line}: departs at {at}",
-                                    design.name()
+                                    design.name
                                 ));
                             }
                             departed[c] += 1;
@@ -321,14 +321,14 @@ fn a_changed_event_departs_at_its_line_or_is_still_a_behaviour_of_the_model() {
                             if canonical(&again) != canonical(&mutant) {
                                 failures.push(format!(
                                     "{} seed {seed} {change:?} at line {line}: conforms, but the model's explanation logs otherwise",
-                                    design.name()
+                                    design.name
                                 ));
                             }
                             justified[c] += 1;
                         }
                         Verdict::Inconclusive { .. } => failures.push(format!(
                             "{} seed {seed} {change:?} at line {line}: inconclusive",
-                            design.name()
+                            design.name
                         )),
                     }
                 }
@@ -351,19 +351,19 @@ fn a_log_of_one_design_departs_from_another_where_they_differ() {
     let mut failures = Vec::new();
     for (id, design, property, bounds, story) in all.iter().step_by(3) {
         let records = writer::write(story);
-        for &other in DESIGNS.iter().filter(|d| d.name() != *design) {
+        for &other in DESIGNS.iter().filter(|d| d.name != *design) {
             let (verdict, explanation) = run(other, bounds, &records);
             match verdict {
                 Verdict::Departs { .. } => departures += 1,
                 Verdict::Conforms { .. } => {
                     let again = writer::write(&explanation.expect("asked for"));
                     if canonical(&again) != canonical(&records) {
-                        failures.push(format!("{id} {design} {property} against {}", other.name()));
+                        failures.push(format!("{id} {design} {property} against {}", other.name));
                     }
                 }
                 Verdict::Inconclusive { line, .. } => failures.push(format!(
                     "{id} {design} {property} against {}: inconclusive at {line}",
-                    other.name()
+                    other.name
                 )),
             }
         }

@@ -147,7 +147,7 @@ pub fn replay(
     actions: &[Action],
 ) -> Result<Replayed, Failure> {
     let db = |e: crate::engine::DbError| Failure::Database(e.to_string());
-    let parts: Parts = parts_of(model.design).map_err(Failure::Database)?;
+    let parts: Parts = parts_of(&model.design).map_err(Failure::Database)?;
     let variant = variant_for(model);
     let dialect = Dialect::of(backend.engine);
     let queue = backend.new_queues(1).map_err(Failure::Database)?[0];

@@ -72,9 +72,9 @@ fn every_story_replays_on_mariadb() {
 fn every_design_has_sql() {
     for design in slotcheck_models::stovepipe::DESIGNS {
         assert!(
-            slotcheck_sql::parts::parts_of(design).is_ok(),
+            slotcheck_sql::parts::parts_of(&design).is_ok(),
             "{} has no parts",
-            design.name()
+            design.name
         );
     }
 }

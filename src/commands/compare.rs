@@ -28,6 +28,10 @@ pub struct CompareArgs {
     /// verdict and its story, and what each design costs.
     #[arg(long)]
     pub findings: bool,
+    /// Only these designs (repeatable), each a name or a composition
+    /// (`owner-keyed+atomic-admit`); with --findings, the table's rows.
+    #[arg(long = "design", value_name = "DESIGN", value_parser = crate::models::design_names())]
+    pub designs: Vec<String>,
     /// With --findings: the scenario files or directories to take the
     /// findings from (default: scenarios/).
     #[arg(long = "scenarios", value_name = "PATH", requires = "findings")]
@@ -49,7 +53,12 @@ impl ForModel for Compare {
 
     fn run<M: ToolModel>(self) -> Self::Out {
         let args = self.0;
-        let models = M::source_design_names()
+        let names: Vec<&str> = if args.designs.is_empty() {
+            M::source_design_names()
+        } else {
+            args.designs.iter().map(String::as_str).collect()
+        };
+        let models = names
             .iter()
             .map(|d| M::from_flags(&args.model, d))
             .collect::<Result<Vec<_>, _>>()?;
@@ -83,7 +92,7 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
     // Every file the run reads: each scenario file under the paths.
     let inputs = crate::scenario::files(&paths).map_err(|e| e.to_string())?;
     itf::check_outputs(&outputs, &inputs)?;
-    let table = findings::run(&paths, model, &args.limits.limits()?)?;
+    let table = findings::run(&paths, model, &args.limits.limits()?, &args.designs)?;
     let json = serde_json::to_string_pretty(&findings::json(&table)).expect("JSON") + "\n";
     if args.json.json {
         print!("{json}");

@@ -60,7 +60,7 @@ fn dialect(engine: EngineName, isolation: Option<&str>) -> Result<Dialect, Strin
 
 fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<Config, String> {
     if design_named(design).is_none() {
-        let names: Vec<&str> = DESIGNS.iter().map(|d| d.name()).collect();
+        let names: Vec<&str> = DESIGNS.iter().map(|d| d.name).collect();
         return Err(format!(
             "--design: `{design}` (one of {})",
             names.join(", ")
@@ -252,15 +252,15 @@ fn queue_story(outcome: &Outcome, queue: i64) -> String {
 fn print_sql() -> Result<u8, String> {
     for (i, design) in DESIGNS.iter().enumerate() {
         let parts =
-            parts_named(design.name()).ok_or_else(|| format!("{} has no SQL", design.name()))?;
+            parts_named(design.name).ok_or_else(|| format!("{} has no SQL", design.name))?;
         // A blank line between designs, none after the last.
         if i > 0 {
             println!();
         }
-        println!("### {}\n\n{}\n", design.name(), design.change());
+        println!("### {}\n\n{}\n", design.name, design.change);
         println!(
             "```sql\n{}```",
-            slotcheck_sql::sqltext::listing(design.name(), &parts)
+            slotcheck_sql::sqltext::listing(design.name, &parts)
         );
     }
     Ok(0)
@@ -372,7 +372,7 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
     );
     let mut stories = Vec::new();
     for design in DESIGNS {
-        let (tally, _) = runs(backend, args, design.name(), d, true)?;
+        let (tally, _) = runs(backend, args, design.name, d, true)?;
         let first = match &tally.first {
             Some((run, v)) => format!("run {run}: {}", v.join(", ")),
             None if tally.cut > 0 => format!("none ({} run(s) cut short)", tally.cut),
@@ -380,14 +380,10 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
         };
         println!(
             "{:<38} {:>5} {:>7} {:>10} {:>9}  {first}",
-            design.name(),
-            tally.runs,
-            tally.queues,
-            tally.statements,
-            tally.violated_queues
+            design.name, tally.runs, tally.queues, tally.statements, tally.violated_queues
         );
         if let Some(story) = tally.story {
-            stories.push((design.name(), story));
+            stories.push((design.name, story));
         }
     }
     for (design, story) in stories {

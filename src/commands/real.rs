@@ -92,7 +92,7 @@ pub fn replay_on(path: &Path, on: &str) -> Result<u8, String> {
     let mut out = format!(
         "slotcheck replay --on {}: stovepipe {}, {} steps\n",
         backend.engine.name(),
-        model.design.name(),
+        model.design.name,
         actions.len()
     );
     let agreed = replay_and_tell(&backend, &model, &init, &actions, &property, &mut out)?;
@@ -136,7 +136,7 @@ pub fn check_design_on(
         }
         let mut out = format!(
             "{} on {}: {} violated in {} steps; its story on the database:\n",
-            model.design.name(),
+            model.design.name,
             backend.engine.name(),
             result.name,
             trace.steps()
@@ -167,7 +167,7 @@ pub fn check_design_on(
     if code == 0 {
         println!(
             "{} on {}: no property violated, nothing to replay",
-            model.design.name(),
+            model.design.name,
             backend.engine.name()
         );
     }

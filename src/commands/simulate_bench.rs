@@ -145,7 +145,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
     let mut out = format!("slotcheck simulate --bench (seed {seed})\n\n");
     // The longest design name sets the first column, so that every row
     // keeps its columns (and the README's check masks the rates by column).
-    let width = DESIGNS.iter().map(|d| d.name().len()).max().unwrap_or(0) + 2;
+    let width = DESIGNS.iter().map(|d| d.name.len()).max().unwrap_or(0) + 2;
     out.push_str(&format!(
         "{:<width$}{:<8}{:>8}{:>12}{:>12}{:>14}\n",
         "design", "mode", "runs", "states", "runs/s", "states/s"
@@ -173,7 +173,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
             let per = |n: u64| n as f64 / timing.walk_seconds.max(1e-9);
             out.push_str(&format!(
                 "{:<width$}{:<8}{:>8}{:>12}{:>12.0}{:>14.0}\n",
-                design.name(),
+                design.name,
                 if swarm { "swarm" } else { "plain" },
                 run.report.runs,
                 run.report.states,

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{json, Value};
 use slotcheck_models::events::{self, Entry, Log, ModelName};
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
-use slotcheck_models::stovepipe::{design_named, Design, DESIGNS};
+use slotcheck_models::stovepipe::{compose, Design, DESIGNS};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -94,14 +94,8 @@ fn which_model(args: &ValidateArgs, log: &Log, file: &str) -> Result<ModelName, 
 }
 
 fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
-    let designs: Vec<&'static dyn Design> = match &args.design {
-        Some(name) => vec![design_named(name).ok_or_else(|| {
-            let names: Vec<&str> = DESIGNS.iter().map(|d| d.name()).collect();
-            format!(
-                "--design: `{name}` is not a stovepipe design ({})",
-                names.join(", ")
-            )
-        })?],
+    let designs: Vec<Design> = match &args.design {
+        Some(name) => vec![compose(name).map_err(|e| format!("--design: {e}"))?],
         None => DESIGNS.to_vec(),
     };
     let mut records = Vec::new();
@@ -132,7 +126,7 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
             verdicts.push((queue.clone(), verdict));
         }
         results.push(DesignResult {
-            design: design.name(),
+            design: design.name,
             queues: verdicts,
         });
     }

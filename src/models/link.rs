@@ -338,12 +338,16 @@ impl ToolModel for Link {
         Ok(Link::new(&DESIGNS[0], bounds))
     }
 
-    fn with_design(&self, design: &str) -> Option<Self> {
-        design_named(design).map(|d| {
-            let mut model = Link::new(d, self.bounds);
-            model.options = self.options;
-            model
-        })
+    fn with_design(&self, design: &str) -> Result<Self, String> {
+        let d = design_named(design).ok_or_else(|| {
+            format!(
+                "unknown design `{design}` (known: {})",
+                Self::design_names().join(", ")
+            )
+        })?;
+        let mut model = Link::new(d, self.bounds);
+        model.options = self.options;
+        Ok(model)
     }
 
     fn set_option(&mut self, name: &str) -> Result<(), String> {

@@ -77,6 +77,20 @@ pub trait ToolModel:
     /// Each design's name, what it changes and what it costs (empty when the
     /// model does not say), for the what-to-merge table.
     fn design_notes() -> Vec<(&'static str, &'static str, &'static str)>;
+    /// The name, change and cost of the design `name` (a named design, or
+    /// a composition where the model has them); the error says why there
+    /// is none.
+    fn design_note(name: &str) -> Result<(&'static str, &'static str, &'static str), String> {
+        Self::design_notes()
+            .into_iter()
+            .find(|(n, _, _)| *n == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown design `{name}` (known: {})",
+                    Self::design_names().join(", ")
+                )
+            })
+    }
     /// The page of the what-to-merge table's stories (`compare --findings
     /// --stories` prints it), as the Markdown table links to it.
     fn stories_page() -> &'static str {
@@ -89,8 +103,9 @@ pub trait ToolModel:
     /// The model (of its first design, no option set) on the bounds a
     /// scenario file gives; the error points at the value at fault.
     fn from_scenario(bounds: &Spanned<Self::ScenarioBounds>) -> Result<Self, BoundError>;
-    /// The same bounds and options with another design; `None`: no such design.
-    fn with_design(&self, design: &str) -> Option<Self>;
+    /// The same bounds and options with another design (a name, or for a
+    /// model that composes designs a composition); the error says why not.
+    fn with_design(&self, design: &str) -> Result<Self, String>;
     /// Turns a model option on by name (`split-read`); the error lists the known ones.
     fn set_option(&mut self, name: &str) -> Result<(), String>;
     /// The model a trace's `#meta` describes (`design`, `bounds`, `options`).
@@ -269,10 +284,25 @@ pub fn designs_help() -> String {
     [Stovepipe::designs_help(), Link::designs_help()].join("\n\n")
 }
 
-/// Every design of every model, as `--design` takes them.
-pub fn design_names() -> clap::builder::PossibleValuesParser {
-    let link = Link::design_names();
-    clap::builder::PossibleValuesParser::new(Stovepipe::design_names().into_iter().chain(link))
+/// `--design`'s value: a design of some model, or a composition
+/// (`owner-keyed+atomic-admit`, checked in full once the model is known).
+pub fn design_names() -> impl clap::builder::TypedValueParser<Value = String> {
+    |text: &str| -> Result<String, String> {
+        let named = Stovepipe::design_names()
+            .into_iter()
+            .chain(Link::design_names())
+            .any(|d| d == text);
+        if named || text.contains('+') {
+            Ok(text.to_string())
+        } else {
+            Err(format!(
+                "unknown design `{text}` (stovepipe: {}; link: {}; or {})",
+                Stovepipe::design_names().join(", "),
+                Link::design_names().join(", "),
+                slotcheck_models::stovepipe::composition_help()
+            ))
+        }
+    }
 }
 
 /// Which model a command runs, and its bounds (each model's own flags).

@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use slotcheck_models::stovepipe::mutation;
 use slotcheck_models::stovepipe::{
-    design_named, request_name, Action, Bounds, Options, State, Stovepipe, DESIGNS, MAX_REQUESTS,
+    compose, composition_help, request_name, Action, Bounds, Options, State, Stovepipe, DESIGNS,
+    MAX_REQUESTS, REPAIRS,
 };
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
@@ -203,14 +204,15 @@ impl ToolModel for Stovepipe {
     type ScenarioBounds = ScenarioBounds;
 
     fn design_names() -> Vec<&'static str> {
-        DESIGNS.iter().map(|d| d.name()).collect()
+        DESIGNS.iter().map(|d| d.name).collect()
     }
 
     fn design_notes() -> Vec<(&'static str, &'static str, &'static str)> {
-        DESIGNS
-            .iter()
-            .map(|d| (d.name(), d.change(), d.cost()))
-            .collect()
+        DESIGNS.iter().map(|d| (d.name, d.change, d.cost)).collect()
+    }
+
+    fn design_note(name: &str) -> Result<(&'static str, &'static str, &'static str), String> {
+        compose(name).map(|d| (d.name, d.change, d.cost))
     }
 
     fn designs_help() -> String {
@@ -220,20 +222,25 @@ impl ToolModel for Stovepipe {
         for d in DESIGNS {
             text.push_str(&format!(
                 "\n\n  {}: {}\n    cost: {}",
-                d.name(),
-                d.change(),
-                d.cost()
+                d.name, d.change, d.cost
             ));
+        }
+        text.push_str(&format!(
+            "\n\n  Or compose one, {} (docs/designs.md):",
+            composition_help()
+        ));
+        for r in &REPAIRS {
+            text.push_str(&format!("\n    +{}: {}", r.name, r.change));
         }
         text
     }
 
     fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {
-        let design = design_named(design).ok_or_else(|| match model_of_design(design) {
-            Some(other) => {
+        let design = compose(design).map_err(|e| match model_of_design(design) {
+            Some(other) if other != Self::NAME => {
                 format!("`{design}` is a design of the {other} model: add --model {other}")
             }
-            None => format!("unknown design `{design}`"),
+            _ => e,
         })?;
         let b = flags.bounds.bounds();
         b.validate()?;
@@ -271,8 +278,8 @@ impl ToolModel for Stovepipe {
         Ok(Stovepipe::new(DESIGNS[0], bounds))
     }
 
-    fn with_design(&self, design: &str) -> Option<Self> {
-        design_named(design).map(|d| {
+    fn with_design(&self, design: &str) -> Result<Self, String> {
+        compose(design).map(|d| {
             let mut model = Stovepipe::new(d, self.bounds);
             model.options = self.options;
             model
@@ -284,7 +291,7 @@ impl ToolModel for Stovepipe {
     }
 
     fn variant(&self) -> &'static str {
-        self.design.name()
+        self.design.name
     }
 
     fn action_kinds(&self) -> &'static [&'static str] {
@@ -398,7 +405,7 @@ impl ToolModel for Stovepipe {
             .get("design")
             .and_then(Value::as_str)
             .ok_or("`#meta` has no `design`")?;
-        let design = design_named(design).ok_or_else(|| format!("unknown design `{design}`"))?;
+        let design = compose(design)?;
         let (mut model, names) =
             meta_bounds_and_options(&Stovepipe::new(design, Bounds::default()), meta)?;
         for name in names {
@@ -441,7 +448,7 @@ impl ToolModel for Stovepipe {
         Some(
             found
                 .into_iter()
-                .map(|m| (m.name(self.design.name()), m.describe(), self.mutant(m)))
+                .map(|m| (m.name(self.design.name), m.describe(), self.mutant(m)))
                 .collect(),
         )
     }

@@ -48,34 +48,49 @@ fn stories_page(model: &str) -> &'static str {
     models::for_model(model, Page).unwrap_or(STORIES)
 }
 
-/// What each design of `model` changes and costs.
-fn designs(model: &str) -> Vec<MatrixDesign> {
-    struct Notes;
-    impl ForModel for Notes {
-        type Out = Vec<MatrixDesign>;
+/// What each design of `model` (or each of `chosen`, names or
+/// compositions) changes and costs.
+fn designs(model: &str, chosen: &[String]) -> Result<Vec<MatrixDesign>, String> {
+    struct Notes<'a>(&'a [String]);
+    impl ForModel for Notes<'_> {
+        type Out = Result<Vec<MatrixDesign>, String>;
         fn run<M: ToolModel>(self) -> Self::Out {
-            M::design_notes()
+            let notes = if self.0.is_empty() {
+                M::design_notes()
+            } else {
+                self.0
+                    .iter()
+                    .map(|d| M::design_note(d))
+                    .collect::<Result<_, _>>()?
+            };
+            Ok(notes
                 .into_iter()
                 .map(|(name, change, cost)| MatrixDesign {
                     name: name.into(),
                     change: change.into(),
                     cost: cost.into(),
                 })
-                .collect()
+                .collect())
         }
     }
-    models::for_model(model, Notes).unwrap_or_default()
+    models::for_model(model, Notes(chosen)).unwrap_or_else(|| Ok(Vec::new()))
 }
 
-/// Runs every finding of `model` among the scenario files under `paths`.
-pub fn run(paths: &[PathBuf], model: &'static str, limits: &Limits) -> Result<Table, String> {
+/// Runs every finding of `model` among the scenario files under `paths`, in
+/// every design of the model or in `chosen` (names or compositions).
+pub fn run(
+    paths: &[PathBuf],
+    model: &'static str,
+    limits: &Limits,
+    chosen: &[String],
+) -> Result<Table, String> {
     let files = scenario::files(paths).map_err(|e| e.to_string())?;
     let scenarios = scenario::load_all(&files, &Selection::default()).map_err(|e| e.to_string())?;
     let mut table = Table {
         model,
         stories_page: stories_page(model),
         columns: Vec::new(),
-        designs: designs(model),
+        designs: designs(model, chosen)?,
         cells: Vec::new(),
         stats: Vec::new(),
     };
@@ -92,7 +107,7 @@ pub fn run(paths: &[PathBuf], model: &'static str, limits: &Limits) -> Result<Ta
             flags: s.heading.bounds_flags.clone(),
             file: s.heading.file.clone(),
         });
-        for (cell, stats) in s.check_finding(limits) {
+        for (cell, stats) in s.check_finding(limits, chosen)? {
             table.cells.push(cell);
             table.stats.push(stats);
         }

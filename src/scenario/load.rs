@@ -75,7 +75,7 @@ pub(super) fn finish<B, M>(
     model_name: &'static str,
     (bounds, bounds_line): (Json, String),
     known_designs: &[&str],
-    model_for: impl Fn(&str) -> Option<M>,
+    model_for: impl Fn(&str) -> Result<M, String>,
 ) -> Result<Scenario, InputError>
 where
     M: ToolModel,
@@ -92,12 +92,6 @@ where
             format!("`{id}` is not an ID: use letters, digits, `-`, `_` and `.` (it names report files)"),
         ));
     }
-    let unknown_design = |name: &str| {
-        format!(
-            "unknown design `{name}` (known: {})",
-            known_designs.join(", ")
-        )
-    };
     if raw.expect.is_empty() {
         let at = source.text.find("[expect").unwrap_or(0);
         return Err(source.error(
@@ -109,8 +103,7 @@ where
     let mut designs = Vec::new();
     for (design, properties) in &raw.expect {
         let field = format!("expect.{design}");
-        let model = model_for(design)
-            .ok_or_else(|| source.key("expect", design, unknown_design(design)))?;
+        let model = model_for(design).map_err(|e| source.key("expect", design, e))?;
         if properties.is_empty() {
             return Err(source.key(
                 "expect",
@@ -169,10 +162,16 @@ where
         });
     }
     // In the model's order (the reports' columns), not the file's map order.
-    designs.sort_by_key(|d| known_designs.iter().position(|k| *k == d.design));
+    // Compositions come after the named designs.
+    designs.sort_by_key(|d| {
+        known_designs
+            .iter()
+            .position(|k| *k == d.design)
+            .unwrap_or(usize::MAX)
+    });
     let every_design: Vec<(String, M)> = known_designs
         .iter()
-        .filter_map(|d| model_for(d).map(|m| (d.to_string(), m)))
+        .filter_map(|d| model_for(d).ok().map(|m| (d.to_string(), m)))
         .collect();
     let finding = match &raw.finding {
         None => None,
@@ -204,13 +203,8 @@ where
     let mut stories = Vec::new();
     for (i, story) in raw.story.iter().enumerate() {
         let field = format!("story[{i}]");
-        let model = model_for(story.design.get_ref()).ok_or_else(|| {
-            source.at(
-                &story.design,
-                format!("{field}.design"),
-                unknown_design(story.design.get_ref()),
-            )
-        })?;
+        let model = model_for(story.design.get_ref())
+            .map_err(|e| source.at(&story.design, format!("{field}.design"), e))?;
         let violates = match property_named(&model, story.violates.get_ref()) {
             Some((name, PropertyKind::Always)) => name,
             Some((name, PropertyKind::Sometimes)) => {

@@ -169,13 +169,18 @@ impl Scenario {
         self.plan.meta()
     }
 
-    /// Checks the scenario's finding in every design of its model, on its
+    /// Checks the scenario's finding in every design of its model (or in
+    /// `designs`, names or compositions, when some are given), on its
     /// bounds: one column of the what-to-merge table, a cell per design (its
     /// verdict, steps and story), with each run's figures.
-    pub fn check_finding(&self, limits: &Limits) -> Vec<(html::ResultRow, StatsRow)> {
+    pub fn check_finding(
+        &self,
+        limits: &Limits,
+        designs: &[String],
+    ) -> Result<Vec<(html::ResultRow, StatsRow)>, String> {
         match self.heading.finding {
-            Some(property) => self.plan.check_finding(self, property, limits),
-            None => Vec::new(),
+            Some(property) => self.plan.check_finding(self, property, limits, designs),
+            None => Ok(Vec::new()),
         }
     }
 }
@@ -227,7 +232,8 @@ trait Plan {
         scenario: &Scenario,
         property: &'static str,
         limits: &Limits,
-    ) -> Vec<(html::ResultRow, StatsRow)>;
+        designs: &[String],
+    ) -> Result<Vec<(html::ResultRow, StatsRow)>, String>;
 }
 
 /// One design's check run in a scenario: its figures, for the reports.

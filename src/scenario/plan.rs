@@ -113,8 +113,18 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
         scenario: &Scenario,
         property: &'static str,
         limits: &Limits,
-    ) -> Vec<(html::ResultRow, StatsRow)> {
-        self.every_design
+        designs: &[String],
+    ) -> Result<Vec<(html::ResultRow, StatsRow)>, String> {
+        let chosen: Vec<(String, M)> = if designs.is_empty() {
+            self.every_design.clone()
+        } else {
+            let base = &self.every_design[0].1;
+            designs
+                .iter()
+                .map(|d| base.with_design(d).map(|m| (m.variant().to_string(), m)))
+                .collect::<Result<_, _>>()?
+        };
+        Ok(chosen
             .iter()
             .map(|(design, model)| {
                 let outcome = check(model.clone(), &[property], limits);
@@ -124,7 +134,7 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
                 stats.label = format!("{} · {design}", scenario.heading.id);
                 (row, stats)
             })
-            .collect()
+            .collect())
     }
 
     fn run(

@@ -83,7 +83,11 @@ impl Source<'_> {
         let within = self.table(table);
         let field = format!("{table}.{key}");
         let header = format!("[{field}]");
-        let found = self.text.find(&header).map(|i| i + 1).or_else(|| {
+        // A key that is not bare (a composition, `a+b`) is written quoted.
+        let quoted = format!("[{table}.\"{key}\"]");
+        let found = self.text.find(&header).map(|i| i + 1);
+        let found = found.or_else(|| self.text.find(&quoted).map(|i| i + 1));
+        let found = found.or_else(|| {
             let region = &self.text[within.clone()];
             let mut offset = 0;
             for line in region.split_inclusive('\n') {

@@ -3,33 +3,26 @@
 //! time, builds, and crash and stall faults.
 //!
 //! The handlers (`process`, `signal`, `dlq`) live in `handlers.rs` and read
-//! like the contract; what differs between designs lives in one file per design
-//! behind the [`Design`] trait. The state (`state.rs`) holds only what a future
+//! like the contract, each step a primitive of the worker's `Turn`
+//! (`turn.rs`); a design is a value, one choice per part (`design.rs`),
+//! which the handlers ask at the step where the choice acts; `compose.rs`
+//! builds one from named parts. The state (`state.rs`) holds only what a future
 //! step can use: no version numbers and no read values, just whether each row
 //! a worker read is still as it read it. Stories recompute the versions and
 //! values they show by replaying the path (`log.rs`).
 
-mod claim_first;
-mod design;
-mod fail_open;
+mod compose;
+pub mod design;
 mod handlers;
 mod log;
 pub mod mutation;
-mod owner_keyed;
-mod owner_keyed_atomic_admit;
-mod owner_keyed_atomic_admit_dlq_cancels;
-mod owner_keyed_cas_only_repairs;
-mod owner_keyed_dlq_cancels;
-mod owner_keyed_fenced_claim;
-mod owner_keyed_reaping_gate;
-mod owner_keyed_resume_submits;
-mod owner_keyed_supersede_first;
 mod state;
 mod story;
 pub mod trace;
+mod turn;
 
-pub use design::{design_named, Design, InFlightCount, SlotField, StaleHead, DESIGNS};
-pub use owner_keyed::InFlightRequestIds;
+pub use compose::{compose, composition_help, Repair, REPAIRS};
+pub use design::{design_named, Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead, DESIGNS};
 pub use state::{State, MAX_WORKERS};
 
 use log::Log;
@@ -518,7 +511,7 @@ impl crate::NamedOptions for Options {
 #[derive(Clone, Copy, Debug)]
 pub struct Stovepipe {
     pub bounds: Bounds,
-    pub design: &'static dyn Design,
+    pub design: Design,
     pub options: Options,
     /// Forget what no later step can use (the default). Off, a worker keeps
     /// whether each row it read is still current until it ends, which merges
@@ -531,7 +524,7 @@ pub struct Stovepipe {
 }
 
 impl Stovepipe {
-    pub fn new(design: &'static dyn Design, bounds: Bounds) -> Self {
+    pub fn new(design: Design, bounds: Bounds) -> Self {
         Stovepipe {
             bounds,
             design,
@@ -558,7 +551,7 @@ impl Stovepipe {
 
     /// The slot field as it is now.
     pub fn slots(&self, s: &State) -> Slots {
-        self.design.slots().read(s)
+        self.design.slots.read(s)
     }
 
     /// Whether anything at all can happen without a fault: an arrival, a
@@ -584,7 +577,7 @@ impl Stovepipe {
         if !self.forget_dead_reads {
             return Fresh::ALL;
         }
-        handlers::live_reads(self.design, handler, pc)
+        handlers::live_reads(handler, pc)
     }
 
     /// What a worker keeps of its last read once its step is done: what its
@@ -703,10 +696,10 @@ impl Model for Stovepipe {
                 s.running_builds().count() <= m.bounds.max_concurrent as usize
             }),
             Property::always(COUNT_NOT_LOW, |m: &Self, s: &State| {
-                !s.is_quiescent() || m.design.slots().count_not_low(s)
+                !s.is_quiescent() || m.design.slots.count_not_low(s)
             }),
             Property::always(COUNT_NOT_HIGH, |m: &Self, s: &State| {
-                !s.is_quiescent() || m.design.slots().count_not_high(s)
+                !s.is_quiescent() || m.design.slots.count_not_high(s)
             }),
             Property::always(OUTCOME_FINAL, |_, s: &State| {
                 s.requests()

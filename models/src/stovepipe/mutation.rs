@@ -2,9 +2,10 @@
 //! that the properties notice (`slotcheck mutate`). A mutation is data on
 //! the model ([`Stovepipe::mutation`]): a step, named by its handler and
 //! program counter (a [`Site`]), and an [`Operator`]. The `Turn` primitives
-//! (the reads, the CASes, the submit, the ack, the hold) ask it whether they
-//! are the step it names and, if so, do the mutated thing; the handlers and
-//! designs are the same code for every mutant.
+//! (the reads, the CASes, the submit, the ack, the hold) ask at one hook,
+//! [`decide`], each decision an operator may change, and the write a swap
+//! makes ([`write_at`]); only this file matches on operators, and the
+//! handlers and designs are the same code for every mutant.
 //!
 //! Which mutants a design has is found, not listed: the model is explored
 //! once with a log that records which primitive each step performs
@@ -12,7 +13,7 @@
 //! changes ([`mutations`]).
 
 use super::log::Log;
-use super::{Handler, Pc, RequestState, State, Stovepipe};
+use super::{Build, Handler, Pc, Req, RequestState, State, Stovepipe};
 use stateright::Model;
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
@@ -181,6 +182,84 @@ impl Mutation {
             }
             Operator::DlqReleasesNever => format!("{at} the DLQ never releases a slot"),
         }
+    }
+}
+
+/// A decision a step makes that a mutant may change: what a `Turn`
+/// primitive asks [`decide`], with what it decides from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// The gate is closed: `taken` slots of K.
+    GateClosed { taken: u8, k: u8 },
+    /// R is the latest head of the `arrived` requests.
+    LatestHead { request: Req, arrived: u8 },
+    /// The DLQ releases R's slot: the design's rule for R's state, and
+    /// whether the read saw R hold a slot.
+    DlqReleases { rule: bool, has_slot: bool },
+    /// A CAS or transaction wins: its rows are `fresh`, as read.
+    CasWins { fresh: bool },
+    /// A winning write is made.
+    WriteMade,
+    /// A release gives back a second slot.
+    ReleaseTwice,
+    /// The message is acked in a step of its own before the write.
+    AckBeforeWrite,
+    /// The submit is made at all.
+    Submitted,
+    /// The submit starts the build, which is now `build`.
+    SubmitStarts { build: Build },
+    /// The ack removes the message.
+    AckRemoves,
+    /// The hold counts an attempt (a `dead` message counts none).
+    HoldCountsAttempt { dead: bool },
+}
+
+/// The one hook where operators act: `decision` as the design makes it, or
+/// as `operator` (the mutation's, at its own step) changes it.
+pub(crate) fn decide(operator: Option<Operator>, decision: Decision) -> bool {
+    use Decision as D;
+    use Operator as O;
+    match (decision, operator) {
+        (D::GateClosed { taken, k }, Some(O::GateOffByOne)) => taken > k,
+        (D::GateClosed { taken, k }, _) => taken >= k,
+        (D::LatestHead { .. }, Some(O::LatestHeadSkipped)) => true,
+        (D::LatestHead { request, arrived }, Some(O::LatestHeadInverted)) => request + 1 != arrived,
+        (D::LatestHead { request, arrived }, _) => request + 1 == arrived,
+        (D::DlqReleases { has_slot, .. }, Some(O::DlqReleasesAlways)) => has_slot,
+        (D::DlqReleases { .. }, Some(O::DlqReleasesNever)) => false,
+        (D::DlqReleases { rule, has_slot }, _) => rule && has_slot,
+        (D::CasWins { .. }, Some(O::CasIgnoresVersion)) => true,
+        (D::CasWins { fresh }, _) => fresh,
+        (D::WriteMade, operator) => operator != Some(O::WriteSkipped),
+        (D::ReleaseTwice, operator) => operator == Some(O::ReleaseTwice),
+        (D::AckBeforeWrite, operator) => operator == Some(O::AckBeforeWrite),
+        (D::Submitted, operator) => operator != Some(O::SubmitSkipped),
+        (D::SubmitStarts { build }, Some(O::SubmitNotIdempotent)) => build != Build::Running,
+        (D::SubmitStarts { build }, _) => build == Build::NotSubmitted,
+        (D::AckRemoves, operator) => operator != Some(O::AckSkipped),
+        (D::HoldCountsAttempt { dead }, operator) => {
+            !dead && operator == Some(O::HoldCountsAttempt)
+        }
+    }
+}
+
+/// The write the step at `site` makes when it asks for `asked`: a swapping
+/// mutant makes, at its step, the next one's write, and at the next step
+/// its own.
+pub(crate) fn write_at(mutation: Option<Mutation>, site: Site, asked: Write) -> Write {
+    let Some(Mutation {
+        site: at,
+        operator: Operator::SwappedWithNext { next, this, other },
+    }) = mutation
+    else {
+        return asked;
+    };
+    if at == site {
+        other
+    } else if Site::of(at.handler, next) == site {
+        this
+    } else {
+        asked
     }
 }
 

@@ -84,7 +84,7 @@ impl QueueTrace {
     /// budgets are as many as the log has deliveries (a crash or a stall is
     /// inferred only where a delivery needs it), at most the model's limit.
     pub fn new(
-        design: &'static dyn Design,
+        design: Design,
         header: &Header,
         split_read: bool,
         events: Vec<(usize, Record<Event>)>,
@@ -510,7 +510,7 @@ pub fn queues(records: Vec<(usize, Record<Event>)>) -> Vec<QueueLog> {
 /// `{queue}-w1`...): for measuring `validate`'s speed (`slotcheck bench`).
 /// The tests do not use it: they write logs from stories, independently.
 pub fn simulated_log(
-    design: &'static dyn Design,
+    design: Design,
     bounds: Bounds,
     seed: u64,
     queue: &str,
