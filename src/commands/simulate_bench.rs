@@ -166,6 +166,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 out: None,
                 pct: None,
                 liveness: None,
+                guided: false,
                 budget: Limits::default(),
             };
             let mut timing = Timing::default();
@@ -326,6 +327,7 @@ pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
         out: None,
         pct: None,
         liveness: None,
+        guided: false,
         budget: Limits::default(),
     };
     let fixed_swarm = |s: Settings| Settings {
@@ -339,11 +341,15 @@ pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
         }),
         ..base.clone()
     };
+    let guided = |s: Settings| Settings { guided: true, ..s };
     vec![
         ("plain", base.clone()),
-        ("swarm", fixed_swarm(base)),
+        ("swarm", fixed_swarm(base.clone())),
         ("pct", pct.clone()),
-        ("swarm+pct", fixed_swarm(pct)),
+        ("swarm+pct", fixed_swarm(pct.clone())),
+        ("guided", guided(base.clone())),
+        ("guided+pct", guided(pct.clone())),
+        ("guided+all", guided(fixed_swarm(Settings { pct: Some(PctSettings { depth: std::env::var("G_DEPTH").ok().and_then(|v| v.parse().ok()).unwrap_or(POWER_PCT), horizon: crate::simulate::pct::DEFAULT_HORIZON }), ..pct }))),
     ]
 }
 
