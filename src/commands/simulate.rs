@@ -130,7 +130,8 @@ pub struct SimulateArgs {
     pub bench: bool,
     /// The simulator's power: for every finding (each scenario file naming
     /// one) and each design expected to violate it, the runs from --seed to
-    /// the first violation on the finding's bounds, plain, swarm and PCT.
+    /// the first violation on the finding's bounds, plain, swarm, PCT and
+    /// guided.
     #[arg(long, conflicts_with = "bench")]
     pub power: bool,
     /// Stop this many seconds (more than 0) after the command starts, whatever it runs (every

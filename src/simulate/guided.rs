@@ -63,6 +63,7 @@ pub struct Guide<M: ToolModel> {
     nodes: Vec<Node<M::Action>>,
     /// The nodes of new states: where runs resume.
     kept: Vec<u32>,
+    /// How many runs resumed from each kept state.
     resumed: Vec<u32>,
     seen: HashSet<u64>,
 }
@@ -124,7 +125,15 @@ impl<M: ToolModel> Guide<M> {
             at = n.parent;
         }
         actions.reverse();
-        (&self.roots[self.nodes[node as usize].root as usize], actions)
+        (
+            &self.roots[self.nodes[node as usize].root as usize],
+            actions,
+        )
+    }
+
+    fn keep(&mut self, node: u32) {
+        self.kept.push(node);
+        self.resumed.push(0);
     }
 
     /// The salt of a run's fingerprints: its bounds, which its root keeps.
@@ -177,7 +186,7 @@ impl<M: ToolModel> Guide<M> {
             }
         };
         if new[0] {
-            { self.kept.push(parent); self.resumed.push(0); }
+            self.keep(parent);
         }
         for (i, &is_new) in new.iter().enumerate().skip(1).take(last_new) {
             let node = Node {
@@ -188,7 +197,7 @@ impl<M: ToolModel> Guide<M> {
             self.nodes.push(node);
             parent = (self.nodes.len() - 1) as u32;
             if is_new {
-                { self.kept.push(parent); self.resumed.push(0); }
+                self.keep(parent);
             }
         }
     }
@@ -235,27 +244,17 @@ pub fn draw_and_walk<M: ToolModel>(
             origin: Origin::Fresh,
         });
     };
-    let fresh: u32 = std::env::var("G_FRESH").ok().and_then(|v| v.parse().ok()).unwrap_or(FRESH);
-    let policy: u32 = std::env::var("G_POLICY").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let from = (!guide.kept.is_empty() && rng.random_range(0..fresh) != 0)
-        .then(|| {
-            let n = guide.kept.len();
-            let k = match policy {
-                0 => rng.random_range(0..n),
-                1 => {
-                    let a = rng.random_range(0..n);
-                    let b = rng.random_range(0..n);
-                    let (ca, cb) = (guide.resumed[a], guide.resumed[b]);
-                    if ca < cb || (ca == cb && a > b) { a } else { b }
-                }
-                _ => {
-                    let u: f64 = rng.random();
-                    n - 1 - ((n as f64) * u * u) as usize
-                }
-            };
-            guide.resumed[k] += 1;
-            guide.kept[k]
-        });
+    let from = (!guide.kept.is_empty() && rng.random_range(0..FRESH) != 0).then(|| {
+        // Of two kept states drawn, the one resumed from less often (on a
+        // tie the newer): every state gets its turn, and the newest, at the
+        // edge of what is covered, are taken first.
+        let n = guide.kept.len();
+        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+        let (ra, rb) = (guide.resumed[a], guide.resumed[b]);
+        let k = if ra < rb || (ra == rb && a > b) { a } else { b };
+        guide.resumed[k] += 1;
+        guide.kept[k]
+    });
     let (model, start, origin) = match from {
         None => (model, None, Origin::Fresh),
         Some(node) => {
@@ -264,16 +263,10 @@ pub fn draw_and_walk<M: ToolModel>(
                 run: root.run,
                 steps: path.len(),
             };
-            (
-                root.model.clone(),
-                Some((root.init.clone(), path)),
-                origin,
-            )
+            (root.model.clone(), Some((root.init.clone(), path)), origin)
         }
     };
     let begun = start.as_ref().map_or(0, |(_, p)| p.len());
-    let mix: u32 = std::env::var("G_MIX").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-    let weights = if mix > 0 && rng.random_range(0..mix) == 0 { None } else { weights };
     let mut schedule = Schedule::of_run(settings.pct, weights, &mut rng);
     let salt = guide.salt(&model, from);
     let mut reached = Vec::new();

@@ -37,11 +37,11 @@ pub use report::{
     merge, merge_named, DesignReport, Report, ShardCover, ViolationReport, WitnessReport,
 };
 pub use swarm::{plan, swarm_ranges};
-pub(crate) use walk::discovered;
-pub use walk::{walk, walk_from, walk_live, Walk};
 pub use trace::{
     bounds_map, bounds_words, check_trace_files, last_state, model_meta, save_trace, trace_text,
 };
+pub(crate) use walk::discovered;
+pub use walk::{walk, walk_from, walk_live, Walk};
 
 use crate::check::budget::Watch;
 use crate::check::Limits;

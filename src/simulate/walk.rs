@@ -61,7 +61,16 @@ pub fn walk_live<M: ToolModel>(
     liveness: Option<usize>,
     rng: &mut ChaCha8Rng,
 ) -> Walk<M> {
-    walk_from(model, properties, schedule, depth, liveness, None, &mut |_| {}, rng)
+    walk_from(
+        model,
+        properties,
+        schedule,
+        depth,
+        liveness,
+        None,
+        &mut |_| {},
+        rng,
+    )
 }
 
 /// [`walk_live`] from `start` (an initial state and a path from it, already
@@ -202,4 +211,3 @@ fn choose<M: ToolModel>(
         .map(|(i, _)| i)
         .expect("the kind is enabled")
 }
-
