@@ -531,12 +531,13 @@ fn readme_path() -> PathBuf {
 
 /// The pages made of generated parts: the README, and the stories page its
 /// what-to-merge table links to.
-const PAGES: [&str; 5] = [
+const PAGES: [&str; 6] = [
     "README.md",
     "docs/findings.md",
     "docs/real-database.md",
     "docs/findings-link.md",
     "docs/link.md",
+    "docs/power.md",
 ];
 
 #[test]
