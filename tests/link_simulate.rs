@@ -34,6 +34,7 @@ fn swarm(seed: u64, runs: u64, shard: Shard, out: Option<PathBuf>) -> Settings {
         out,
         pct: None,
         liveness: None,
+        guided: false,
         budget: Limits::default(),
     }
 }

@@ -189,3 +189,51 @@ fn a_known_survivor_does_not_fail_the_run_but_a_killed_one_does() {
     assert_eq!(listed["listed_as"], "a known survivor");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `--verdicts-only` (docs/power.md, masking): a mutant is killed only by a
+/// changed verdict. On claim-first, where most properties are violated
+/// already, some mutants change nothing but a story's length: killed by
+/// the default criterion, they survive this one, and every kill it reports
+/// names two different verdicts.
+#[test]
+fn verdicts_only_kills_by_a_changed_verdict_and_not_by_a_length_alone() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "mutate",
+            "--design",
+            "claim-first",
+            "--requests",
+            "1",
+            "--crashes",
+            "1",
+            "--stalls",
+            "0",
+            "--max-deliveries",
+            "1",
+            "--json",
+            "-q",
+        ];
+        args.extend(extra);
+        let output = slotcheck(&args);
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        report[0]["mutants"].as_array().unwrap().clone()
+    };
+    let by_length = run(&[]);
+    let by_verdict = run(&["--verdicts-only"]);
+    let word = |s: &str| s.split(' ').next().unwrap().to_string();
+    let mut masked = 0;
+    for (l, v) in by_length.iter().zip(&by_verdict) {
+        assert_eq!(l["name"], v["name"]);
+        if v["fate"] == "killed" {
+            assert_eq!(l["fate"], "killed", "{}", v["name"]);
+            let k = &v["killed_by"];
+            assert_ne!(
+                word(k["mutant"].as_str().unwrap()),
+                word(k["design"].as_str().unwrap())
+            );
+        } else if l["fate"] == "killed" {
+            masked += 1;
+        }
+    }
+    assert!(masked > 0, "some mutant changes only a length here");
+}

@@ -190,6 +190,7 @@ pub fn mutate_time() -> (usize, f64) {
         &Equivalents::default(),
         &Limits::default(),
         false,
+        false,
     );
     (reports[0].mutants.len(), started.elapsed().as_secs_f64())
 }

@@ -78,6 +78,11 @@ pub struct ScenarioArgs {
     /// line per check (what CI reads); the reports written are whole.
     #[arg(long)]
     pub regressions_only: bool,
+    /// Scenario runs: run nothing; print which cells of each model's coverage grid (slots,
+    /// faults, deliveries, requests; link: asks, faults, skew) the scenario files cover, and
+    /// which they leave out and why. Exit 1: a cell the grid wants covered is not.
+    #[arg(long)]
+    pub grid: bool,
 }
 
 impl ScenarioArgs {
@@ -95,6 +100,9 @@ impl ScenarioArgs {
         }
         if self.regressions_only {
             given.push("--regressions-only");
+        }
+        if self.grid {
+            given.push("--grid");
         }
         given
     }
@@ -245,6 +253,18 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
             "--format: diagrams are drawn by an ad-hoc check, and {why}; a scenario run draws them in its --html report (or, for an ad-hoc check, {fix})"
         ));
     }
+    if args.scenarios.grid {
+        let (text, missing) = super::grid::report(&args.paths)?;
+        print!("{text}");
+        return Ok(u8::from(missing > 0));
+    }
+    // The grid's coverage is the whole guard's: said after a run of every
+    // scenario file, with no filter.
+    let whole_guard = args.paths.is_empty()
+        && args.scenarios.only.is_empty()
+        && args.design.is_none()
+        && args.property.is_empty();
+    let coverage = (whole_guard && !args.json.json).then(|| super::grid::summary(&args.paths));
     let run = scenario::CheckRun {
         paths: args.paths,
         selection: scenario::Selection {
@@ -261,7 +281,13 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
         html: args.output.html,
         regressions_only: args.scenarios.regressions_only,
     };
-    Ok(scenario::check_command(run))
+    let code = scenario::check_command(run);
+    // The grid's coverage after the summary (a run that could not start
+    // has said why already).
+    if let (Some(Ok(lines)), false) = (coverage, code == scenario::EXIT_INVALID) {
+        print!("{lines}");
+    }
+    Ok(code)
 }
 
 pub fn new_scenario(id: &str, dir: &Path) -> Result<u8, String> {

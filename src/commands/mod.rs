@@ -20,6 +20,7 @@ pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod explore;
+pub mod grid;
 pub mod live;
 pub mod live_link;
 #[cfg(feature = "real")]

@@ -35,6 +35,12 @@ pub struct MutateArgs {
     /// what says the given bounds were too small.
     #[arg(long)]
     pub search: bool,
+    /// Kill a mutant only by a changed verdict, not by a changed shortest length alone: what
+    /// sees through masking (a design that already violates a property shows a new bug only
+    /// where its verdicts change; with --scenarios, in any scenario's bounds, the grid's cells
+    /// among them). A length-only difference is a story change.
+    #[arg(long)]
+    pub verdicts_only: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -130,7 +136,13 @@ fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, St
             report::count(mine.len() as u64, "scenario")
         ));
     }
-    let reports = mutation::run(&sets, &equivalents, &args.limits.limits()?, args.search);
+    let reports = mutation::run(
+        &sets,
+        &equivalents,
+        &args.limits.limits()?,
+        args.search,
+        args.verdicts_only,
+    );
     let listed: Vec<&String> = equivalents
         .reasons
         .keys()

@@ -100,6 +100,13 @@ pub struct SimulateArgs {
     /// does not is reported as `settles-after-faults`, told as found.
     #[arg(long, value_name = "STEPS", value_parser = whole(1usize, None))]
     pub liveness: Option<usize>,
+    /// Coverage-guided runs: a run may resume from a state that an earlier
+    /// run reached first (replaying the path to it) and walk on from there,
+    /// so that walks crowd out from the states already covered. Works with
+    /// --swarm and --pct; each run depends on those before it, so --run N
+    /// walks runs 0..N first, and --shard is refused.
+    #[arg(long, conflicts_with = "shard")]
+    pub guided: bool,
     /// Take the runs r with r mod N = I-1 (1 <= I <= N).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
@@ -123,7 +130,8 @@ pub struct SimulateArgs {
     pub bench: bool,
     /// The simulator's power: for every finding (each scenario file naming
     /// one) and each design expected to violate it, the runs from --seed to
-    /// the first violation on the finding's bounds, plain, swarm and PCT.
+    /// the first violation on the finding's bounds, plain, swarm, PCT and
+    /// guided.
     #[arg(long, conflicts_with = "bench")]
     pub power: bool,
     /// Stop this many seconds (more than 0) after the command starts, whatever it runs (every
@@ -172,6 +180,7 @@ pub fn run_cli<M: ToolModel>(
             horizon: args.pct_horizon,
         }),
         liveness: args.liveness,
+        guided: args.guided,
         budget: super::args::budget(args.timeout, args.max_memory),
     };
     if runs_of(&settings).next().is_none() {

@@ -166,6 +166,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 out: None,
                 pct: None,
                 liveness: None,
+                guided: false,
                 budget: Limits::default(),
             };
             let mut timing = Timing::default();
@@ -244,7 +245,8 @@ pub fn bench(seed: u64) -> Result<String, String> {
 /// `scenarios/` that names a finding, and each design it expects to violate
 /// it, the runs from `seed` to the first violation on the finding's own
 /// bounds, by each scheduler (plain walks; swarm weights on the same bounds;
-/// PCT of depth up to [`POWER_PCT`]), within [`POWER_RUNS`].
+/// PCT of depth up to [`POWER_PCT`]; coverage-guided runs, alone and with
+/// both), within [`POWER_RUNS`].
 pub fn findings_power(seed: u64) -> Result<String, String> {
     let files = crate::scenario::files(&[crate::scenario::SCENARIO_DIR.into()])
         .map_err(|e| e.to_string())?;
@@ -312,7 +314,8 @@ pub const POWER_PCT: u32 = 3;
 
 /// The schedulers the power table compares, by name: swarm and PCT keep
 /// each scenario's bounds (every range one value), so only the schedule
-/// differs.
+/// differs. `guided+all` ([`crate::simulate::guided`] with swarm weights
+/// and PCT) is the one judged on every finding.
 pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
     let base = Settings {
         seed,
@@ -326,6 +329,7 @@ pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
         out: None,
         pct: None,
         liveness: None,
+        guided: false,
         budget: Limits::default(),
     };
     let fixed_swarm = |s: Settings| Settings {
@@ -339,11 +343,14 @@ pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
         }),
         ..base.clone()
     };
+    let guided = |s: Settings| Settings { guided: true, ..s };
     vec![
         ("plain", base.clone()),
-        ("swarm", fixed_swarm(base)),
+        ("swarm", fixed_swarm(base.clone())),
         ("pct", pct.clone()),
-        ("swarm+pct", fixed_swarm(pct)),
+        ("swarm+pct", fixed_swarm(pct.clone())),
+        ("guided", guided(base.clone())),
+        ("guided+all", guided(fixed_swarm(pct))),
     ]
 }
 

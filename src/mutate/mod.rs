@@ -232,14 +232,18 @@ fn words((verdict, steps): (Verdict, Option<usize>)) -> String {
     }
 }
 
-/// The first property whose verdict or shortest path differs.
+/// The first property whose verdict or shortest path differs; with
+/// `verdicts_only`, whose verdict differs (a changed length alone is a
+/// story change, not a bug made visible).
 fn difference<M: ToolModel>(
     design: &Outcome<M>,
     mutant: &Outcome<M>,
+    verdicts_only: bool,
 ) -> Option<(&'static str, String, String)> {
     design.results.iter().find_map(|r| {
         let (d, m) = (verdict_of(design, r.name), verdict_of(mutant, r.name));
-        (d != m).then(|| (r.name, words(m), words(d)))
+        let differs = if verdicts_only { d.0 != m.0 } else { d != m };
+        differs.then(|| (r.name, words(m), words(d)))
     })
 }
 
@@ -249,6 +253,7 @@ fn judge<M: ToolModel>(
     name: &str,
     sets: &[(&M, &Outcome<M>, &BTreeMap<String, M>)],
     limits: &Limits,
+    verdicts_only: bool,
 ) -> Fate {
     for (model, original, found) in sets {
         // The same mutant on these bounds, if its step is taken there.
@@ -259,7 +264,7 @@ fn judge<M: ToolModel>(
         if let Some(cut) = outcome.stats.cut.or(original.stats.cut) {
             return Fate::Inconclusive(cut.describe().to_string());
         }
-        if let Some((property, m, d)) = difference(original, &outcome) {
+        if let Some((property, m, d)) = difference(original, &outcome, verdicts_only) {
             return Fate::Killed(Kill {
                 property,
                 mutant: m,
@@ -286,6 +291,7 @@ fn search<M: ToolModel>(
     ladder: &[M],
     rungs: &[OnceLock<Rung<M>>],
     limits: &Limits,
+    verdicts_only: bool,
 ) -> Option<Kill> {
     for (model, rung) in ladder.iter().zip(rungs) {
         let rung = rung.get_or_init(|| Rung {
@@ -303,7 +309,7 @@ fn search<M: ToolModel>(
             continue;
         }
         let sets = [(&rung.model, &rung.outcome, &rung.mutants)];
-        if let Fate::Killed(kill) = judge(name, &sets, limits) {
+        if let Fate::Killed(kill) = judge(name, &sets, limits, verdicts_only) {
             return Some(kill);
         }
     }
@@ -313,12 +319,14 @@ fn search<M: ToolModel>(
 /// Checks every mutant of each design on each of its bounds. `designs`:
 /// per design, its model on each set of bounds (the first is where its
 /// mutants are found). Mutants are checked `limits.threads` at a time, each
-/// on one thread; the report is the same whatever that number.
+/// on one thread; the report is the same whatever that number. With
+/// `verdicts_only` a mutant is killed only by a changed verdict.
 pub fn run<M: ToolModel>(
     designs: &[Vec<M>],
     equivalents: &Equivalents,
     limits: &Limits,
     search_bounds: bool,
+    verdicts_only: bool,
 ) -> Vec<DesignReport> {
     let one = Limits {
         threads: 1,
@@ -374,9 +382,10 @@ pub fn run<M: ToolModel>(
                         let Some((name, _, _)) = listed.get(i) else {
                             break;
                         };
-                        let mut fate = judge(name, &sets, &one);
+                        let mut fate = judge(name, &sets, &one, verdicts_only);
                         if fate == Fate::Survived(None) && !equivalents.reasons.contains_key(name) {
-                            fate = Fate::Survived(search(name, &ladder, &rungs, &one));
+                            fate =
+                                Fate::Survived(search(name, &ladder, &rungs, &one, verdicts_only));
                         }
                         fates.lock().expect("no thread panicked")[i] = Some(fate);
                     });

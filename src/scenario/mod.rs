@@ -21,6 +21,7 @@
 
 pub mod findings;
 mod format;
+pub mod grid;
 mod load;
 mod plan;
 mod reports;

@@ -23,6 +23,7 @@
 //! `check` (shrinking's last stage), `report` and `models`' trait, never a
 //! model by name, a scenario or the command line.
 
+pub mod guided;
 pub mod pct;
 pub mod replay;
 pub mod report;
@@ -30,6 +31,7 @@ pub mod shrink;
 pub mod swarm;
 pub mod text;
 pub mod trace;
+pub mod walk;
 
 pub use report::{
     merge, merge_named, DesignReport, Report, ShardCover, ViolationReport, WitnessReport,
@@ -38,6 +40,8 @@ pub use swarm::{plan, swarm_ranges};
 pub use trace::{
     bounds_map, bounds_words, check_trace_files, last_state, model_meta, save_trace, trace_text,
 };
+pub(crate) use walk::discovered;
+pub use walk::{walk, walk_from, walk_live, Walk};
 
 use crate::check::budget::Watch;
 use crate::check::Limits;
@@ -110,6 +114,9 @@ pub struct Settings {
     /// the walk ends (nothing enabled, or `depth` steps); `None`: no
     /// liveness phase.
     pub liveness: Option<usize>,
+    /// Coverage-guided runs ([`guided`]): a run may resume from a state an
+    /// earlier run reached first. Runs then depend on the runs before them.
+    pub guided: bool,
 }
 
 /// The name a liveness violation is reported under.
@@ -186,167 +193,6 @@ pub fn run_rng(seed: u64, run: u64) -> ChaCha8Rng {
     rng
 }
 
-/// One walk: its steps, and where each property was first violated or
-/// reached (the number of steps before that state).
-pub struct Walk<M: Model> {
-    /// The initial state it started from.
-    pub init: M::State,
-    pub actions: Vec<M::Action>,
-    pub states: u64,
-    /// Whether the walk stopped at `depth` with actions still enabled.
-    pub cut_at_depth: bool,
-    pub violated: Vec<Option<usize>>,
-    pub reached: Vec<bool>,
-    /// With a liveness phase: the steps of its fault phase, and where the
-    /// walk ended (its bound spent, or nothing enabled) with something not
-    /// yet settled.
-    pub fault_phase: Option<usize>,
-    pub unsettled: Option<usize>,
-}
-
-/// Whether property `p` is broken (an `always`) or met (a `sometimes`) in `s`.
-pub(crate) fn discovered<M: Model>(model: &M, p: &Property<M>, s: &M::State) -> bool {
-    let holds = (p.condition)(model, s);
-    match p.expectation {
-        Expectation::Always => !holds,
-        Expectation::Sometimes => holds,
-        // `eventually` is judged on whole paths; walks do not judge it.
-        Expectation::Eventually => false,
-    }
-}
-
-/// A random walk from the model's first initial state, checking every
-/// property on every state, until no action is enabled or `depth` steps.
-pub fn walk<M: ToolModel>(
-    model: &M,
-    properties: &[Property<M>],
-    schedule: &mut Schedule,
-    depth: usize,
-    rng: &mut ChaCha8Rng,
-) -> Walk<M> {
-    walk_live(model, properties, schedule, depth, None, rng)
-}
-
-/// [`walk`] with a liveness phase (TigerBeetle's simulator has one): faults
-/// are taken only during the first `0..=liveness` steps (drawn now), and
-/// the walk must then reach a settled state ([`ToolModel::settled`]) before
-/// nothing more can happen or `depth` steps.
-pub fn walk_live<M: ToolModel>(
-    model: &M,
-    properties: &[Property<M>],
-    schedule: &mut Schedule,
-    depth: usize,
-    liveness: Option<usize>,
-    rng: &mut ChaCha8Rng,
-) -> Walk<M> {
-    let fault_phase = liveness.map(|l| rng.random_range(0..=l));
-    let init = model.pick_init(rng);
-    let mut state = init.clone();
-    let mut walk = Walk {
-        init,
-        actions: Vec::new(),
-        states: 1,
-        cut_at_depth: false,
-        violated: vec![None; properties.len()],
-        reached: vec![false; properties.len()],
-        fault_phase,
-        unsettled: None,
-    };
-    let judge = |walk: &mut Walk<M>, state: &M::State, at: usize| {
-        for (k, p) in properties.iter().enumerate() {
-            let open = match p.expectation {
-                Expectation::Always => walk.violated[k].is_none(),
-                _ => !walk.reached[k],
-            };
-            if open && discovered(model, p, state) {
-                match p.expectation {
-                    Expectation::Always => walk.violated[k] = Some(at),
-                    _ => walk.reached[k] = true,
-                }
-            }
-        }
-    };
-    judge(&mut walk, &state, 0);
-    let mut enabled = Vec::new();
-    let mut kind_weight = vec![0u32; model.action_kinds().len()];
-    for step in 1..=depth {
-        enabled.clear();
-        model.actions(&state, &mut enabled);
-        if fault_phase.is_some_and(|f| step > f) {
-            enabled.retain(|a| model.fault_on(&state, a).is_none());
-        }
-        if enabled.is_empty() {
-            break;
-        }
-        let pick = match schedule {
-            Schedule::Uniform => rng.random_range(0..enabled.len()),
-            Schedule::Weights(w) => choose(model, &enabled, w, &mut kind_weight, rng),
-            Schedule::Pct(pct) => pct.choose(model, &state, &enabled, step, rng),
-        };
-        let action = enabled.swap_remove(pick);
-        state = model
-            .next_state(&state, action.clone())
-            .expect("an enabled action has a next state");
-        walk.actions.push(action);
-        walk.states += 1;
-        judge(&mut walk, &state, step);
-    }
-    if fault_phase.is_some() && !model.settled(&state) {
-        walk.unsettled = Some(walk.actions.len());
-    }
-    if walk.actions.len() == depth {
-        enabled.clear();
-        model.actions(&state, &mut enabled);
-        walk.cut_at_depth = !enabled.is_empty();
-    }
-    walk
-}
-
-/// The index of the next action by swarm weights: a kind by its weight
-/// among the kinds enabled, then uniform within it (when every enabled kind
-/// weighs 0, uniform, so that no walk stops early).
-fn choose<M: ToolModel>(
-    model: &M,
-    enabled: &[M::Action],
-    weights: &[u32],
-    kind_weight: &mut [u32],
-    rng: &mut ChaCha8Rng,
-) -> usize {
-    kind_weight.fill(0);
-    for a in enabled {
-        let k = model.action_kind(a);
-        kind_weight[k] = weights[k];
-    }
-    let total: u32 = kind_weight.iter().sum();
-    if total == 0 {
-        return rng.random_range(0..enabled.len());
-    }
-    let mut ticket = rng.random_range(0..total);
-    let kind = kind_weight
-        .iter()
-        .position(|&w| {
-            if ticket < w {
-                true
-            } else {
-                ticket -= w;
-                false
-            }
-        })
-        .expect("the ticket falls in some kind");
-    let of_kind = enabled
-        .iter()
-        .filter(|a| model.action_kind(a) == kind)
-        .count();
-    let nth = rng.random_range(0..of_kind);
-    enabled
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| model.action_kind(a) == kind)
-        .nth(nth)
-        .map(|(i, _)| i)
-        .expect("the kind is enabled")
-}
-
 /// The first violation of a property among the runs done, before shrinking.
 struct Found<M: Model> {
     runs: u64,
@@ -375,6 +221,16 @@ pub struct Timing {
     pub shrink_seconds: f64,
 }
 
+/// The runs walked, in order: this shard's; for guided runs every run up
+/// to the last reported, since each depends on those before it.
+fn walked_runs(settings: &Settings) -> Box<dyn Iterator<Item = u64> + '_> {
+    if settings.guided {
+        Box::new(0..settings.only_run.map_or(settings.runs, |r| r + 1))
+    } else {
+        Box::new(runs_of(settings))
+    }
+}
+
 /// The runs of this shard, in order.
 pub fn runs_of(settings: &Settings) -> impl Iterator<Item = u64> + '_ {
     let range = match settings.only_run {
@@ -398,22 +254,22 @@ pub fn simulate<M: ToolModel>(
     let (mut runs, mut states, mut cut_at_depth) = (0u64, 0u64, 0u64);
     let mut watch = Watch::new(&settings.budget, started);
     let mut cut = None;
-    for run in runs_of(settings) {
+    let mut guide = settings.guided.then(guided::Guide::default);
+    for run in walked_runs(settings) {
         if let Some(why) = watch.over(0) {
             cut = Some(why);
             break;
         }
-        let mut rng = run_rng(settings.seed, run);
-        let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
-        let mut schedule = Schedule::of_run(settings.pct, weights, &mut rng);
-        let walk = walk_live(
-            &model,
-            &properties,
-            &mut schedule,
-            settings.depth,
-            settings.liveness,
-            &mut rng,
-        );
+        let guided::DrawnRun {
+            model,
+            schedule,
+            walk,
+            origin,
+        } = guided::draw_and_walk(base, &properties, settings, guide.as_mut(), run)?;
+        if !settings.shard.owns(run) || settings.only_run.is_some_and(|r| r != run) {
+            // A guided run before `--run N`: walked for what it keeps.
+            continue;
+        }
         runs += 1;
         cut_at_depth += u64::from(walk.cut_at_depth);
         states += walk.states;
@@ -428,6 +284,9 @@ pub fn simulate<M: ToolModel>(
                         format!("{}; {}", bounds_words(&model), schedule.describe(&model));
                     if let Some(f) = walk.fault_phase {
                         drawn.push_str(&format!("; faults off after step {f}"));
+                    }
+                    if let Some(o) = origin.describe() {
+                        drawn.push_str(&format!("; {o}"));
                     }
                     *slot = Some(Found {
                         runs: 1,
@@ -588,11 +447,13 @@ pub fn first_violation<M: ToolModel>(
     if properties.is_empty() {
         return Err(format!("no property `{property}`"));
     }
+    let mut guide = settings.guided.then(guided::Guide::default);
+    let settings = &Settings {
+        liveness: None,
+        ..settings.clone()
+    };
     for run in 0..max_runs {
-        let mut rng = run_rng(settings.seed, run);
-        let (model, weights) = plan(base, settings.swarm.as_deref(), &mut rng)?;
-        let mut schedule = Schedule::of_run(settings.pct, weights, &mut rng);
-        let w = walk(&model, &properties, &mut schedule, settings.depth, &mut rng);
+        let w = guided::draw_and_walk(base, &properties, settings, guide.as_mut(), run)?.walk;
         if let Some(at) = w.violated[0] {
             return Ok(Some((run, w.actions[..at].to_vec())));
         }
@@ -627,6 +488,7 @@ pub fn simulate_all<M: ToolModel>(
         options: first.option_names().iter().map(|s| s.to_string()).collect(),
         shrink: settings.shrink,
         pct: settings.pct.map(|p| [p.depth as usize, p.horizon]),
+        guided: settings.guided,
         shard: (settings.shard != Shard::WHOLE).then(|| ShardCover {
             of: settings.shard.count,
             covered: vec![settings.shard.index],
@@ -732,6 +594,7 @@ mod tests {
             out: None,
             pct: None,
             liveness: None,
+            guided: false,
             budget: Limits::default(),
         };
         let report = |seed, shard| {

@@ -26,6 +26,9 @@ pub struct Report {
     /// (`--pct`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pct: Option<[usize; 2]>,
+    /// Whether runs were coverage-guided (`--guided`); absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guided: bool,
     /// `null` when every run is covered; else the shards covered, of how many.
     pub shard: Option<ShardCover>,
     pub designs: Vec<DesignReport>,

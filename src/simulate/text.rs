@@ -29,6 +29,9 @@ pub fn reproduce_command(settings: &Settings, design: &str, run: u64, model_flag
     if let Some(p) = settings.pct {
         command.push_str(&format!(" --pct {} --pct-horizon {}", p.depth, p.horizon));
     }
+    if settings.guided {
+        command.push_str(" --guided");
+    }
     if !model_flags.is_empty() {
         command.push(' ');
         command.push_str(model_flags);
@@ -64,10 +67,13 @@ pub fn report_text<M: ToolModel>(
         Some(r) => format!("run {r}"),
         None => format!("runs 0..{}", report.runs),
     };
-    let scheduler = match report.pct {
+    let mut scheduler = match report.pct {
         Some([depth, horizon]) => format!(", pct depth {depth} over {horizon} steps"),
         None => String::new(),
     };
+    if report.guided {
+        scheduler.push_str(", guided");
+    }
     out.push_str(&format!(
         "slotcheck simulate: {}, seed {}, {range}, depth {}, {what}{scheduler}\n",
         report.model, report.seed, report.depth
