@@ -14,6 +14,7 @@
 mod design;
 pub mod mutation;
 mod pack;
+mod reduce;
 mod steps;
 mod story;
 mod time;
@@ -368,6 +369,10 @@ pub struct Link {
     pub options: Options,
     /// A mutant of the design: one step changed (see [`mutation`]).
     pub mutation: Option<mutation::Mutation>,
+    /// The checker stores the reduced state (the default, `reduce.rs`); off,
+    /// the whole state, one per naming of builders: the exactness test
+    /// compares the two.
+    pub reduced: bool,
 }
 
 /// Everything that can happen in one atomic step.
@@ -517,6 +522,7 @@ impl Link {
             design,
             options: Options::default(),
             mutation: None,
+            reduced: true,
         }
     }
 

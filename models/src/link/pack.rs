@@ -1,6 +1,7 @@
 //! The link state's packed form, for the checker: each field in as many bits
 //! as these bounds let it reach.
 
+use super::reduce::{keeps_clocks, orderings};
 use super::{
     Builder, Decided, Key, Link, Message, Run, State, Status, ACK_WAIT, BUFFER_ROOM,
     HEARTBEAT_EVERY, KEY_LIFETIME,
@@ -81,7 +82,36 @@ impl Packed for Link {
         Widths::of(self).bits(self).div_ceil(64) as usize
     }
 
+    /// The stored form (`reduce.rs`): what a later step reads, under the
+    /// least renaming of builders with equal clocks; the whole state when
+    /// the model is not `reduced`.
     fn pack(&self, s: &State, words: &mut [u64]) {
+        if !self.reduced {
+            return self.pack_whole(s, words);
+        }
+        let s = self.forgotten(s);
+        self.pack_whole(&s, words);
+        let mut room = [0u64; 16];
+        let other = &mut room[..words.len()];
+        for to in orderings(s.builders.len()).iter().skip(1) {
+            if !keeps_clocks(&s, to) {
+                continue;
+            }
+            other.fill(0);
+            self.pack_whole(&Link::renamed(&s, to), other);
+            if *other < *words {
+                words.copy_from_slice(other);
+            }
+        }
+    }
+
+    fn unpack(&self, words: &[u64]) -> State {
+        self.unpack_whole(words)
+    }
+}
+
+impl Link {
+    fn pack_whole(&self, s: &State, words: &mut [u64]) {
         let w = Widths::of(self);
         let skew = self.bounds.skew_ticks() as i16;
         let mut out = BitWriter::new(words);
@@ -133,7 +163,7 @@ impl Packed for Link {
         }
     }
 
-    fn unpack(&self, words: &[u64]) -> State {
+    fn unpack_whole(&self, words: &[u64]) -> State {
         let w = Widths::of(self);
         let skew = self.bounds.skew_ticks() as i16;
         let mut input = BitReader::new(words);
