@@ -33,6 +33,9 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
     slow_answers: 0,
     lost_acks: 0,
     naks: 0,
+    ack_wait: 60,
+    heartbeat_every: 10,
+    fresh_for: 25,
 };
 
 /// The link model's bounds (see `docs/link.md`, "Bounds"); each is
@@ -72,6 +75,15 @@ pub struct LinkArgs {
     /// Link: reads at which a builder naks the ask instead, the source's one nak path (default 0).
     #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
     pub naks: Option<u8>,
+    /// Link: the consumer's ack wait, in seconds (default 60).
+    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
+    pub ack_wait: Option<u16>,
+    /// Link: a running builder's heartbeat (key put and in-progress) period, in seconds (default 10).
+    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
+    pub heartbeat_every: Option<u16>,
+    /// Link: a running key counts as fresh for this many seconds, `runningFreshFor` (default 25).
+    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
+    pub fresh_for: Option<u16>,
 }
 
 impl LinkArgs {
@@ -94,6 +106,9 @@ impl LinkArgs {
         note(self.slow_answers.is_some(), "--slow-answers");
         note(self.lost_acks.is_some(), "--lost-acks");
         note(self.naks.is_some(), "--naks");
+        note(self.ack_wait.is_some(), "--ack-wait");
+        note(self.heartbeat_every.is_some(), "--heartbeat-every");
+        note(self.fresh_for.is_some(), "--fresh-for");
         given
     }
 
@@ -114,6 +129,9 @@ impl LinkArgs {
             slow_answers: self.slow_answers.unwrap_or(d.slow_answers),
             lost_acks: self.lost_acks.unwrap_or(d.lost_acks),
             naks: self.naks.unwrap_or(d.naks),
+            ack_wait: self.ack_wait.unwrap_or(d.ack_wait),
+            heartbeat_every: self.heartbeat_every.unwrap_or(d.heartbeat_every),
+            fresh_for: self.fresh_for.unwrap_or(d.fresh_for),
         };
         b.validate().map_err(|e| format!("--model link: {e}"))?;
         Ok(b)
@@ -147,10 +165,31 @@ fn extra_faults(b: &Bounds) -> Vec<(&'static str, &'static str, &'static str, u8
     .collect()
 }
 
+/// The timing bounds as JSON keys, words and flags, each in seconds; told
+/// only where they are not the source's, as the budgets above.
+fn timings(b: &Bounds) -> Vec<(&'static str, &'static str, &'static str, u16)> {
+    if b.timings_are_the_sources() {
+        return Vec::new();
+    }
+    vec![
+        ("ack_wait_s", "ack wait", "--ack-wait", b.ack_wait),
+        (
+            "heartbeat_every_s",
+            "heartbeat every",
+            "--heartbeat-every",
+            b.heartbeat_every,
+        ),
+        ("fresh_for_s", "fresh for", "--fresh-for", b.fresh_for),
+    ]
+}
+
 pub fn bounds_json(bounds: &Bounds, options: &Options) -> Value {
     let mut value = bounds_json_of_contract(bounds, options);
     for (key, _, _, n) in extra_faults(bounds) {
         value[key] = json!(n);
+    }
+    for (key, _, _, s) in timings(bounds) {
+        value[key] = json!(s);
     }
     value
 }
@@ -179,6 +218,9 @@ pub fn bounds_line(b: &Bounds, options: &Options) -> String {
     );
     for (_, words, _, n) in extra_faults(b) {
         line.push_str(&format!(", {words} {n}"));
+    }
+    for (_, words, _, s) in timings(b) {
+        line.push_str(&format!(", {words} {s} s"));
     }
     for option in options.names() {
         line.push_str(&format!(", option {option}"));
@@ -222,6 +264,13 @@ pub struct ScenarioBounds {
     lost_acks: Option<Spanned<Whole>>,
     #[serde(default)]
     naks: Option<Spanned<Whole>>,
+    /// The timings in seconds, the source's when left out.
+    #[serde(default)]
+    ack_wait: Option<Spanned<Whole>>,
+    #[serde(default)]
+    heartbeat_every: Option<Spanned<Whole>>,
+    #[serde(default)]
+    fresh_for: Option<Spanned<Whole>>,
 }
 
 /// The kinds of link actions swarm weights are drawn for, in the order of
@@ -243,6 +292,10 @@ const LINK_KINDS: &[&str] = &[
 
 fn optional_whole(value: &Option<Spanned<Whole>>, field: &str) -> Result<u8, BoundError> {
     value.as_ref().map_or(Ok(0), |v| scenario_whole(v, field))
+}
+
+fn timing_or(value: &Option<Spanned<Whole>>, field: &str, or: u16) -> Result<u16, BoundError> {
+    value.as_ref().map_or(Ok(or), |v| scenario_whole(v, field))
 }
 
 /// The initial state of `model` with these clock offsets (in ticks,
@@ -310,6 +363,13 @@ impl ToolModel for Link {
             slow_answers: optional_whole(&b.slow_answers, "slow_answers")?,
             lost_acks: optional_whole(&b.lost_acks, "lost_acks")?,
             naks: optional_whole(&b.naks, "naks")?,
+            ack_wait: timing_or(&b.ack_wait, "ack_wait", DEFAULT_BOUNDS.ack_wait)?,
+            heartbeat_every: timing_or(
+                &b.heartbeat_every,
+                "heartbeat_every",
+                DEFAULT_BOUNDS.heartbeat_every,
+            )?,
+            fresh_for: timing_or(&b.fresh_for, "fresh_for", DEFAULT_BOUNDS.fresh_for)?,
         };
         if let Err(message) = bounds.validate() {
             // The model's messages name the bound in words (`longest build must
@@ -323,6 +383,16 @@ impl ToolModel for Link {
                 ("late by", "late_by", b.late_by.span()),
                 ("max deliver", "max_deliver", b.max_deliver.span()),
             ];
+            let timing_keys = [
+                ("ack wait", "ack_wait", &b.ack_wait),
+                ("heartbeat every", "heartbeat_every", &b.heartbeat_every),
+                ("fresh for", "fresh_for", &b.fresh_for),
+            ];
+            let keyed = keyed.into_iter().chain(
+                timing_keys
+                    .into_iter()
+                    .filter_map(|(w, k, v)| v.as_ref().map(|v| (w, k, v.span()))),
+            );
             let (field, span) = keyed
                 .into_iter()
                 .find(|(words, _, _)| message.starts_with(words))
@@ -469,7 +539,25 @@ impl ToolModel for Link {
         for (key, _, _, n) in extra_faults(&b) {
             values.push((key, n as u32));
         }
+        if !b.timings_are_the_sources() {
+            values.extend([
+                ("ack_wait_ticks", b.ack_wait_ticks() as u32),
+                ("heartbeat_ticks", b.heartbeat_ticks() as u32),
+                ("fresh_for_ticks", b.fresh_for_ticks() as u32),
+            ]);
+        }
         values
+    }
+
+    /// The timings: the source's unless `--range` widens them.
+    fn swarm_kept(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
+        let b = self.bounds;
+        let kept = |t: u8| t as u32..=t as u32;
+        vec![
+            ("ack_wait_ticks", kept(b.ack_wait_ticks())),
+            ("heartbeat_ticks", kept(b.heartbeat_ticks())),
+            ("fresh_for_ticks", kept(b.fresh_for_ticks())),
+        ]
     }
 
     fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
@@ -496,6 +584,9 @@ impl ToolModel for Link {
                 "slow_answers" => b.slow_answers = count()?,
                 "lost_acks" => b.lost_acks = count()?,
                 "naks" => b.naks = count()?,
+                "ack_wait_ticks" => b.ack_wait = seconds()?,
+                "heartbeat_ticks" => b.heartbeat_every = seconds()?,
+                "fresh_for_ticks" => b.fresh_for = seconds()?,
                 other => return Err(format!("unknown link bound `{other}`")),
             }
         }
@@ -529,6 +620,16 @@ impl ToolModel for Link {
         model.bounds.slow_answers = extra("slow_answers")?;
         model.bounds.lost_acks = extra("lost_acks")?;
         model.bounds.naks = extra("naks")?;
+        // So are the timings, where they are not the source's.
+        for key in ["ack_wait_ticks", "heartbeat_ticks", "fresh_for_ticks"] {
+            if let Some(v) = bounds.and_then(|b| b.get(key)) {
+                let ticks = v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| format!("`#meta.bounds.{key}` is not a small whole number"))?;
+                model = model.with_bounds(&[(key, ticks)])?;
+            }
+        }
         for name in names {
             model.options.set(&name)?;
         }
@@ -607,6 +708,9 @@ impl ToolModel for Link {
         );
         for (_, _, flag, n) in extra_faults(&b) {
             flags.push_str(&format!(" {flag} {n}"));
+        }
+        for (_, _, flag, s) in timings(&b) {
+            flags.push_str(&format!(" {flag} {s}"));
         }
         for option in self.options.names() {
             flags.push_str(&format!(" --option {option}"));

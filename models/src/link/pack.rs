@@ -2,10 +2,7 @@
 //! as these bounds let it reach.
 
 use super::reduce::{keeps_clocks, orderings};
-use super::{
-    Builder, Decided, Key, Link, Message, Run, State, Status, ACK_WAIT, BUFFER_ROOM,
-    HEARTBEAT_EVERY, KEY_LIFETIME,
-};
+use super::{Builder, Decided, Key, Link, Message, Run, State, Status, BUFFER_ROOM, KEY_LIFETIME};
 use crate::{bits_for, BitReader, BitWriter, Inline, Packed};
 
 /// Field widths on one model's bounds.
@@ -39,13 +36,13 @@ impl Widths {
             lost_acks: bits_for(b.lost_acks as u64),
             naks: bits_for(b.naks as u64),
             builder: bits_for(b.builders.saturating_sub(1) as u64),
-            ack_in: bits_for(ACK_WAIT as u64),
+            ack_in: bits_for(b.ack_wait_ticks() as u64),
             deliveries: bits_for(b.max_deliver as u64),
             age: bits_for(m.stale_at().max(KEY_LIFETIME) as u64),
             offset: bits_for(2 * b.skew_ticks() as u64),
             ask: bits_for(b.asks.saturating_sub(1) as u64),
             built: bits_for(b.horizon_ticks() as u64),
-            heartbeat: bits_for(HEARTBEAT_EVERY as u64),
+            heartbeat: bits_for(b.heartbeat_ticks() as u64),
             grace: bits_for(b.late_by_ticks() as u64),
             buffered: bits_for(BUFFER_ROOM as u64),
         }

@@ -54,7 +54,7 @@ impl Link {
     /// freshness on the builder's own clock.
     pub fn reads_offsets(&self) -> bool {
         self.design.duplicate_check
-            && !self.design.server_clock
+            && !self.server_clock()
             && self.mutation != Some(Mutation::FreshOnServerClock)
     }
 
