@@ -18,6 +18,7 @@
 
 pub mod bounds;
 pub mod link;
+mod link_bounds;
 pub mod stovepipe;
 
 use clap::parser::ValueSource;
