@@ -84,6 +84,10 @@ pub fn swarm_ranges<M: ToolModel>(
             })?;
         entry.1 = low..=high;
     }
+    // A kept bound not given stays the model's own, out of the list (and of
+    // the report's heading).
+    let kept = model.swarm_kept();
+    ranges.retain(|(name, range)| !kept.iter().any(|(n, r)| n == name && r == range));
     // Both ends must make a valid model.
     for ends in [
         ranges
