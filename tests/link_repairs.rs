@@ -223,13 +223,24 @@ fn after_1649_drops_a_live_builders_duplicate_only_with_an_ack_wait_below_the_wi
             ..Bounds::default()
         };
         let outcome = check(Link::new(design, bounds), &[], &Limits::default());
-        let verdict = |p: &str| outcome.results.iter().find(|r| r.name == p).unwrap().verdict;
+        let verdict = |p: &str| {
+            outcome
+                .results
+                .iter()
+                .find(|r| r.name == p)
+                .unwrap()
+                .verdict
+        };
         let dropped = if drops {
             Verdict::Reached
         } else {
             Verdict::NotReached
         };
         assert_eq!(verdict("some-dropped"), dropped, "ack wait {ack_wait} s");
-        assert_eq!(verdict("no-double-run"), Verdict::Holds, "ack wait {ack_wait} s");
+        assert_eq!(
+            verdict("no-double-run"),
+            Verdict::Holds,
+            "ack wait {ack_wait} s"
+        );
     }
 }

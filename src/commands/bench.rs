@@ -118,7 +118,9 @@ where
         .iter()
         .filter(|r| r.verdict == Verdict::Violated)
         .filter_map(|r| r.found_after)
-        .fold(None, |min: Option<f64>, t| Some(min.map_or(t, |m| m.min(t))));
+        .fold(None, |min: Option<f64>, t| {
+            Some(min.map_or(t, |m| m.min(t)))
+        });
     Measurement {
         bounds,
         design,

@@ -253,4 +253,3 @@ pub struct ScenarioBounds {
     #[serde(default)]
     pub(super) fresh_for: Option<Spanned<Whole>>,
 }
-
