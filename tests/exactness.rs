@@ -11,56 +11,11 @@
 #[allow(dead_code, unused_imports)]
 mod reference;
 
+mod common;
+
+use common::shortest;
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe, DESIGNS};
-use stateright::{Expectation, Model};
-use std::collections::HashSet;
-use std::hash::Hash;
-
-/// Per property, in the model's order: its name and the depth of its first
-/// discovery (a violation, or a witness), by a plain BFS over whole states.
-fn shortest<M: Model>(model: &M) -> Vec<(&'static str, Option<usize>)>
-where
-    M::State: Clone + Eq + Hash,
-{
-    let properties = model.properties();
-    let mut found: Vec<Option<usize>> = vec![None; properties.len()];
-    let mut seen: HashSet<M::State> = HashSet::new();
-    let mut level: Vec<M::State> = model
-        .init_states()
-        .into_iter()
-        .filter(|s| seen.insert(s.clone()))
-        .collect();
-    let mut depth = 0;
-    let mut actions = Vec::new();
-    while !level.is_empty() {
-        for s in &level {
-            for (p, property) in properties.iter().enumerate() {
-                let holds = (property.condition)(model, s);
-                let discovery = match property.expectation {
-                    Expectation::Always => !holds,
-                    _ => holds,
-                };
-                if discovery && found[p].is_none() {
-                    found[p] = Some(depth);
-                }
-            }
-        }
-        let mut next = Vec::new();
-        for s in &level {
-            model.actions(s, &mut actions);
-            for action in actions.drain(..) {
-                let n = model.next_state(s, action).expect("every action steps");
-                if seen.insert(n.clone()) {
-                    next.push(n);
-                }
-            }
-        }
-        level = next;
-        depth += 1;
-    }
-    properties.iter().map(|p| p.name).zip(found).collect()
-}
 
 /// The same figures from slotcheck's search of the reduced model.
 fn checked(model: Stovepipe) -> Vec<(&'static str, Option<usize>)> {

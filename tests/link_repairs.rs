@@ -201,3 +201,46 @@ fn the_new_fault_budgets_are_zero_by_default() {
     let b = Bounds::default();
     assert_eq!((b.slow_answers, b.lost_acks, b.naks), (0, 0, 0));
 }
+
+/// after-1649's drop path (issue 25, `docs/link.md`, *after-1649's drop
+/// path, within its promise*): on the bounds of
+/// `link-after-1649-ack-wait-15-drops` (clocks equal, one heartbeat late by
+/// 10 s, no crash), the check drops a live builder's duplicate, and nothing
+/// runs twice, exactly when the ack wait lets a redelivery come while the
+/// builder lives (at most a period plus the lateness, 20 s) and is shorter
+/// than the freshness window; with the source's 60 s it never fires.
+#[test]
+fn after_1649_drops_a_live_builders_duplicate_only_with_an_ack_wait_below_the_window() {
+    let design = design_named("after-1649").unwrap();
+    for (ack_wait, drops) in [(15, true), (20, true), (25, false), (60, false)] {
+        let bounds = Bounds {
+            skew: 0,
+            horizon: 75,
+            longest_build: 75,
+            crashes: 0,
+            late_heartbeats: 1,
+            ack_wait,
+            ..Bounds::default()
+        };
+        let outcome = check(Link::new(design, bounds), &[], &Limits::default());
+        let verdict = |p: &str| {
+            outcome
+                .results
+                .iter()
+                .find(|r| r.name == p)
+                .unwrap()
+                .verdict
+        };
+        let dropped = if drops {
+            Verdict::Reached
+        } else {
+            Verdict::NotReached
+        };
+        assert_eq!(verdict("some-dropped"), dropped, "ack wait {ack_wait} s");
+        assert_eq!(
+            verdict("no-double-run"),
+            Verdict::Holds,
+            "ack wait {ack_wait} s"
+        );
+    }
+}

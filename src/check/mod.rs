@@ -206,23 +206,53 @@ impl<M: Narrated> Outcome<M> {
     }
 }
 
-/// Replays a path of action indices from the `root`-th initial state.
-fn replay<M: Model>(model: &M, root: usize, steps: &[usize]) -> Trace<M>
+/// Replays a path of action indices from the `root`-th initial state. The
+/// search expanded stored forms ([`Packed::pack`]), which may forget what no
+/// later step reads and rename interchangeable actors; each index names an
+/// action of such a form. The path returned is one of the model's own
+/// steps on whole states: at each step the action the search took if it
+/// reaches the same stored form, else the first one that does (a renamed
+/// actor), so that a story names its actors consistently.
+fn replay<M: Model + Packed>(model: &M, root: usize, steps: &[usize]) -> Trace<M>
 where
     M::State: Clone,
     M::Action: Clone,
 {
+    let k = model.packed_words();
+    let stored = |s: &M::State| {
+        let mut words = vec![0u64; k];
+        model.pack(s, &mut words);
+        words
+    };
+    let step = |s: &M::State, a: M::Action| {
+        model
+            .next_state(s, a)
+            .expect("a path the search took replays")
+    };
     let init = model.init_states().swap_remove(root);
     let mut state = init.clone();
     let mut actions = Vec::with_capacity(steps.len());
     let mut enabled = Vec::new();
     for &index in steps {
+        let expanded = model.unpack(&stored(&state));
+        enabled.clear();
+        model.actions(&expanded, &mut enabled);
+        let target = stored(&step(&expanded, enabled.swap_remove(index)));
         enabled.clear();
         model.actions(&state, &mut enabled);
-        let action = enabled.swap_remove(index);
-        state = model
-            .next_state(&state, action.clone())
-            .expect("a path the search took replays");
+        let same = enabled
+            .get(index)
+            .filter(|a| stored(&step(&state, (*a).clone())) == target)
+            .cloned();
+        let action = same
+            .or_else(|| {
+                enabled
+                    .iter()
+                    .find(|a| stored(&step(&state, (*a).clone())) == target)
+                    .cloned()
+            })
+            .expect("a whole state has the step its stored form took");
+        state = step(&state, action.clone());
         actions.push(action);
     }
     Trace {

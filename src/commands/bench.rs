@@ -7,10 +7,13 @@
 
 use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
+use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
 use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
 use serde_json::{json, Value};
+use slotcheck_models::link::{design_named as link_design, Bounds as LinkBounds, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
+use slotcheck_models::{Narrated, Packed};
 use std::time::{Duration, Instant};
 
 /// The designs measured: the source's three and the recommended repair.
@@ -63,6 +66,92 @@ pub struct Measurement {
     pub first_violation: Option<f64>,
 }
 
+/// The link designs measured: the source's four (what `compare --model
+/// link` runs) and the recommended repair.
+const LINK_DESIGNS: [&str; 5] = [
+    "before-1649",
+    "after-1649",
+    "check-only",
+    "margin-only",
+    "after-1649-repaired",
+];
+
+/// The link designs measured on three asks and three builders: all but
+/// check-only, which reads every builder's clock and so shrinks little
+/// there (docs/link.md, *The stored state*).
+const LINK_DESIGNS_LARGE: [&str; 4] = [
+    "before-1649",
+    "after-1649",
+    "margin-only",
+    "after-1649-repaired",
+];
+
+/// A row of link bounds: its name, the bounds, the designs, the threads.
+type LinkRow = (
+    &'static str,
+    LinkBounds,
+    &'static [&'static str],
+    &'static [usize],
+);
+
+/// The link rows: `compare --model link`'s defaults and, on the large
+/// bounds, the same with three asks and three builders (issue 24's target).
+pub fn link_matrix(large: bool) -> Vec<LinkRow> {
+    let mut rows: Vec<LinkRow> = vec![("link default", LINK_DEFAULT_BOUNDS, &LINK_DESIGNS, &[1])];
+    if large {
+        let three = LinkBounds {
+            asks: 3,
+            builders: 3,
+            ..LINK_DEFAULT_BOUNDS
+        };
+        rows.push(("link A3 B3", three, &LINK_DESIGNS_LARGE, &[2]));
+    }
+    rows
+}
+
+/// One row: the whole space of `model` with `threads` threads.
+fn measure_one<M>(
+    bounds: &'static str,
+    design: &'static str,
+    model: M,
+    threads: usize,
+    progress: bool,
+) -> Measurement
+where
+    M: Narrated + Packed + Sync,
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let limits = Limits {
+        threads,
+        progress,
+        ..Limits::default()
+    };
+    let own_peak = reset_peak();
+    let outcome = check(model, &[], &limits);
+    let peak = own_peak.then(peak_bytes).flatten();
+    let first_violation = outcome
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Violated)
+        .filter_map(|r| r.found_after)
+        .fold(None, |min: Option<f64>, t| {
+            Some(min.map_or(t, |m| m.min(t)))
+        });
+    Measurement {
+        bounds,
+        design,
+        threads,
+        unique: outcome.stats.unique,
+        states: outcome.stats.states,
+        states_per_second: outcome.stats.states_per_second(),
+        peak_mib: peak.map(|b| b as f64 / (1 << 20) as f64),
+        bytes_per_state: peak.map(|b| b as f64 / outcome.stats.unique.max(1) as f64),
+        seconds: outcome.stats.seconds,
+        first_violation,
+    }
+}
+
 /// `progress`: a progress line on stderr during each run (it does not
 /// change the figures beyond a poll every few milliseconds).
 pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
@@ -70,35 +159,16 @@ pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
     for (name, bounds, threads) in matrix(large) {
         for design in DESIGNS {
             for &threads in threads {
-                let limits = Limits {
-                    threads,
-                    progress,
-                    ..Limits::default()
-                };
                 let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
-                let own_peak = reset_peak();
-                let outcome = check(model, &[], &limits);
-                let peak = own_peak.then(peak_bytes).flatten();
-                let first_violation = outcome
-                    .results
-                    .iter()
-                    .filter(|r| r.verdict == Verdict::Violated)
-                    .filter_map(|r| r.found_after)
-                    .fold(None, |min: Option<f64>, t| {
-                        Some(min.map_or(t, |m| m.min(t)))
-                    });
-                rows.push(Measurement {
-                    bounds: name,
-                    design,
-                    threads,
-                    unique: outcome.stats.unique,
-                    states: outcome.stats.states,
-                    states_per_second: outcome.stats.states_per_second(),
-                    peak_mib: peak.map(|b| b as f64 / (1 << 20) as f64),
-                    bytes_per_state: peak.map(|b| b as f64 / outcome.stats.unique.max(1) as f64),
-                    seconds: outcome.stats.seconds,
-                    first_violation,
-                });
+                rows.push(measure_one(name, design, model, threads, progress));
+            }
+        }
+    }
+    for (name, bounds, designs, threads) in link_matrix(large) {
+        for &design in designs {
+            for &threads in threads {
+                let model = Link::new(link_design(design).expect("a design"), bounds);
+                rows.push(measure_one(name, design, model, threads, progress));
             }
         }
     }
@@ -321,7 +391,7 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
         );
     }
     println!(
-        "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults. t: threads.\n\
+        "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders (check-only left out: it reads every builder's clock, see docs/link.md). t: threads.\n\
          B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation."
     );
     let speedups: Vec<String> = rows

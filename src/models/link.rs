@@ -1,190 +1,22 @@
-//! The link model as the tool runs it: its bounds flags, default bounds, the
-//! bounds as JSON and in words, how a scenario file gives them, and the rest
-//! of [`ToolModel`] (what the simulator draws and lowers, its mutants).
+//! The link model as the tool runs it: the [`ToolModel`] (how flags and a
+//! scenario file give a model, what the simulator draws and lowers, its
+//! mutants); its bounds as flags, JSON and words are in `link_bounds.rs`.
 
-use super::bounds::{meta_bounds_and_options, scenario_whole, whole, BoundError, Whole};
+use super::bounds::{meta_bounds_and_options, scenario_whole, BoundError, Whole};
+pub use super::link_bounds::{
+    bounds_json, bounds_line, options, LinkArgs, ScenarioBounds, DEFAULT_BOUNDS,
+};
+use super::link_bounds::{extra_faults, timings};
 use super::{ModelArgs, ToolModel};
-use clap::Args;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use slotcheck_models::link::{
     all_designs, design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
 };
 use slotcheck_models::NamedOptions;
 use std::ops::RangeInclusive;
 use toml::Spanned;
-
-/// The bounds `compare --model link` uses when given none: two asks (the
-/// duplicate needs a second ask to keep the first builder busy), two builders,
-/// a skew of 35 s (the source's limit), one crash, one late heartbeat, and a
-/// horizon long enough for a redelivery and a second build (see the README).
-pub const DEFAULT_BOUNDS: Bounds = Bounds {
-    asks: 2,
-    builders: 2,
-    skew: 35,
-    horizon: 75,
-    longest_build: 75,
-    crashes: 1,
-    late_heartbeats: 1,
-    late_by: 10,
-    max_deliver: 3,
-    slow_answers: 0,
-    lost_acks: 0,
-    naks: 0,
-};
-
-/// The link model's bounds (see `docs/link.md`, "Bounds"); each is
-/// rejected under `--model stovepipe`. Times in seconds, multiples of 5.
-#[derive(Args, Clone, Debug, Default)]
-pub struct LinkArgs {
-    /// Link: how many asks are published (default 2).
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub asks: Option<u8>,
-    /// Link: how many builders take asks (default 2).
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub builders: Option<u8>,
-    /// Link: each builder's clock is off the server's by up to this many seconds, either way (default 35).
-    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
-    pub skew: Option<u16>,
-    /// Link: no time passes after this many seconds of server time (default 75).
-    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
-    pub horizon: Option<u16>,
-    /// Link: a build takes from 5 s up to this many seconds (default 75).
-    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
-    pub longest_build: Option<u16>,
-    /// Link: how many heartbeats may be late (default 1).
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub late_heartbeats: Option<u8>,
-    /// Link: how late a late heartbeat may be, in seconds (default 10).
-    #[arg(long, value_name = "SECONDS", value_parser = whole(0u16, Some(u16::MAX)))]
-    pub late_by: Option<u16>,
-    /// Link: deliveries before the server stops handing a message out (default 3).
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub max_deliver: Option<u8>,
-    /// Link: fetches whose answer the network delays past the fetch margin, so it lands after the fetch gave up (default 0).
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub slow_answers: Option<u8>,
-    /// Link: finishes whose ack never reaches the server (default 0).
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub lost_acks: Option<u8>,
-    /// Link: reads at which a builder naks the ask instead, the source's one nak path (default 0).
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub naks: Option<u8>,
-}
-
-impl LinkArgs {
-    /// The flags given, for the error under the other model.
-    pub fn given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        let mut note = |set: bool, flag| {
-            if set {
-                given.push(flag)
-            }
-        };
-        note(self.asks.is_some(), "--asks");
-        note(self.builders.is_some(), "--builders");
-        note(self.skew.is_some(), "--skew");
-        note(self.horizon.is_some(), "--horizon");
-        note(self.longest_build.is_some(), "--longest-build");
-        note(self.late_heartbeats.is_some(), "--late-heartbeats");
-        note(self.late_by.is_some(), "--late-by");
-        note(self.max_deliver.is_some(), "--max-deliver");
-        note(self.slow_answers.is_some(), "--slow-answers");
-        note(self.lost_acks.is_some(), "--lost-acks");
-        note(self.naks.is_some(), "--naks");
-        given
-    }
-
-    /// The bounds, the defaults where a flag is not given; `crashes` is the
-    /// flag both models share.
-    pub fn bounds(&self, crashes: Option<u8>) -> Result<Bounds, String> {
-        let d = DEFAULT_BOUNDS;
-        let b = Bounds {
-            asks: self.asks.unwrap_or(d.asks),
-            builders: self.builders.unwrap_or(d.builders),
-            skew: self.skew.unwrap_or(d.skew),
-            horizon: self.horizon.unwrap_or(d.horizon),
-            longest_build: self.longest_build.unwrap_or(d.longest_build),
-            crashes: crashes.unwrap_or(d.crashes),
-            late_heartbeats: self.late_heartbeats.unwrap_or(d.late_heartbeats),
-            late_by: self.late_by.unwrap_or(d.late_by),
-            max_deliver: self.max_deliver.unwrap_or(d.max_deliver),
-            slow_answers: self.slow_answers.unwrap_or(d.slow_answers),
-            lost_acks: self.lost_acks.unwrap_or(d.lost_acks),
-            naks: self.naks.unwrap_or(d.naks),
-        };
-        b.validate().map_err(|e| format!("--model link: {e}"))?;
-        Ok(b)
-    }
-}
-
-pub fn options(names: &[String]) -> Result<Options, String> {
-    let mut options = Options::default();
-    for name in names {
-        options.set(name).map_err(|e| format!("--option: {e}"))?;
-    }
-    Ok(options)
-}
-
-/// The fault budgets the contract's reading leaves at zero, as JSON keys,
-/// words and flags; each is told only where it is not zero, so that every
-/// output of the contract's reading stays as it was.
-fn extra_faults(b: &Bounds) -> Vec<(&'static str, &'static str, &'static str, u8)> {
-    [
-        (
-            "slow_answers",
-            "slow answers",
-            "--slow-answers",
-            b.slow_answers,
-        ),
-        ("lost_acks", "lost acks", "--lost-acks", b.lost_acks),
-        ("naks", "naks", "--naks", b.naks),
-    ]
-    .into_iter()
-    .filter(|f| f.3 > 0)
-    .collect()
-}
-
-pub fn bounds_json(bounds: &Bounds, options: &Options) -> Value {
-    let mut value = bounds_json_of_contract(bounds, options);
-    for (key, _, _, n) in extra_faults(bounds) {
-        value[key] = json!(n);
-    }
-    value
-}
-
-fn bounds_json_of_contract(bounds: &Bounds, options: &Options) -> Value {
-    json!({
-        "model": "link",
-        "asks": bounds.asks,
-        "builders": bounds.builders,
-        "skew_s": bounds.skew,
-        "horizon_s": bounds.horizon,
-        "longest_build_s": bounds.longest_build,
-        "crashes": bounds.crashes,
-        "late_heartbeats": bounds.late_heartbeats,
-        "late_by_s": bounds.late_by,
-        "max_deliver": bounds.max_deliver,
-        "options": options.names(),
-    })
-}
-
-/// `asks 2, builders 2, skew 35 s, ...` for headings.
-pub fn bounds_line(b: &Bounds, options: &Options) -> String {
-    let mut line = format!(
-        "asks {}, builders {}, skew {} s, horizon {} s, longest build {} s, crashes {}, late heartbeats {} (by up to {} s), max deliver {}",
-        b.asks, b.builders, b.skew, b.horizon, b.longest_build, b.crashes, b.late_heartbeats, b.late_by, b.max_deliver
-    );
-    for (_, words, _, n) in extra_faults(b) {
-        line.push_str(&format!(", {words} {n}"));
-    }
-    for option in options.names() {
-        line.push_str(&format!(", option {option}"));
-    }
-    line
-}
 
 pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
     let design = design_named(design).ok_or_else(|| {
@@ -197,31 +29,6 @@ pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link,
     let mut model = Link::new(design, bounds);
     model.options = options;
     Ok(model)
-}
-
-/// The link model's bounds as a scenario writes them, in seconds where the
-/// command line takes seconds; all required, as for stovepipe. Spanned so
-/// that an error (out of its type, or one `link::Bounds::validate` gives)
-/// points at the value.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScenarioBounds {
-    asks: Spanned<Whole>,
-    builders: Spanned<Whole>,
-    skew: Spanned<Whole>,
-    horizon: Spanned<Whole>,
-    longest_build: Spanned<Whole>,
-    crashes: Spanned<Whole>,
-    late_heartbeats: Spanned<Whole>,
-    late_by: Spanned<Whole>,
-    max_deliver: Spanned<Whole>,
-    /// The fault budgets beyond the contract, zero when left out.
-    #[serde(default)]
-    slow_answers: Option<Spanned<Whole>>,
-    #[serde(default)]
-    lost_acks: Option<Spanned<Whole>>,
-    #[serde(default)]
-    naks: Option<Spanned<Whole>>,
 }
 
 /// The kinds of link actions swarm weights are drawn for, in the order of
@@ -243,6 +50,10 @@ const LINK_KINDS: &[&str] = &[
 
 fn optional_whole(value: &Option<Spanned<Whole>>, field: &str) -> Result<u8, BoundError> {
     value.as_ref().map_or(Ok(0), |v| scenario_whole(v, field))
+}
+
+fn timing_or(value: &Option<Spanned<Whole>>, field: &str, or: u16) -> Result<u16, BoundError> {
+    value.as_ref().map_or(Ok(or), |v| scenario_whole(v, field))
 }
 
 /// The initial state of `model` with these clock offsets (in ticks,
@@ -310,6 +121,13 @@ impl ToolModel for Link {
             slow_answers: optional_whole(&b.slow_answers, "slow_answers")?,
             lost_acks: optional_whole(&b.lost_acks, "lost_acks")?,
             naks: optional_whole(&b.naks, "naks")?,
+            ack_wait: timing_or(&b.ack_wait, "ack_wait", DEFAULT_BOUNDS.ack_wait)?,
+            heartbeat_every: timing_or(
+                &b.heartbeat_every,
+                "heartbeat_every",
+                DEFAULT_BOUNDS.heartbeat_every,
+            )?,
+            fresh_for: timing_or(&b.fresh_for, "fresh_for", DEFAULT_BOUNDS.fresh_for)?,
         };
         if let Err(message) = bounds.validate() {
             // The model's messages name the bound in words (`longest build must
@@ -323,6 +141,16 @@ impl ToolModel for Link {
                 ("late by", "late_by", b.late_by.span()),
                 ("max deliver", "max_deliver", b.max_deliver.span()),
             ];
+            let timing_keys = [
+                ("ack wait", "ack_wait", &b.ack_wait),
+                ("heartbeat every", "heartbeat_every", &b.heartbeat_every),
+                ("fresh for", "fresh_for", &b.fresh_for),
+            ];
+            let keyed = keyed.into_iter().chain(
+                timing_keys
+                    .into_iter()
+                    .filter_map(|(w, k, v)| v.as_ref().map(|v| (w, k, v.span()))),
+            );
             let (field, span) = keyed
                 .into_iter()
                 .find(|(words, _, _)| message.starts_with(words))
@@ -473,7 +301,25 @@ impl ToolModel for Link {
         for (key, _, _, n) in extra_faults(&b) {
             values.push((key, n as u32));
         }
+        if !b.timings_are_the_sources() {
+            values.extend([
+                ("ack_wait_ticks", b.ack_wait_ticks() as u32),
+                ("heartbeat_ticks", b.heartbeat_ticks() as u32),
+                ("fresh_for_ticks", b.fresh_for_ticks() as u32),
+            ]);
+        }
         values
+    }
+
+    /// The timings: the source's unless `--range` widens them.
+    fn swarm_kept(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
+        let b = self.bounds;
+        let kept = |t: u8| t as u32..=t as u32;
+        vec![
+            ("ack_wait_ticks", kept(b.ack_wait_ticks())),
+            ("heartbeat_ticks", kept(b.heartbeat_ticks())),
+            ("fresh_for_ticks", kept(b.fresh_for_ticks())),
+        ]
     }
 
     fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
@@ -500,6 +346,9 @@ impl ToolModel for Link {
                 "slow_answers" => b.slow_answers = count()?,
                 "lost_acks" => b.lost_acks = count()?,
                 "naks" => b.naks = count()?,
+                "ack_wait_ticks" => b.ack_wait = seconds()?,
+                "heartbeat_ticks" => b.heartbeat_every = seconds()?,
+                "fresh_for_ticks" => b.fresh_for = seconds()?,
                 other => return Err(format!("unknown link bound `{other}`")),
             }
         }
@@ -533,6 +382,16 @@ impl ToolModel for Link {
         model.bounds.slow_answers = extra("slow_answers")?;
         model.bounds.lost_acks = extra("lost_acks")?;
         model.bounds.naks = extra("naks")?;
+        // So are the timings, where they are not the source's.
+        for key in ["ack_wait_ticks", "heartbeat_ticks", "fresh_for_ticks"] {
+            if let Some(v) = bounds.and_then(|b| b.get(key)) {
+                let ticks = v
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| format!("`#meta.bounds.{key}` is not a small whole number"))?;
+                model = model.with_bounds(&[(key, ticks)])?;
+            }
+        }
         for name in names {
             model.options.set(&name)?;
         }
@@ -611,6 +470,9 @@ impl ToolModel for Link {
         );
         for (_, _, flag, n) in extra_faults(&b) {
             flags.push_str(&format!(" {flag} {n}"));
+        }
+        for (_, _, flag, s) in timings(&b) {
+            flags.push_str(&format!(" {flag} {s}"));
         }
         for option in self.options.names() {
             flags.push_str(&format!(" --option {option}"));

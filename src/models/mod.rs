@@ -18,6 +18,7 @@
 
 pub mod bounds;
 pub mod link;
+mod link_bounds;
 pub mod stovepipe;
 
 use clap::parser::ValueSource;
@@ -149,6 +150,12 @@ pub trait ToolModel:
     fn unsettled(&self, state: &Self::State) -> String;
     /// Every bound by name, with the range a swarm run draws it from.
     fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)>;
+    /// Bounds a swarm run keeps at this model's value unless `--range` widens
+    /// them (drawn only then, after the others, so that every run of the
+    /// ranges above draws as it did).
+    fn swarm_kept(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
+        Vec::new()
+    }
     /// Every bound by name, with this model's value.
     fn bound_values(&self) -> Vec<(&'static str, u32)>;
     /// The same model with the named bounds changed; an error when a value is

@@ -20,9 +20,19 @@ pub fn plan<M: ToolModel>(
     let Some(ranges) = swarm else {
         return Ok((base.clone(), None));
     };
+    let drawn = base.swarm_ranges().len();
     let values: Vec<(&str, u32)> = ranges
         .iter()
-        .map(|(name, range)| (name.as_str(), rng.random_range(range.clone())))
+        .enumerate()
+        .map(|(i, (name, range))| {
+            // A kept bound not widened draws nothing (see `swarm_kept`).
+            let value = if i >= drawn && range.start() == range.end() {
+                *range.start()
+            } else {
+                rng.random_range(range.clone())
+            };
+            (name.as_str(), value)
+        })
         .collect();
     let model = base.with_bounds(&values)?;
     let weights = (0..base.action_kinds().len())
@@ -40,6 +50,7 @@ pub fn swarm_ranges<M: ToolModel>(
     let mut ranges: Vec<(String, RangeInclusive<u32>)> = model
         .swarm_ranges()
         .into_iter()
+        .chain(model.swarm_kept())
         .map(|(n, r)| (n.to_string(), r))
         .collect();
     for text in overrides {
@@ -60,7 +71,12 @@ pub fn swarm_ranges<M: ToolModel>(
             .iter_mut()
             .find(|(n, _)| n == name.trim())
             .ok_or_else(|| {
-                let known: Vec<&str> = model.swarm_ranges().iter().map(|(n, _)| *n).collect();
+                let known: Vec<&str> = model
+                    .swarm_ranges()
+                    .iter()
+                    .chain(&model.swarm_kept())
+                    .map(|(n, _)| *n)
+                    .collect();
                 format!(
                     "--range: unknown bound `{name}` (known: {})",
                     known.join(", ")
@@ -68,6 +84,10 @@ pub fn swarm_ranges<M: ToolModel>(
             })?;
         entry.1 = low..=high;
     }
+    // A kept bound not given stays the model's own, out of the list (and of
+    // the report's heading).
+    let kept = model.swarm_kept();
+    ranges.retain(|(name, range)| !kept.iter().any(|(n, r)| n == name && r == range));
     // Both ends must make a valid model.
     for ends in [
         ranges

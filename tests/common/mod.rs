@@ -4,6 +4,7 @@
 // Each test file uses its own part of this module.
 #![allow(dead_code)]
 
+use stateright::{Expectation, Model};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -91,4 +92,50 @@ pub fn doc_pages() -> Vec<String> {
     let mut pages = vec!["README.md".to_string()];
     walk(&PathBuf::from(ROOT).join("docs"), "docs", &mut pages);
     pages
+}
+
+/// Per property, in the model's order: its name and the depth of its first
+/// discovery (a violation, or a witness), by a plain BFS over whole states
+/// (the exactness tests' reference search).
+pub fn shortest<M: Model>(model: &M) -> Vec<(&'static str, Option<usize>)>
+where
+    M::State: Clone + Eq + std::hash::Hash,
+{
+    let properties = model.properties();
+    let mut found: Vec<Option<usize>> = vec![None; properties.len()];
+    let mut seen: std::collections::HashSet<M::State> = std::collections::HashSet::new();
+    let mut level: Vec<M::State> = model
+        .init_states()
+        .into_iter()
+        .filter(|s| seen.insert(s.clone()))
+        .collect();
+    let mut depth = 0;
+    let mut actions = Vec::new();
+    while !level.is_empty() {
+        for s in &level {
+            for (p, property) in properties.iter().enumerate() {
+                let holds = (property.condition)(model, s);
+                let discovery = match property.expectation {
+                    Expectation::Always => !holds,
+                    _ => holds,
+                };
+                if discovery && found[p].is_none() {
+                    found[p] = Some(depth);
+                }
+            }
+        }
+        let mut next = Vec::new();
+        for s in &level {
+            model.actions(s, &mut actions);
+            for action in actions.drain(..) {
+                let n = model.next_state(s, action).expect("every action steps");
+                if seen.insert(n.clone()) {
+                    next.push(n);
+                }
+            }
+        }
+        level = next;
+        depth += 1;
+    }
+    properties.iter().map(|p| p.name).zip(found).collect()
 }

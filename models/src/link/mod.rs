@@ -11,14 +11,19 @@
 //! `Copy` (inline lists), and packs into a few words for the checker
 //! (`pack.rs`).
 
+mod bounds;
 mod design;
+mod log;
 pub mod mutation;
 mod pack;
+mod reduce;
 mod steps;
 mod story;
 mod time;
 
+pub use bounds::Bounds;
 pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};
+pub(crate) use log::{Ledger, Log};
 
 use crate::Inline;
 use stateright::{Model, Property};
@@ -39,7 +44,7 @@ pub fn builder_name(b: Bid) -> String {
 
 /// Seconds of server time in one tick.
 pub const TICK_SECONDS: u16 = 5;
-/// The contract's timings, in ticks.
+/// The contract's timings, in ticks: the defaults of the timing bounds.
 pub const ACK_WAIT: u8 = 12;
 pub const HEARTBEAT_EVERY: u8 = 2;
 pub const FRESH_FOR: u8 = 5;
@@ -230,112 +235,6 @@ impl State {
     }
 }
 
-/// The bounds of one check. Times are in seconds, multiples of a tick.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Bounds {
-    pub asks: u8,
-    pub builders: u8,
-    /// Each builder's clock is off the server's by at most this much, either
-    /// way; every offset in whole ticks is checked.
-    pub skew: u16,
-    /// No tick after this much server time.
-    pub horizon: u16,
-    /// A build takes from one tick up to this long.
-    pub longest_build: u16,
-    /// How many times a builder may crash (it restarts idle at once).
-    pub crashes: u8,
-    /// How many heartbeats may be late, and by how much at most.
-    pub late_heartbeats: u8,
-    pub late_by: u16,
-    /// Deliveries before the server stops handing a message out.
-    pub max_deliver: u8,
-    /// Fetches whose answer, delayed on the network, lands after the fetch
-    /// gave up even with the fetch margin (the margin's designs only).
-    pub slow_answers: u8,
-    /// Finishes whose ack never reaches the server.
-    pub lost_acks: u8,
-    /// Reads at which a builder naks the ask instead (the source's one nak
-    /// path, whose condition the model does not know).
-    pub naks: u8,
-}
-
-impl Default for Bounds {
-    fn default() -> Self {
-        Bounds {
-            asks: 2,
-            builders: 2,
-            skew: 0,
-            horizon: 90,
-            longest_build: 90,
-            crashes: 1,
-            late_heartbeats: 0,
-            late_by: 10,
-            max_deliver: 3,
-            slow_answers: 0,
-            lost_acks: 0,
-            naks: 0,
-        }
-    }
-}
-
-/// Seconds as ticks: the error names the bound.
-fn ticks(name: &str, seconds: u16, max: u16) -> Result<u8, String> {
-    if !seconds.is_multiple_of(TICK_SECONDS) {
-        return Err(format!(
-            "{name} must be a multiple of {TICK_SECONDS} s (one tick), not {seconds}"
-        ));
-    }
-    if seconds > max {
-        return Err(format!("{name} must be at most {max} s, not {seconds}"));
-    }
-    Ok((seconds / TICK_SECONDS) as u8)
-}
-
-impl Bounds {
-    /// Checks the bounds a model can be built with; the error names the bound.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.asks == 0 || self.asks > MAX_ASKS {
-            return Err(format!(
-                "asks must be from 1 to {MAX_ASKS}, not {}",
-                self.asks
-            ));
-        }
-        if self.builders == 0 || self.builders > MAX_BUILDERS {
-            return Err(format!(
-                "builders must be from 1 to {MAX_BUILDERS}, not {}",
-                self.builders
-            ));
-        }
-        ticks("skew", self.skew, 120)?;
-        if ticks("horizon", self.horizon, 1200)? == 0 {
-            return Err("horizon must be at least 5 s (one tick)".into());
-        }
-        if ticks("longest build", self.longest_build, 1200)? == 0 {
-            return Err("longest build must be at least 5 s (one tick)".into());
-        }
-        if ticks("late by", self.late_by, 600)? == 0 && self.late_heartbeats > 0 {
-            return Err("late by must be at least 5 s when heartbeats may be late".into());
-        }
-        if self.max_deliver == 0 {
-            return Err("max deliver must be at least 1".into());
-        }
-        Ok(())
-    }
-
-    pub fn skew_ticks(&self) -> u8 {
-        (self.skew / TICK_SECONDS) as u8
-    }
-    pub fn horizon_ticks(&self) -> u8 {
-        (self.horizon / TICK_SECONDS) as u8
-    }
-    pub fn longest_build_ticks(&self) -> u8 {
-        (self.longest_build / TICK_SECONDS) as u8
-    }
-    pub fn late_by_ticks(&self) -> u8 {
-        (self.late_by / TICK_SECONDS) as u8
-    }
-}
-
 /// Refinements of the contract's readings, off by default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Options {
@@ -368,6 +267,10 @@ pub struct Link {
     pub options: Options,
     /// A mutant of the design: one step changed (see [`mutation`]).
     pub mutation: Option<mutation::Mutation>,
+    /// The checker stores the reduced state (the default, `reduce.rs`); off,
+    /// the whole state, one per naming of builders: the exactness test
+    /// compares the two.
+    pub reduced: bool,
 }
 
 /// Everything that can happen in one atomic step.
@@ -431,78 +334,6 @@ pub(crate) fn at(ticks: i16) -> String {
     format!("t={}s", ticks * TICK_SECONDS as i16)
 }
 
-/// What a story knows that the state does not: when each running key was
-/// last put. The state keeps only the key's age, clamped where every clock
-/// reads it stale, so the time of the put is counted along the path.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Ledger {
-    /// The tick of each ask's last put, while its key exists and the path
-    /// says when; `None` for no key or a put from before the path's start.
-    pub put_at: [Option<u8>; MAX_ASKS as usize],
-}
-
-impl Ledger {
-    /// What the path's first state tells: the puts whose age is not clamped.
-    pub fn of(link: &Link, s: &State) -> Self {
-        let mut ledger = Ledger::default();
-        for (a, key) in s.keys.iter().enumerate() {
-            if let Some(k) = key.filter(|k| k.age < link.stale_at()) {
-                ledger.put_at[a] = Some(s.now - k.age);
-            }
-        }
-        ledger
-    }
-
-    /// After a step into `next`: a key of age zero was put now (a tick ages
-    /// every key), a key gone takes its put with it.
-    pub fn record(&mut self, next: &State) {
-        for (a, key) in next.keys.iter().enumerate() {
-            match key {
-                None => self.put_at[a] = None,
-                Some(k) if k.age == 0 => self.put_at[a] = Some(next.now),
-                Some(_) => {}
-            }
-        }
-    }
-
-    /// Whether `a`'s key, put at a known time, has outlived the bucket's TTL
-    /// by `now`: the model keeps it as a stale key, which acts as no key.
-    pub fn expired(&self, a: Ask, now: u8) -> bool {
-        self.put_at[a as usize].is_some_and(|p| now - p >= KEY_LIFETIME)
-    }
-}
-
-/// What a step says happened; collects lines only when a story is told, with
-/// the ledger the story keeps.
-pub(crate) struct Log {
-    telling: Option<(Vec<String>, Ledger)>,
-}
-
-impl Log {
-    pub fn quiet() -> Self {
-        Log { telling: None }
-    }
-    pub fn telling(ledger: Ledger) -> Self {
-        Log {
-            telling: Some((Vec::new(), ledger)),
-        }
-    }
-    pub fn say(&mut self, line: impl FnOnce() -> String) {
-        if let Some((lines, _)) = &mut self.telling {
-            lines.push(line());
-        }
-    }
-    /// What the story knows of the keys; nothing while checking.
-    pub fn ledger(&self) -> Option<&Ledger> {
-        self.telling.as_ref().map(|(_, ledger)| ledger)
-    }
-    pub fn text(self) -> String {
-        self.telling
-            .map(|(lines, _)| lines.join("; "))
-            .unwrap_or_default()
-    }
-}
-
 pub const NO_DOUBLE_RUN: &str = "no-double-run";
 pub const NO_LOST_ASK: &str = "no-lost-ask";
 pub const ASKS_FINISH: &str = "asks-finish";
@@ -517,6 +348,7 @@ impl Link {
             design,
             options: Options::default(),
             mutation: None,
+            reduced: true,
         }
     }
 
@@ -524,7 +356,7 @@ impl Link {
     /// keys behave alike (as no key), so ages are clamped there, and a key
     /// whose lifetime ends first is removed at its lifetime.
     pub fn stale_at(&self) -> u8 {
-        FRESH_FOR + self.bounds.skew_ticks()
+        self.bounds.fresh_for_ticks() + self.bounds.skew_ticks()
     }
 
     /// One initial state per assignment of clock offsets, in whole ticks
@@ -661,7 +493,7 @@ impl Model for Link {
                     }
                     if run.built >= 1 {
                         actions.push(Action::Finish(i));
-                        if s.lost_acks_left > 0 && !self.design.sync_ack {
+                        if s.lost_acks_left > 0 && !self.sync_ack() {
                             actions.push(Action::FinishAckLost(i));
                         }
                     }

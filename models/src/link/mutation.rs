@@ -6,7 +6,7 @@
 //! as one step (`atomic-start`, designs without the check) or as a read and
 //! the step that acts on it.
 
-use super::{Design, Link, FRESH_FOR};
+use super::{Design, Link};
 
 /// One change to one step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -39,11 +39,24 @@ pub enum Mutation {
     KeyNotDeleted,
     /// deliver: a redelivery is not counted, so `max_deliver` never stops it.
     DeliveriesNotCounted,
+    /// The repairs' switches, each undone at its one site:
+    /// take: freshness on the builder's own clock despite the probe.
+    ServerClockOnOwnClock,
+    /// take: the start's put is blind again (no revision check).
+    RevisionUnchecked,
+    /// land: an answer landing on a busy builder stays in its buffer.
+    KeptWhileBusy,
+    /// finish: the synchronous ack is not retried, so it can be lost.
+    SyncAckNotRetried,
+    /// take: a deferred duplicate is acked after all.
+    DuplicateAcked,
+    /// finish: the running key is deleted, not left done.
+    DoneKeyDeleted,
 }
 
 impl Mutation {
     /// Every mutation, in a fixed order.
-    pub const ALL: [Mutation; 14] = [
+    pub const ALL: [Mutation; 20] = [
         Mutation::FreshInverted,
         Mutation::FreshOneTickLate,
         Mutation::FreshOneTickEarly,
@@ -58,6 +71,12 @@ impl Mutation {
         Mutation::FinishWithoutAck,
         Mutation::KeyNotDeleted,
         Mutation::DeliveriesNotCounted,
+        Mutation::ServerClockOnOwnClock,
+        Mutation::RevisionUnchecked,
+        Mutation::KeptWhileBusy,
+        Mutation::SyncAckNotRetried,
+        Mutation::DuplicateAcked,
+        Mutation::DoneKeyDeleted,
     ];
 
     /// The step it changes and its own name: `take/fresh-inverted`.
@@ -77,6 +96,12 @@ impl Mutation {
             Mutation::FinishWithoutAck => ("finish", "no-ack"),
             Mutation::KeyNotDeleted => ("finish", "key-not-deleted"),
             Mutation::DeliveriesNotCounted => ("deliver", "not-counted"),
+            Mutation::ServerClockOnOwnClock => ("take", "server-clock-on-own-clock"),
+            Mutation::RevisionUnchecked => ("take", "revision-unchecked"),
+            Mutation::KeptWhileBusy => ("land", "kept-while-busy"),
+            Mutation::SyncAckNotRetried => ("finish", "sync-ack-not-retried"),
+            Mutation::DuplicateAcked => ("take", "deferred-duplicate-acked"),
+            Mutation::DoneKeyDeleted => ("finish", "done-key-deleted"),
         }
     }
 
@@ -115,6 +140,22 @@ impl Mutation {
             Mutation::DeliveriesNotCounted => {
                 "a delivery is not counted, so max_deliver never stops a message"
             }
+            Mutation::ServerClockOnOwnClock => {
+                "the key's freshness is judged on the builder's own clock, the probe's server time unused"
+            }
+            Mutation::RevisionUnchecked => {
+                "the start's put is unconditional again: no revision check"
+            }
+            Mutation::KeptWhileBusy => {
+                "an answer that lands on a busy builder stays in its buffer, not handed back"
+            }
+            Mutation::SyncAckNotRetried => {
+                "the finish's synchronous ack is sent once and not retried, so it can be lost"
+            }
+            Mutation::DuplicateAcked => "a duplicate is acked, not left to its ack wait",
+            Mutation::DoneKeyDeleted => {
+                "a finished run deletes its running key instead of leaving it done"
+            }
         }
     }
 
@@ -131,6 +172,12 @@ impl Mutation {
             | Mutation::KeyNotPutAtStart
             | Mutation::HeartbeatWithoutKey
             | Mutation::KeyNotDeleted => design.duplicate_check,
+            Mutation::ServerClockOnOwnClock => design.server_clock,
+            Mutation::RevisionUnchecked => design.revision_start,
+            Mutation::KeptWhileBusy => design.hand_back,
+            Mutation::SyncAckNotRetried => design.sync_ack,
+            Mutation::DuplicateAcked => design.defer_duplicates,
+            Mutation::DoneKeyDeleted => design.done_key,
             _ => true,
         }
     }
@@ -149,10 +196,31 @@ impl Link {
         self.mutation == Some(m)
     }
 
+    /// The design's repair switches as this model's steps take them: each
+    /// on unless the mutant undoes it.
+    pub(crate) fn server_clock(&self) -> bool {
+        self.design.server_clock && !self.mutated(Mutation::ServerClockOnOwnClock)
+    }
+    pub(crate) fn revision_start(&self) -> bool {
+        self.design.revision_start && !self.mutated(Mutation::RevisionUnchecked)
+    }
+    pub(crate) fn hand_back(&self) -> bool {
+        self.design.hand_back && !self.mutated(Mutation::KeptWhileBusy)
+    }
+    pub(crate) fn sync_ack(&self) -> bool {
+        self.design.sync_ack && !self.mutated(Mutation::SyncAckNotRetried)
+    }
+    pub(crate) fn defer_duplicates(&self) -> bool {
+        self.design.defer_duplicates && !self.mutated(Mutation::DuplicateAcked)
+    }
+    pub(crate) fn done_key(&self) -> bool {
+        self.design.done_key && !self.mutated(Mutation::DoneKeyDeleted)
+    }
+
     /// Whether a key `age_here` old by the reader's clock (`age` by the
-    /// server's) is fresh: less than `FRESH_FOR`.
+    /// server's) is fresh: less than the `fresh_for` bound.
     pub(crate) fn is_fresh(&self, age: i16, age_here: i16) -> bool {
-        let limit = FRESH_FOR as i16;
+        let limit = self.bounds.fresh_for_ticks() as i16;
         match self.mutation {
             Some(Mutation::FreshInverted) => age_here >= limit,
             Some(Mutation::FreshOneTickLate) => age_here <= limit,

@@ -1,10 +1,8 @@
 //! The link state's packed form, for the checker: each field in as many bits
 //! as these bounds let it reach.
 
-use super::{
-    Builder, Decided, Key, Link, Message, Run, State, Status, ACK_WAIT, BUFFER_ROOM,
-    HEARTBEAT_EVERY, KEY_LIFETIME,
-};
+use super::reduce::{keeps_clocks, orderings};
+use super::{Builder, Decided, Key, Link, Message, Run, State, Status, BUFFER_ROOM, KEY_LIFETIME};
 use crate::{bits_for, BitReader, BitWriter, Inline, Packed};
 
 /// Field widths on one model's bounds.
@@ -38,13 +36,13 @@ impl Widths {
             lost_acks: bits_for(b.lost_acks as u64),
             naks: bits_for(b.naks as u64),
             builder: bits_for(b.builders.saturating_sub(1) as u64),
-            ack_in: bits_for(ACK_WAIT as u64),
+            ack_in: bits_for(b.ack_wait_ticks() as u64),
             deliveries: bits_for(b.max_deliver as u64),
             age: bits_for(m.stale_at().max(KEY_LIFETIME) as u64),
             offset: bits_for(2 * b.skew_ticks() as u64),
             ask: bits_for(b.asks.saturating_sub(1) as u64),
             built: bits_for(b.horizon_ticks() as u64),
-            heartbeat: bits_for(HEARTBEAT_EVERY as u64),
+            heartbeat: bits_for(b.heartbeat_ticks() as u64),
             grace: bits_for(b.late_by_ticks() as u64),
             buffered: bits_for(BUFFER_ROOM as u64),
         }
@@ -81,7 +79,36 @@ impl Packed for Link {
         Widths::of(self).bits(self).div_ceil(64) as usize
     }
 
+    /// The stored form (`reduce.rs`): what a later step reads, under the
+    /// least renaming of builders with equal clocks; the whole state when
+    /// the model is not `reduced`.
     fn pack(&self, s: &State, words: &mut [u64]) {
+        if !self.reduced {
+            return self.pack_whole(s, words);
+        }
+        let s = self.forgotten(s);
+        self.pack_whole(&s, words);
+        let mut room = [0u64; 16];
+        let other = &mut room[..words.len()];
+        for to in orderings(s.builders.len()).iter().skip(1) {
+            if !keeps_clocks(&s, to) {
+                continue;
+            }
+            other.fill(0);
+            self.pack_whole(&Link::renamed(&s, to), other);
+            if *other < *words {
+                words.copy_from_slice(other);
+            }
+        }
+    }
+
+    fn unpack(&self, words: &[u64]) -> State {
+        self.unpack_whole(words)
+    }
+}
+
+impl Link {
+    fn pack_whole(&self, s: &State, words: &mut [u64]) {
         let w = Widths::of(self);
         let skew = self.bounds.skew_ticks() as i16;
         let mut out = BitWriter::new(words);
@@ -133,7 +160,7 @@ impl Packed for Link {
         }
     }
 
-    fn unpack(&self, words: &[u64]) -> State {
+    fn unpack_whole(&self, words: &[u64]) -> State {
         let w = Widths::of(self);
         let skew = self.bounds.skew_ticks() as i16;
         let mut input = BitReader::new(words);

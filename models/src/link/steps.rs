@@ -5,8 +5,8 @@
 
 use super::mutation::Mutation;
 use super::{
-    ask_name, at, builder_name, Ask, Bid, Decided, Key, Link, Log, Run, State, Status, ACK_WAIT,
-    FRESH_FOR, HEARTBEAT_EVERY, KEY_LIFETIME, TICK_SECONDS,
+    ask_name, at, builder_name, Ask, Bid, Decided, Key, Link, Log, Run, State, Status,
+    KEY_LIFETIME, TICK_SECONDS,
 };
 
 pub(super) fn seconds(ticks: u8) -> u16 {
@@ -66,7 +66,7 @@ fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     }
     m.status = Status::Delivered {
         to: b,
-        ack_in: ACK_WAIT,
+        ack_in: link.bounds.ack_wait_ticks(),
     };
     let n = m.deliveries;
     let max = link.bounds.max_deliver;
@@ -161,7 +161,7 @@ pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .take()
         .expect("a late answer lands what is on the way");
     let busy = builder.run.map(|r| r.ask);
-    if let (true, Some(r)) = (m.design.hand_back, busy) {
+    if let (true, Some(r)) = (m.hand_back(), busy) {
         log.say(|| {
             format!(
                 "the late answer to its pull request lands while it builds {}: hand {} back",
@@ -247,7 +247,7 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     }
     // Seen is server time; freshness is judged on this builder's clock, or
     // with `server_clock` on a second time the server stamps.
-    let offset = if m.design.server_clock { 0 } else { offset };
+    let offset = if m.server_clock() { 0 } else { offset };
     let age_here = key.age as i16 + offset as i16;
     let fresh = m.is_fresh(key.age as i16, age_here);
     let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
@@ -272,9 +272,9 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
         let verdict = if key.builder == b {
             "its own".to_string()
         } else if fresh {
-            format!("fresh (under {} s)", seconds(FRESH_FOR))
+            format!("fresh (under {} s)", m.bounds.fresh_for)
         } else {
-            format!("stale ({} s or more)", seconds(FRESH_FOR))
+            format!("stale ({} s or more)", m.bounds.fresh_for)
         };
         // The state's age stops where every clock reads it stale; the
         // story's ledger knows the put itself.
@@ -312,7 +312,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     if decided.duplicate || decided.conflict {
         log.say(|| format!("drop {} as a duplicate", ask_name(a)));
         let done = s.keys[a as usize].is_some_and(|k| k.done);
-        if m.design.defer_duplicates && !done {
+        if m.defer_duplicates() && !done {
             log.say(|| {
                 format!(
                     "no ack: {} is left to its ack wait, to come back if its builder dies",
@@ -338,7 +338,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     s.builders[b as usize].run = Some(Run {
         ask: a,
         built: 0,
-        heartbeat_in: HEARTBEAT_EVERY,
+        heartbeat_in: m.bounds.heartbeat_ticks(),
         grace: 0,
         delayed: false,
     });
@@ -353,7 +353,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     if m.mutated(Mutation::AckBeforeResult) {
         ack(m, s, b, a, log);
     }
-    if m.design.hand_back {
+    if m.hand_back() {
         while !s.builders[b as usize].buffer.is_empty() {
             let rest = s.builders[b as usize].buffer.remove(0);
             log.say(|| format!("it is busy now: hand {} back", ask_name(rest)));
@@ -365,7 +365,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
 /// A write of `a`'s running key by `b`: a revision-checked put of any other
 /// builder that read the key and has not yet put it will fail.
 fn wrote_key(m: &Link, s: &mut State, b: Bid, a: Ask) {
-    if !m.design.revision_start {
+    if !m.revision_start() {
         return;
     }
     for (other, builder) in s.builders.iter_mut().enumerate() {
@@ -419,7 +419,7 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .run
         .as_mut()
         .expect("a running builder");
-    run.heartbeat_in = HEARTBEAT_EVERY;
+    run.heartbeat_in = m.bounds.heartbeat_ticks();
     run.grace = 0;
     run.delayed = false;
     let a = run.ask;
@@ -438,7 +438,7 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let before = msg.status;
     let taken = in_progress && counts(m, before, b);
     if let (true, Status::Delivered { ack_in, .. }) = (taken, &mut msg.status) {
-        *ack_in = ACK_WAIT;
+        *ack_in = m.bounds.ack_wait_ticks();
     }
     log.say(|| {
         let put = if key {
@@ -457,7 +457,7 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
                 format!(
                     "AckProgress (in-progress) restarts the ack wait of {}{held}, to run out at {}",
                     ask_name(a),
-                    at(now as i16 + ACK_WAIT as i16)
+                    at(now as i16 + m.bounds.ack_wait_ticks() as i16)
                 )
             }
             Status::Delivered { to, .. } => format!(
@@ -521,7 +521,7 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
     }
     // The source deletes the pull request's key, whoever put it last;
     // `done_key` keeps it, marked done, to the end of its TTL.
-    if m.design.done_key {
+    if m.done_key() {
         s.keys[a as usize] = Some(Key::put(b, true));
         wrote_key(m, s, b, a);
         log.say(|| "put the running key, marked done".into());

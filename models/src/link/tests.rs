@@ -586,6 +586,7 @@ fn every_reachable_state_unpacks_to_itself() {
             let mut m = model(design.name, 2, 5);
             m.bounds.late_heartbeats = 1;
             m.options.atomic_start = atomic_start;
+            m.reduced = false;
             crate::assert_every_reachable_state_unpacks(&m, 20_000, design.name);
         }
     }

@@ -1,0 +1,195 @@
+//! The link model's stored state is exact (`docs/link.md`, *The stored
+//! state*): on a matrix of small bounds, for every design, every property's
+//! verdict and the length of every shortest counterexample and witness are
+//! the same as with the whole state (the model with `reduced` off: every key,
+//! every clock, one state per naming of builders), searched by a plain
+//! breadth-first search; and every path the reduced search finds replays, on
+//! whole states, as the model's own steps, to a state that shows what it
+//! was found for, told and scripted with its builders named consistently.
+
+mod common;
+
+use common::shortest;
+use slotcheck::check::{check, Limits, Outcome, Verdict};
+use slotcheck_models::link::{all_designs, mutation, Bounds, Link, State};
+use slotcheck_models::Narrated;
+use stateright::{Expectation, Model};
+
+/// Per property: its name and its shortest path's length, from slotcheck's
+/// search (every verdict decided: no budget cuts these bounds).
+fn lengths(outcome: &Outcome<Link>) -> Vec<(&'static str, Option<usize>)> {
+    assert_eq!(outcome.stats.cut, None);
+    outcome
+        .results
+        .iter()
+        .map(|r| {
+            let steps = r.trace.as_ref().map(|t| t.steps());
+            match r.verdict {
+                Verdict::Violated | Verdict::Reached => assert!(steps.is_some()),
+                _ => assert!(steps.is_none()),
+            }
+            (r.name, steps)
+        })
+        .collect()
+}
+
+/// Each path replays on the whole model: every action enabled where it
+/// stands, the last state the one the trace says, a discovery for its
+/// property; the story tells every step; the script of its words parses
+/// back to the same actions.
+fn replays(whole: &Link, outcome: &Outcome<Link>, label: &str) {
+    let properties = whole.properties();
+    for r in &outcome.results {
+        let Some(trace) = &r.trace else { continue };
+        assert!(
+            whole.init_states().contains(&trace.init),
+            "{label} {}: an initial state",
+            r.name
+        );
+        let mut state: State = trace.init;
+        for action in &trace.actions {
+            let mut enabled = Vec::new();
+            whole.actions(&state, &mut enabled);
+            assert!(
+                enabled.contains(action),
+                "{label} {}: {action:?} enabled",
+                r.name
+            );
+            state = whole.next_state(&state, *action).unwrap();
+        }
+        assert_eq!(state, trace.last, "{label} {}", r.name);
+        let property = properties.iter().find(|p| p.name == r.name).unwrap();
+        let holds = (property.condition)(whole, &state);
+        let discovery = match property.expectation {
+            Expectation::Always => !holds,
+            _ => holds,
+        };
+        assert!(
+            discovery,
+            "{label} {}: the path ends in a discovery",
+            r.name
+        );
+        assert_eq!(
+            whole.tell(&trace.init, &trace.actions).len(),
+            trace.actions.len()
+        );
+        let words = whole.words(&trace.init, &trace.actions);
+        assert_eq!(
+            whole.parse(&trace.init, &words).ok().as_deref(),
+            Some(&trace.actions[..]),
+            "{label} {}: its script",
+            r.name
+        );
+    }
+}
+
+fn bounds(asks: u8, builders: u8, skew: u16, crashes: u8, lates: u8) -> Bounds {
+    Bounds {
+        asks,
+        builders,
+        skew,
+        horizon: 60,
+        longest_build: 60,
+        crashes,
+        late_heartbeats: lates,
+        ..Bounds::default()
+    }
+}
+
+/// The matrix: one and two asks on two and three builders, clocks equal and
+/// skewed, each fault of the contract alone and together, and the faults
+/// the repairs answer (a slow answer, a lost ack, a nak).
+fn matrix() -> Vec<(Bounds, bool)> {
+    let mut m = Vec::new();
+    for (asks, builders) in [(1, 2), (2, 2), (1, 3), (2, 3)] {
+        for skew in [0, 10] {
+            for (crashes, lates) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                if asks * builders >= 6 && skew > 0 && crashes + lates > 1 {
+                    continue;
+                }
+                m.push((bounds(asks, builders, skew, crashes, lates), false));
+            }
+        }
+    }
+    m.push((bounds(2, 2, 10, 1, 1), true));
+    m.push((bounds(1, 3, 10, 1, 0), true));
+    for faults in [
+        Bounds {
+            slow_answers: 1,
+            ..bounds(2, 2, 5, 0, 0)
+        },
+        Bounds {
+            lost_acks: 1,
+            ..bounds(2, 2, 5, 0, 0)
+        },
+        Bounds {
+            naks: 1,
+            max_deliver: 2,
+            ..bounds(2, 2, 5, 1, 0)
+        },
+        Bounds {
+            late_by: 50,
+            horizon: 90,
+            ..bounds(1, 3, 5, 0, 1)
+        },
+    ] {
+        m.push((faults, false));
+    }
+    m
+}
+
+fn models(
+    design: &'static slotcheck_models::link::Design,
+    bounds: Bounds,
+    atomic: bool,
+) -> (Link, Link) {
+    let mut reduced = Link::new(design, bounds);
+    reduced.options.atomic_start = atomic;
+    let whole = Link {
+        reduced: false,
+        ..reduced
+    };
+    (reduced, whole)
+}
+
+#[test]
+fn the_stored_state_gives_every_verdict_and_shortest_length_of_the_whole_one() {
+    let mut settings = 0;
+    let mut fewer = 0;
+    for (bounds, atomic) in matrix() {
+        for design in all_designs() {
+            let (reduced, whole) = models(design, bounds, atomic);
+            let label = format!("{} on {bounds:?}, atomic-start {atomic}", design.name);
+            let outcome = check(reduced, &[], &Limits::default());
+            assert_eq!(shortest(&whole), lengths(&outcome), "{label}");
+            let whole_outcome = check(whole, &[], &Limits::default());
+            assert_eq!(lengths(&whole_outcome), lengths(&outcome), "{label}");
+            replays(&whole, &outcome, &label);
+            fewer += usize::from(outcome.stats.unique < whole_outcome.stats.unique);
+            settings += 1;
+        }
+    }
+    assert!(settings >= 300, "{settings} settings");
+    // The reduction does something: most settings store fewer states.
+    assert!(fewer * 2 > settings, "{fewer} of {settings} smaller");
+}
+
+#[test]
+fn every_mutant_keeps_its_verdicts_and_lengths_on_the_stored_state() {
+    for bounds in [bounds(2, 2, 10, 1, 1), bounds(1, 3, 5, 1, 1)] {
+        for design in all_designs() {
+            for m in mutation::mutations(design) {
+                let (mut reduced, _) = models(design, bounds, false);
+                reduced.mutation = Some(m);
+                let whole = Link {
+                    reduced: false,
+                    ..reduced
+                };
+                let label = format!("{} on {bounds:?}", m.name(design.name));
+                let outcome = check(reduced, &[], &Limits::default());
+                assert_eq!(shortest(&whole), lengths(&outcome), "{label}");
+                replays(&whole, &outcome, &label);
+            }
+        }
+    }
+}
