@@ -1,16 +1,20 @@
 //! What a person reads and what a program parses: the comparison table, the
 //! statistics, the stories, and the same as JSON.
 //!
-//! The room: `mod.rs` tables, stories, JSON and small text helpers; `itf.rs`
-//! ITF traces and the checking and writing of output files; `diagram/`
-//! sequence diagrams (Mermaid, SVG); `html.rs` the HTML report; `see.rs` the
-//! `--format` and `--html` flags and pages. It reads `check`'s results and
+//! The room: `results.rs` the typed results a runner fills and every format
+//! renders (their JSON is serde's, their schema schemars'); `mod.rs` tables,
+//! stories, JSON and small text helpers; `itf.rs` ITF traces and the
+//! checking and writing of output files; `diagram/` sequence diagrams
+//! (Mermaid, SVG); `junit.rs` JUnit (quick-junit); `html.rs` the HTML
+//! report (maud); `see.rs` the `--format` and `--html` flags and pages. It reads `check`'s results and
 //! any `Narrated` model's stories; it never runs a model, names one, or
 //! reaches into `simulate`, `scenario` or the commands.
 
 pub mod diagram;
 pub mod html;
 pub mod itf;
+pub mod junit;
+pub mod results;
 pub mod see;
 
 use crate::check::{Outcome, PropertyResult, Stats, Verdict};
