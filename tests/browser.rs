@@ -172,13 +172,20 @@ fn the_scenario_report_shows_a_verdict_cell_and_a_diagram_in_chromium() {
     else {
         return;
     };
+    // Every check went as expected: the scenario is folded, and the double
+    // run's cell links to its folded story; following the link opens it.
+    let html = std::fs::read_to_string(&report).unwrap();
+    let cell = html
+        .find(">violated (24 steps)</a></td>")
+        .expect("the double run's verdict cell");
+    let link = &html[html[..cell].rfind("<a href=\"#").unwrap() + 10..cell - 1];
     let dom = dump_dom(
         browser,
-        &format!("file://{}", report.display()),
+        &format!("file://{}#{link}", report.display()),
         &dir.join("profile"),
     );
     assert!(
-        dom.contains("<section class=\"scenario\" id=\"s-link-before-1649-double-run\">"),
+        dom.contains("<details class=\"scenario\" id=\"s-link-before-1649-double-run\">"),
         "{dom}"
     );
     assert!(
@@ -477,5 +484,62 @@ fn chromium_loads_the_explorer() {
         "the status was fetched"
     );
     assert!(dom.contains("client: R1 arrives"), "the path was fetched");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+#[cfg_attr(
+    chromium_missing,
+    ignore = "no chromium at /usr/bin/chromium (apt-get install chromium)"
+)]
+fn a_folded_story_of_the_scenario_report_is_drawn_when_opened_in_chromium() {
+    let dir = scratch("scenario-report");
+    let report = dir.join("report.html");
+    let status = slotcheck()
+        .args(["check", "scenarios/SP-OCT-003.toml", "--html"])
+        .arg(&report)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let html = std::fs::read_to_string(&report).unwrap();
+    // Folded and not drawn in the file: each diagram is packed.
+    assert!(html.contains("<details class=\"finding\" id=\"t-1\"><summary>"));
+    assert!(!html.contains("<svg"), "no diagram inlined");
+
+    let Some(browser) =
+        chromium("a_folded_story_of_the_scenario_report_is_drawn_when_opened_in_chromium")
+    else {
+        return;
+    };
+    // The address opens the story it points to, as a link from a verdict does.
+    let dom = dump_dom(
+        browser,
+        &format!("file://{}#t-1", report.display()),
+        &dir.join("profile"),
+    );
+    let story = |id: &str| -> String {
+        let start = dom
+            .find(&format!("<details class=\"finding\" id=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id} in {dom}"));
+        let rest = &dom[start..];
+        rest[..rest.find("</details>").unwrap()].to_string()
+    };
+    let opened = story("t-1");
+    assert!(opened.contains(" open=\"\""), "{opened}");
+    assert!(
+        opened.contains("<div class=\"diagram\"><div class=\"lane-heads\"><svg"),
+        "the opened story's diagram is drawn: {opened}"
+    );
+    assert!(opened.contains(">worker 1</text>"), "its lanes: {opened}");
+    assert!(
+        opened.contains("<pre class=\"story\">"),
+        "its story: {opened}"
+    );
+    let folded = story("t-2");
+    assert!(
+        !folded.contains("<svg"),
+        "a story not opened is not drawn: {folded}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
