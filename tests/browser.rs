@@ -243,13 +243,19 @@ fn the_svg_diagram_is_a_document_chromium_renders_without_errors() {
 }
 
 /// What `script` measures in the page `html` laid out in a window 1400 px
-/// wide: the page stays script-free, so the test loads a copy with the
-/// script appended, which writes its findings into `<pre id="measured">`.
+/// wide: the test loads a copy with the script appended, which waits for
+/// the page's own script to draw the open stories' diagrams, then writes
+/// its findings into `<pre id="measured">`.
 fn measure_at_1400(browser: &Path, dir: &Path, html: &str, script: &str) -> String {
     let copy = dir.join("measured.html");
     let page = html.replace(
         "</body>",
-        &format!("<pre id=\"measured\"></pre><script>{script}</script></body>"),
+        &format!(
+            "<pre id=\"measured\"></pre><script>
+             const drawn = () => [...document.querySelectorAll('details[open] > .lazy')].every(s => s.children.length > 0);
+             const measure = () => {{ if (!drawn()) return setTimeout(measure, 20); {script} }};
+             measure();</script></body>"
+        ),
     );
     std::fs::write(&copy, page).unwrap();
     let dom = dump_dom_at(
