@@ -33,7 +33,7 @@ impl Stories {
     /// A diagram's box as two entries, its lane headers and its events
     /// (`"4 9"`): paths of one model share their lane headers.
     pub fn add_diagram(&mut self, svg: &str) -> String {
-        let boxed = super::diagram_box(svg).into_string();
+        let boxed = super::stories::diagram_box(svg).into_string();
         match boxed.find("</div>") {
             Some(end) if boxed.contains("<div class=\"lane-heads\">") => {
                 let heads = self.add(boxed[..end + 6].to_string());
