@@ -172,13 +172,20 @@ fn the_scenario_report_shows_a_verdict_cell_and_a_diagram_in_chromium() {
     else {
         return;
     };
+    // Every check went as expected: the scenario is folded, and the double
+    // run's cell links to its folded story; following the link opens it.
+    let html = std::fs::read_to_string(&report).unwrap();
+    let cell = html
+        .find(">violated (24 steps)</a></td>")
+        .expect("the double run's verdict cell");
+    let link = &html[html[..cell].rfind("<a href=\"#").unwrap() + 10..cell - 1];
     let dom = dump_dom(
         browser,
-        &format!("file://{}", report.display()),
+        &format!("file://{}#{link}", report.display()),
         &dir.join("profile"),
     );
     assert!(
-        dom.contains("<section class=\"scenario\" id=\"s-link-before-1649-double-run\">"),
+        dom.contains("<details class=\"scenario\" id=\"s-link-before-1649-double-run\">"),
         "{dom}"
     );
     assert!(
@@ -236,13 +243,19 @@ fn the_svg_diagram_is_a_document_chromium_renders_without_errors() {
 }
 
 /// What `script` measures in the page `html` laid out in a window 1400 px
-/// wide: the page stays script-free, so the test loads a copy with the
-/// script appended, which writes its findings into `<pre id="measured">`.
+/// wide: the test loads a copy with the script appended, which waits for
+/// the page's own script to draw the open stories' diagrams, then writes
+/// its findings into `<pre id="measured">`.
 fn measure_at_1400(browser: &Path, dir: &Path, html: &str, script: &str) -> String {
     let copy = dir.join("measured.html");
     let page = html.replace(
         "</body>",
-        &format!("<pre id=\"measured\"></pre><script>{script}</script></body>"),
+        &format!(
+            "<pre id=\"measured\"></pre><script>
+             const drawn = () => [...document.querySelectorAll('details[open] > .lazy')].every(s => s.children.length > 0);
+             const measure = () => {{ if (!drawn()) return setTimeout(measure, 20); {script} }};
+             measure();</script></body>"
+        ),
     );
     std::fs::write(&copy, page).unwrap();
     let dom = dump_dom_at(
@@ -477,5 +490,62 @@ fn chromium_loads_the_explorer() {
         "the status was fetched"
     );
     assert!(dom.contains("client: R1 arrives"), "the path was fetched");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+#[cfg_attr(
+    chromium_missing,
+    ignore = "no chromium at /usr/bin/chromium (apt-get install chromium)"
+)]
+fn a_folded_story_of_the_scenario_report_is_drawn_when_opened_in_chromium() {
+    let dir = scratch("scenario-report");
+    let report = dir.join("report.html");
+    let status = slotcheck()
+        .args(["check", "scenarios/SP-OCT-003.toml", "--html"])
+        .arg(&report)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let html = std::fs::read_to_string(&report).unwrap();
+    // Folded and not drawn in the file: each diagram is packed.
+    assert!(html.contains("<details class=\"finding\" id=\"t-1\"><summary>"));
+    assert!(!html.contains("<svg"), "no diagram inlined");
+
+    let Some(browser) =
+        chromium("a_folded_story_of_the_scenario_report_is_drawn_when_opened_in_chromium")
+    else {
+        return;
+    };
+    // The address opens the story it points to, as a link from a verdict does.
+    let dom = dump_dom(
+        browser,
+        &format!("file://{}#t-1", report.display()),
+        &dir.join("profile"),
+    );
+    let story = |id: &str| -> String {
+        let start = dom
+            .find(&format!("<details class=\"finding\" id=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id} in {dom}"));
+        let rest = &dom[start..];
+        rest[..rest.find("</details>").unwrap()].to_string()
+    };
+    let opened = story("t-1");
+    assert!(opened.contains(" open=\"\""), "{opened}");
+    assert!(
+        opened.contains("<div class=\"diagram\"><div class=\"lane-heads\"><svg"),
+        "the opened story's diagram is drawn: {opened}"
+    );
+    assert!(opened.contains(">worker 1</text>"), "its lanes: {opened}");
+    assert!(
+        opened.contains("<pre class=\"story\">"),
+        "its story: {opened}"
+    );
+    let folded = story("t-2");
+    assert!(
+        !folded.contains("<svg"),
+        "a story not opened is not drawn: {folded}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

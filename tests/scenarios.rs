@@ -99,10 +99,13 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
     let junit = dir.join("junit.xml");
     let json = dir.join("report.json");
     let out = dir.join("traces");
+    let html = dir.join("report.html");
     // nightly-n3-k2 is `slow = true`: CI runs it nightly, the test suite does not.
     let output = slotcheck(&[
         "check",
         "--skip-slow",
+        "--html",
+        html.to_str().unwrap(),
         "--junit",
         junit.to_str().unwrap(),
         "--json-out",
@@ -136,6 +139,19 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
     assert!(!elements.iter().any(|n| n == "failure"));
 
     let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(Path::new(ROOT).join("docs/report.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&report)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not as docs/report.schema.json says: {errors:#?}"
+    );
     assert_eq!(report["summary"]["regressions"], 0);
     assert_eq!(report["scenarios"].as_array().unwrap().len(), files.len());
 
@@ -173,7 +189,37 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
         assert!(replayed.violates, "{}: {}", trace.display(), replayed.text);
         assert!(!replayed.text.contains("note:"), "{}", replayed.text);
     }
+    the_page_keeps_every_story_in_under_a_megabyte(&html, &traces);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The HTML report of the run: a byte bound (the nightly set, this run and
+/// the slow scenario, must stay under 1 MB; this run leaves room for it),
+/// and every counterexample's story on the page or packed in it.
+fn the_page_keeps_every_story_in_under_a_megabyte(html: &Path, traces: &[PathBuf]) {
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(
+        page.len() < 900_000,
+        "the scenario report is {} bytes: the nightly set's must stay under 1 MB",
+        page.len()
+    );
+    let packed = slotcheck::report::html::lazy::unpack(&page).join("");
+    let escape = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    for trace in traces {
+        let file = trace.to_string_lossy().replace(".itf.json", ".txt");
+        let text = std::fs::read_to_string(&file).unwrap();
+        // The file is a heading, a blank line, then the story.
+        let story = escape(text.split_once("\n\n").unwrap().1);
+        assert!(
+            page.contains(&story) || packed.contains(&story),
+            "{file}: its story is not in the HTML report"
+        );
+    }
 }
 
 #[test]

@@ -87,8 +87,8 @@ fn svg_and_json_do_not_mix_and_html_is_written_whole() {
     );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<h1>slotcheck check: claim-first</h1>"));
-    assert!(html.contains("<section class=\"finding\" id=\"r-claim-first-no-wedge\">"));
-    assert!(html.contains("<section class=\"finding\" id=\"r-claim-first-count-not-high\">"));
+    assert!(html.contains("<details class=\"finding\" id=\"r-claim-first-no-wedge\" open>"));
+    assert!(html.contains("<details class=\"finding\" id=\"r-claim-first-count-not-high\" open>"));
     assert_eq!(
         std::fs::read_dir(page.parent().unwrap()).unwrap().count(),
         1

@@ -1,6 +1,9 @@
-//! The HTML report: one self-contained page (inline CSS and inline SVG, no
-//! script, no font or stylesheet from a network), so it opens offline and can
-//! be attached to a CI run as a single file.
+//! The HTML report: one self-contained page (inline CSS, inline SVG and one
+//! small inline script; no font, stylesheet or script from a network), so it
+//! opens offline and can be attached to a CI run as a single file. maud
+//! writes it: text is escaped by construction, only our own SVG and style
+//! go in unescaped (`PreEscaped`). Diagrams and folded stories are packed
+//! once and drawn when opened (`html/lazy.rs`).
 //!
 //! The page is built from plain rows ([`Page`], [`ResultRow`], [`StatsRow`])
 //! rather than from an [`Outcome`], so any runner can fill it: `check` and
@@ -31,10 +34,17 @@
 
 use crate::check::Outcome;
 use crate::report;
-use crate::report::diagram::{split_heads, Diagram};
-use crate::report::xml_escape;
+use crate::report::diagram::Diagram;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use slotcheck_models::{Narrated, PropertyKind};
+use std::collections::HashMap;
 use std::path::Path;
+
+pub mod lazy;
+pub mod scenario;
+mod stories;
+
+use stories::{folded_story, group_told, open_finding};
 
 /// One verdict: a property of a design, in a scenario or not.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -218,14 +228,19 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.regression { outline: 3px solid #d00000; outline-offset: -3px; }
 td a { color: inherit; }
 .tag { font-size: 0.8em; font-weight: bold; color: #d00000; }
-section.finding { border-top: 2px solid #c8ccd4; padding-top: 0.5em; margin-top: 1.5em; }
 pre { background: #f6f7f9; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 .diagram { overflow: auto; max-height: 85vh; border: 1px solid #e0e2e8; }
 .diagram .lane-heads { position: sticky; top: 0; z-index: 1; width: max-content; line-height: 0; box-shadow: 0 2px 3px rgba(0, 0, 0, 0.15); }
 .diagram svg { display: block; }
 .explanation { font-weight: bold; }
 .legend span { padding: 0.1em 0.5em; margin-right: 0.5em; }
-section.scenario h3 { margin-bottom: 0.1em; }
+details.scenario { margin: 0.6em 0; }
+details.scenario > summary h3, details.finding > summary h3 { display: inline; margin: 0; }
+details.scenario > summary { cursor: pointer; }
+.tally { color: #555; margin-left: 0.8em; font-size: 0.9em; }
+details.finding { border-top: 2px solid #c8ccd4; padding-top: 0.5em; margin-top: 1em; }
+details.finding > summary { cursor: pointer; }
+details.finding > summary h3 { font-size: 1em; }
 .bounds { color: #555; margin: 0; font-size: 0.9em; }
 .notes { white-space: pre-wrap; font-size: 0.9em; max-width: 60em; }
 ";
@@ -258,303 +273,316 @@ fn verdict_text(row: &ResultRow) -> String {
     text
 }
 
+/// A verdict, linked to its story when it has one.
+fn verdict_link(row: &ResultRow, links: &Links) -> Markup {
+    html! {
+        @match links.get(&row.anchor()) {
+            Some(anchor) => a href={ "#" (anchor) } { (verdict_text(row)) },
+            None => (verdict_text(row)),
+        }
+    }
+}
+
+/// Where each told row's verdict links to (by the row's own anchor): its
+/// own section, or the story it shares with other checks.
+type Links = HashMap<String, String>;
+
 /// The verdict table of one kind of property: a row per property, a column
 /// per `column` (the design, or the scenario and design).
 fn verdict_table(
     rows: &[&ResultRow],
     witness: bool,
     column_of: impl Fn(&ResultRow) -> String,
-    out: &mut String,
-) {
+    links: &Links,
+) -> Markup {
     let mut columns: Vec<String> = Vec::new();
-    let mut properties: Vec<String> = Vec::new();
+    let mut properties: Vec<&str> = Vec::new();
     for row in rows.iter().filter(|r| r.witness == witness) {
         if !columns.contains(&column_of(row)) {
             columns.push(column_of(row));
         }
-        if !properties.contains(&row.property) {
-            properties.push(row.property.clone());
+        if !properties.contains(&row.property.as_str()) {
+            properties.push(&row.property);
         }
     }
-    if properties.is_empty() {
-        return;
-    }
-    let class = if witness { "witnesses" } else { "verdicts" };
-    out.push_str(&format!(
-        "<table class=\"{class}\"><thead><tr><th>{}</th>",
-        if witness {
-            "witness (sometimes)"
-        } else {
-            "property (always)"
-        }
-    ));
-    for column in &columns {
-        out.push_str(&format!("<th>{}</th>", xml_escape(column)));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for property in &properties {
-        out.push_str(&format!("<tr><th>{}</th>", xml_escape(property)));
-        for column in &columns {
-            let found = rows.iter().find(|r| {
-                r.witness == witness && &r.property == property && &column_of(r) == column
-            });
-            match found {
-                None => out.push_str("<td></td>"),
-                Some(row) => {
-                    let mut class = cell_class(row).to_string();
-                    if row.is_regression() {
-                        class.push_str(" regression");
+    let cell = |property: &str, column: &str| {
+        rows.iter()
+            .find(|r| r.witness == witness && r.property == property && column_of(r) == column)
+    };
+    html! {
+        @if !properties.is_empty() {
+            table class=(if witness { "witnesses" } else { "verdicts" }) {
+                thead { tr {
+                    th { (if witness { "witness (sometimes)" } else { "property (always)" }) }
+                    @for column in &columns { th { (column) } }
+                } }
+                tbody {
+                    @for property in &properties {
+                        tr {
+                            th { (property) }
+                            @for column in &columns {
+                                @match cell(property, column) {
+                                    None => td {},
+                                    Some(row) => td class={ (cell_class(row)) @if row.is_regression() { " regression" } } {
+                                        (verdict_link(row, links))
+                                        @if row.is_regression() { " " span class="tag" { "REGRESSION" } }
+                                    },
+                                }
+                            }
+                        }
+                        "\n"
                     }
-                    let text = xml_escape(&verdict_text(row));
-                    let text = if row.story.is_some() {
-                        format!("<a href=\"#{}\">{text}</a>", row.anchor())
-                    } else {
-                        text
-                    };
-                    let tag = if row.is_regression() {
-                        " <span class=\"tag\">REGRESSION</span>"
-                    } else {
-                        ""
-                    };
-                    out.push_str(&format!("<td class=\"{class}\">{text}{tag}</td>"));
                 }
             }
         }
-        out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n");
 }
 
 /// The what-to-merge table, then each finding and each design in words.
-fn matrix_table(page: &Page, matrix: &Matrix, out: &mut String) {
-    out.push_str("<table class=\"matrix\"><thead><tr><th>design</th>");
-    for f in &matrix.findings {
-        out.push_str(&format!(
-            "<th title=\"{}\"><a href=\"#f-{}\">{}</a><br><small>{}</small></th>",
-            xml_escape(&f.title),
-            xml_escape(&f.id),
-            xml_escape(&f.id),
-            xml_escape(&f.property)
-        ));
-    }
-    out.push_str("<th>cost</th></tr></thead><tbody>\n");
-    for d in &matrix.designs {
-        out.push_str(&format!(
-            "<tr><th><a href=\"#d-{}\">{}</a></th>",
-            xml_escape(&d.name),
-            xml_escape(&d.name)
-        ));
-        for f in &matrix.findings {
-            let found = page
-                .rows
-                .iter()
-                .find(|r| r.design == d.name && r.scenario.as_deref() == Some(f.id.as_str()));
-            match found {
-                None => out.push_str("<td></td>"),
-                Some(row) => {
-                    let text = xml_escape(&verdict_text(row));
-                    let text = if row.story.is_some() {
-                        format!("<a href=\"#{}\">{text}</a>", row.anchor())
-                    } else {
-                        text
-                    };
-                    out.push_str(&format!("<td class=\"{}\">{text}</td>", cell_class(row)));
+fn matrix_table(page: &Page, matrix: &Matrix, links: &Links) -> Markup {
+    let cell = |design: &str, finding: &str| {
+        page.rows
+            .iter()
+            .find(|r| r.design == design && r.scenario.as_deref() == Some(finding))
+    };
+    html! {
+        table class="matrix" {
+            thead { tr {
+                th { "design" }
+                @for f in &matrix.findings {
+                    th title=(f.title) { a href={ "#f-" (f.id) } { (f.id) } br; small { (f.property) } }
+                }
+                th { "cost" }
+            } }
+            tbody {
+                @for d in &matrix.designs {
+                    tr {
+                        th { a href={ "#d-" (d.name) } { (d.name) } }
+                        @for f in &matrix.findings {
+                            @match cell(&d.name, &f.id) {
+                                None => td {},
+                                Some(row) => td class=(cell_class(row)) { (verdict_link(row, links)) },
+                            }
+                        }
+                        td { (d.cost) }
+                    }
+                    "\n"
                 }
             }
         }
-        out.push_str(&format!("<td>{}</td></tr>\n", xml_escape(&d.cost)));
+        h2 { "The findings" }
+        dl {
+            @for f in &matrix.findings {
+                dt id={ "f-" (f.id) } { b { (f.id) } " (" (f.property) "; " (f.bounds) ")" }
+                dd { (f.title) }
+            }
+        }
+        h2 { "The designs" }
+        dl {
+            @for d in &matrix.designs {
+                dt id={ "d-" (d.name) } { b { (d.name) } }
+                dd { (d.change) br; i { "Cost:" } " " (d.cost) }
+            }
+        }
     }
-    out.push_str("</tbody></table>\n<h2>The findings</h2>\n<dl>\n");
-    for f in &matrix.findings {
-        out.push_str(&format!(
-            "<dt id=\"f-{}\"><b>{}</b> ({}; {})</dt><dd>{}</dd>\n",
-            xml_escape(&f.id),
-            xml_escape(&f.id),
-            xml_escape(&f.property),
-            xml_escape(&f.bounds),
-            xml_escape(&f.title)
-        ));
-    }
-    out.push_str("</dl>\n<h2>The designs</h2>\n<dl>\n");
-    for d in &matrix.designs {
-        out.push_str(&format!(
-            "<dt id=\"d-{}\"><b>{}</b></dt><dd>{}<br><i>Cost:</i> {}</dd>\n",
-            xml_escape(&d.name),
-            xml_escape(&d.name),
-            xml_escape(&d.change),
-            xml_escape(&d.cost)
-        ));
-    }
-    out.push_str("</dl>\n");
 }
 
-/// A scenario's heading, bounds and notes, then its designs side by side.
-fn scenario_section(page: &Page, section: &Section, out: &mut String) {
+/// A scenario: its heading and how its checks went, folded unless one is
+/// a regression or inconclusive; inside, its bounds, notes and designs side
+/// by side.
+fn scenario_section(page: &Page, section: &Section, links: &Links) -> Markup {
     let rows: Vec<&ResultRow> = page
         .rows
         .iter()
         .filter(|r| r.scenario.as_deref() == Some(section.id.as_str()))
         .collect();
     let regressions = rows.iter().filter(|r| r.is_regression()).count();
-    out.push_str(&format!(
-        "<section class=\"scenario\" id=\"s-{}\">\n<h3>{} — {}{}</h3>\n<p class=\"bounds\">{}</p>\n",
-        xml_escape(&section.id),
-        xml_escape(&section.id),
-        xml_escape(&section.title),
-        if regressions > 0 {
-            format!(" <span class=\"tag\">{regressions} REGRESSION{}</span>", if regressions == 1 { "" } else { "S" })
-        } else {
-            String::new()
-        },
-        xml_escape(&section.bounds)
-    ));
-    if let Some(notes) = &section.notes {
-        out.push_str(&format!(
-            "<details><summary>notes</summary><p class=\"notes\">{}</p></details>\n",
-            xml_escape(notes)
-        ));
-    }
-    if let Some(why) = &section.skipped {
-        out.push_str(&format!("<p>skipped: {}</p>\n", xml_escape(why)));
-    }
-    let design = |r: &ResultRow| r.design.clone();
-    verdict_table(&rows, false, design, out);
-    verdict_table(&rows, true, design, out);
-    out.push_str("</section>\n");
-}
-
-fn finding(row: &ResultRow, open: bool, out: &mut String) {
-    let heading = format!("{}: {} — {}", row.property, row.column(), verdict_text(row));
-    out.push_str(&format!(
-        "<section class=\"finding\" id=\"{}\">\n<h3>{}</h3>\n",
-        row.anchor(),
-        xml_escape(&heading)
-    ));
-    if let Some(explanation) = &row.explanation {
-        out.push_str(&format!(
-            "<p class=\"explanation\">{}</p>\n",
-            xml_escape(explanation)
-        ));
-    }
-    out.push_str(&format!(
-        "<details{}><summary>the story and its diagram</summary>\n",
-        if open { " open" } else { "" }
-    ));
-    if let Some(svg) = &row.svg {
-        out.push_str(&diagram_box(svg));
-    }
-    if let Some(story) = &row.story {
-        out.push_str(&format!(
-            "<pre class=\"story\">{}</pre>\n",
-            xml_escape(story)
-        ));
-    }
-    out.push_str("</details>\n</section>\n");
-}
-
-/// A diagram in its own scrolling box, its lane headers kept in view while
-/// the events scroll under them. The SVG is ours (diagram.rs escapes its
-/// text); the XML prolog, if any, is not allowed inside HTML.
-fn diagram_box(svg: &str) -> String {
-    let svg = svg.trim_start_matches(|c| c != '<');
-    match split_heads(svg) {
-        Some((heads, events)) => format!(
-            "<div class=\"diagram\"><div class=\"lane-heads\">{heads}</div>{events}</div>\n"
+    let unsure = rows.iter().filter(|r| r.got == "inconclusive").count();
+    let tally = match (&section.skipped, regressions, unsure) {
+        (Some(why), _, _) => format!("skipped: {why}"),
+        (None, 0, 0) => format!("{} as expected", report::count(rows.len() as u64, "check")),
+        (None, _, _) => format!(
+            "{}: {} as expected, {unsure} inconclusive",
+            report::count(rows.len() as u64, "check"),
+            rows.len() - regressions - unsure
         ),
-        None => format!("<div class=\"diagram\">{svg}</div>\n"),
+    };
+    let design = |r: &ResultRow| r.design.clone();
+    html! {
+        details class="scenario" id={ "s-" (section.id) } open[regressions + unsure > 0] {
+            summary {
+                h3 {
+                    (section.id) " — " (section.title)
+                    @if regressions > 0 {
+                        " " span class="tag" { (regressions) " REGRESSION" @if regressions > 1 { "S" } }
+                    }
+                }
+                span class="tally" { (tally) }
+            }
+            p class="bounds" { (section.bounds) }
+            @if let Some(notes) = &section.notes {
+                details { summary { "notes" } p class="notes" { (notes) } }
+            }
+            (verdict_table(&rows, false, design, links))
+            (verdict_table(&rows, true, design, links))
+        }
+        "\n"
     }
 }
 
-/// The page as one HTML document.
+/// The page as one HTML document: the regressions first, then the verdict
+/// tables (a scenario folded when all its checks went as expected), the
+/// violations, the witnesses and the statistics. Every diagram, and every
+/// folded story, is drawn when it is opened (see `lazy.rs`).
 pub fn render(page: &Page) -> String {
-    let mut out = String::new();
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str(&format!("<title>{}</title>\n", xml_escape(&page.title)));
-    out.push_str(&format!("<style>{STYLE}</style>\n</head>\n<body>\n"));
-    out.push_str(&format!(
-        "<h1>{}</h1>\n<p class=\"subtitle\">{}</p>\n",
-        xml_escape(&page.title),
-        xml_escape(&page.subtitle)
-    ));
+    let mut stories = lazy::Stories::default();
     let bad = page.rows.iter().filter(|r| !r.good).count();
-    let regressions = page.rows.iter().filter(|r| r.is_regression()).count();
+    let judged = page.rows.iter().any(|r| r.expected.is_some());
+    let regressions: Vec<&ResultRow> = page.rows.iter().filter(|r| r.is_regression()).collect();
     let mut summary = format!(
         "{} verdicts; {bad} a sound design would not have",
         page.rows.len()
     );
-    if page.rows.iter().any(|r| r.expected.is_some()) {
-        summary.push_str(&format!("; {regressions} differ from what is expected"));
+    if judged {
+        summary.push_str(&format!(
+            "; {} differ from what is expected",
+            regressions.len()
+        ));
     }
-    out.push_str(&format!(
-        "<h2>Verdicts</h2>\n<p class=\"summary\">{}</p>\n",
-        xml_escape(&summary)
-    ));
-    if page.rows.iter().any(|r| r.expected.is_some()) {
-        out.push_str("<p class=\"legend\"><span class=\"expected\">as the scenario expects (a pinned violation included)</span><span class=\"bad\">not as expected: a regression, outlined</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
+    // Scenarios with a regression first; the others in the run's order.
+    let mut sections: Vec<&Section> = page.sections.iter().collect();
+    sections.sort_by_key(|s| {
+        !page
+            .rows
+            .iter()
+            .any(|r| r.scenario.as_deref() == Some(s.id.as_str()) && r.is_regression())
+    });
+    let told = |witness: bool| -> Vec<&ResultRow> {
+        page.rows
+            .iter()
+            .filter(|r| r.witness == witness && r.story.is_some() && !r.is_regression())
+            .collect()
+    };
+    // Outside a scenario run a violation is the news: open, each on its
+    // own. In one, a pinned violation is the finding reproduced: folded like
+    // a witness, with the other checks that tell the same story.
+    let mut links = Links::new();
+    let open: Vec<&ResultRow> = regressions
+        .iter()
+        .copied()
+        .filter(|r| r.story.is_some())
+        .chain(if judged { Vec::new() } else { told(false) })
+        .collect();
+    for row in &open {
+        links.insert(row.anchor(), row.anchor());
+    }
+    let mut next = 0;
+    let violations = if judged {
+        group_told(&told(false), &mut links, &mut next)
     } else {
-        out.push_str("<p class=\"legend\"><span class=\"good\">holds / reached</span><span class=\"bad\">violated / NOT reached</span><span class=\"unsure\">inconclusive (a budget ran out)</span></p>\n");
-    }
-    if let Some(matrix) = &page.matrix {
-        matrix_table(page, matrix, &mut out);
-    } else if page.sections.is_empty() {
-        let rows: Vec<&ResultRow> = page.rows.iter().collect();
-        verdict_table(&rows, false, ResultRow::column, &mut out);
-        verdict_table(&rows, true, ResultRow::column, &mut out);
-    }
-    for section in &page.sections {
-        scenario_section(page, section, &mut out);
-    }
-
-    if !page.stats.is_empty() {
-        out.push_str("<h2>Statistics</h2>\n<table class=\"stats\"><thead><tr><th>run</th><th>states</th><th>unique</th><th>depth</th><th>seconds</th><th>cut short</th></tr></thead><tbody>\n");
-        for s in &page.stats {
-            out.push_str(&format!(
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td>{}</td></tr>\n",
-                xml_escape(&s.label),
-                s.states,
-                s.unique,
-                s.depth.map_or("-".to_string(), |d| d.to_string()),
-                s.seconds,
-                xml_escape(s.cut.as_deref().unwrap_or(""))
-            ));
+        Vec::new()
+    };
+    let witnesses = group_told(&told(true), &mut links, &mut next);
+    let links = &links;
+    let body = html! {
+        h1 { (page.title) }
+        p class="subtitle" { (page.subtitle) }
+        h2 { "Verdicts" }
+        p class="summary" { (summary) }
+        @if !regressions.is_empty() {
+            h2 { "Regressions" }
+            @for row in open.iter().filter(|r| r.is_regression()) {
+                (open_finding(row, &mut stories))
+            }
         }
-        out.push_str("</tbody></table>\n");
-    }
+        @if judged {
+            p class="legend" {
+                span class="expected" { "as the scenario expects (a pinned violation included)" }
+                span class="bad" { "not as expected: a regression, outlined" }
+                span class="unsure" { "inconclusive (a budget ran out)" }
+            }
+        } @else {
+            p class="legend" {
+                span class="good" { "holds / reached" }
+                span class="bad" { "violated / NOT reached" }
+                span class="unsure" { "inconclusive (a budget ran out)" }
+            }
+        }
+        @if let Some(matrix) = &page.matrix {
+            (matrix_table(page, matrix, links))
+        } @else if page.sections.is_empty() {
+            @let rows: Vec<&ResultRow> = page.rows.iter().collect();
+            (verdict_table(&rows, false, ResultRow::column, links))
+            (verdict_table(&rows, true, ResultRow::column, links))
+        }
+        @for section in &sections {
+            (scenario_section(page, section, links))
+        }
+        h2 { "Violations" }
+        @if violations.is_empty() && open.is_empty() {
+            p { "None: every checked property holds on these bounds." }
+        }
+        @for row in open.iter().filter(|r| !r.is_regression()) {
+            (open_finding(row, &mut stories))
+        }
+        @if !violations.is_empty() {
+            p { "Each violation a scenario pins, as it expects, and the checks that tell the same story: open one for its story and diagram." }
+        }
+        @for (anchor, rows) in &violations {
+            (folded_story(anchor, rows, &mut stories))
+        }
+        @if !witnesses.is_empty() {
+            h2 { "Witnesses" }
+            p { "The shortest path to each reached witness: evidence that the bounds reach what they are meant to." }
+            @for (anchor, rows) in &witnesses {
+                (folded_story(anchor, rows, &mut stories))
+            }
+        }
+        @if !page.stats.is_empty() {
+            h2 { "Statistics" }
+            table class="stats" {
+                thead { tr { th { "run" } th { "states" } th { "unique" } th { "depth" } th { "seconds" } th { "cut short" } } }
+                tbody {
+                    @for s in &page.stats {
+                        tr {
+                            td { (s.label) }
+                            td class="num" { (s.states) }
+                            td class="num" { (s.unique) }
+                            td class="num" { (s.depth.map_or("-".to_string(), |d| d.to_string())) }
+                            td class="num" { (format!("{:.2}", s.seconds)) }
+                            td { (s.cut.as_deref().unwrap_or("")) }
+                        }
+                        "\n"
+                    }
+                }
+            }
+        }
+    };
+    document(&page.title, html! { (body) (stories.script()) })
+}
 
-    let violations: Vec<&ResultRow> = page
-        .rows
-        .iter()
-        .filter(|r| !r.witness && r.story.is_some())
-        .collect();
-    out.push_str("<h2>Violations</h2>\n");
-    if violations.is_empty() {
-        out.push_str("<p>None: every checked property holds on these bounds.</p>\n");
-    }
-    for row in violations {
-        finding(row, true, &mut out);
-    }
-    let witnesses: Vec<&ResultRow> = page
-        .rows
-        .iter()
-        .filter(|r| r.witness && r.story.is_some())
-        .collect();
-    if !witnesses.is_empty() {
-        out.push_str("<h2>Witnesses</h2>\n<p>The shortest path to each reached witness: evidence that the bounds reach what they are meant to.</p>\n");
-        for row in witnesses {
-            finding(row, false, &mut out);
+/// Our head and style around a body.
+fn document(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body { (body) }
         }
     }
-    out.push_str("</body>\n</html>\n");
-    out
+    .into_string()
+        + "\n"
 }
 
 /// A page of our own style around a body of plain HTML (`slotcheck mutate`).
 pub fn plain_page(title: &str, subtitle: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p class=\"subtitle\">{}</p>\n{body}</body>\n</html>\n",
-        xml_escape(title),
-        xml_escape(title),
-        xml_escape(subtitle)
+    document(
+        title,
+        html! { h1 { (title) } p class="subtitle" { (subtitle) } (PreEscaped(body)) },
     )
 }
 

@@ -1,21 +1,26 @@
 //! What a person reads and what a program parses: the comparison table, the
 //! statistics, the stories, and the same as JSON.
 //!
-//! The room: `mod.rs` tables, stories, JSON and small text helpers; `itf.rs`
-//! ITF traces and the checking and writing of output files; `diagram/`
-//! sequence diagrams (Mermaid, SVG); `html.rs` the HTML report; `see.rs` the
-//! `--format` and `--html` flags and pages. It reads `check`'s results and
+//! The room: `results.rs` the typed results a runner fills and every format
+//! renders (their JSON is serde's, their schema schemars'); `mod.rs` tables,
+//! stories, JSON and small text helpers; `itf.rs` ITF traces and the
+//! checking and writing of output files; `diagram/` sequence diagrams
+//! (Mermaid, SVG); `junit.rs` JUnit (quick-junit); `html.rs` the HTML
+//! report (maud); `see.rs` the `--format` and `--html` flags and pages. It reads `check`'s results and
 //! any `Narrated` model's stories; it never runs a model, names one, or
 //! reaches into `simulate`, `scenario` or the commands.
 
+pub mod comparison;
 pub mod diagram;
 pub mod html;
 pub mod itf;
+pub mod junit;
+pub mod results;
 pub mod see;
 
 use crate::check::{Outcome, PropertyResult, Stats, Verdict};
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 use slotcheck_models::{Narrated, PropertyKind, StoryStep};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -209,53 +214,20 @@ pub fn story_text(steps: &[StoryStep], ending: &str) -> String {
     out
 }
 
+/// A story's steps as JSON (`comparison::StepRecord`).
 pub fn story_json(steps: &[StoryStep]) -> Value {
-    Value::Array(
-        steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                json!({
-                    "step": i + 1,
-                    "actor": s.actor,
-                    "action": s.action,
-                    "changes": s.changes.iter().map(|c| json!({
-                        "row": c.row, "before": c.before, "after": c.after,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect(),
-    )
+    serde_json::to_value(comparison::steps_of(steps)).expect("JSON")
 }
 
+/// A run's figures as JSON (`comparison::RunRecord`).
 pub fn stats_json(design: &str, s: &Stats) -> Value {
-    json!({
-        "design": design,
-        "states": s.states,
-        "unique": s.unique,
-        "depth": s.depth,
-        "seconds": (s.seconds * 1000.0).round() / 1000.0,
-        "cut_short": s.cut.map(|c| c.describe()),
-    })
+    serde_json::to_value(comparison::RunRecord::of(design, s)).expect("JSON")
 }
 
-/// The comparison as one JSON object: bounds, results, stats.
+/// The comparison as one JSON object: bounds, results, stats
+/// (`comparison::Comparison`).
 pub fn comparison_json<M: Narrated>(bounds: Value, columns: &[(String, Outcome<M>)]) -> Value {
-    let mut results = Vec::new();
-    let mut stats = Vec::new();
-    for (design, outcome) in columns {
-        for r in &outcome.results {
-            results.push(json!({
-                "design": design,
-                "property": r.name,
-                "kind": match r.kind { PropertyKind::Always => "always", PropertyKind::Sometimes => "sometimes" },
-                "verdict": r.verdict.word(),
-                "steps": steps(r),
-            }));
-        }
-        stats.push(stats_json(design, &outcome.stats));
-    }
-    json!({ "bounds": bounds, "results": results, "stats": stats })
+    serde_json::to_value(comparison::Comparison::of(bounds, columns)).expect("JSON")
 }
 
 /// Escapes text for XML attributes and content; characters XML 1.0 cannot

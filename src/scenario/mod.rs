@@ -13,8 +13,8 @@
 //!
 //! The room: `format.rs` the file as serde reads it, `source.rs` where an
 //! error is, `load.rs` loading and validating, `plan.rs` a scenario's
-//! checks, `run.rs` running and the `check` command over files,
-//! `reports.rs` JUnit, JSON, HTML and the counterexample files,
+//! checks, `run.rs` running and the `check` command over files (it fills
+//! `report::results`, whose renderers write JUnit, JSON and HTML),
 //! `template.rs` `scenario new`, `findings.rs` the what-to-merge table. It
 //! may use `check`, `simulate`, `report` and `models` (the registry finds a
 //! file's model by name); never a model by name, nor the command line.
@@ -24,16 +24,14 @@ mod format;
 pub mod grid;
 mod load;
 mod plan;
-mod reports;
 mod run;
 mod source;
 mod template;
 
 pub use load::{files, load, load_all, parse};
-pub use reports::{counterexample_files, html_page, json_report, junit};
 pub use run::{
-    check_command, check_selection, run_all, CheckRun, RunReport, ScenarioSummary,
-    EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK, EXIT_REGRESSION,
+    check_command, check_selection, run_all, CheckRun, EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK,
+    EXIT_REGRESSION,
 };
 pub use source::InputError;
 pub use template::{template, write_template};
@@ -73,12 +71,7 @@ pub struct Finding {
     pub cut: Option<&'static str>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    Ok,
-    Regression,
-    Inconclusive,
-}
+pub use crate::report::results::Status;
 
 impl Finding {
     /// `ok (violated, 8 steps)`, `REGRESSION: expected holds, got violated (7 steps)`.
@@ -97,6 +90,28 @@ impl Finding {
                 "inconclusive: {}",
                 self.cut.unwrap_or("the run was cut short")
             ),
+        }
+    }
+}
+
+impl Finding {
+    /// The finding as the reports' typed result.
+    fn into_result(self) -> crate::report::results::CheckResult {
+        crate::report::results::CheckResult {
+            line: self.describe(),
+            design: self.design,
+            expected: self.expected.verdict,
+            expected_steps: self.expected.steps,
+            property: self.subject,
+            status: self.status,
+            steps: self.steps,
+            verdict: self.verdict,
+            witness: self.witness,
+            story: self.story,
+            explanation: self.explanation,
+            svg: self.svg,
+            trace: self.trace,
+            seconds: self.seconds,
         }
     }
 }

@@ -171,11 +171,9 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
                 let told = result.trace.as_ref().map(|t| {
                     let told = plan.model.tell(&t.init, &t.actions);
                     let ending = plan.model.explain(name, &t.last);
-                    let title = format!(
-                        "{name}: {}, {}",
-                        plan.design,
-                        report::count(t.steps() as u64, "step")
-                    );
+                    // No design in the title: designs that take the same
+                    // path share one story and diagram in the HTML report.
+                    let title = format!("{name}: {}", report::count(t.steps() as u64, "step"));
                     (
                         report::story_text(&told, &ending),
                         Diagram::of(&plan.model, &title, &told, Some(&ending)).svg(),
@@ -253,9 +251,8 @@ pub(super) fn replay<M: ToolModel>(scenario: &Scenario, story: &StoryPlan<M>) ->
     };
     let told = story.model.tell(&init, &story.actions);
     let title = format!(
-        "story ({}): {}, {}",
+        "story ({}): {}",
         story.violates,
-        story.design,
         report::count(story.actions.len() as u64, "step")
     );
     Finding {

@@ -2,73 +2,13 @@
 //! decided, and the `slotcheck check` command over scenario files (its
 //! filters, its exit statuses, the reports written whole after the run).
 
+use super::load::*;
 use super::*;
-use super::{load::*, reports::*};
 use crate::check::Limits;
-use crate::report::html::{self};
-use crate::report::itf;
+use crate::report::results::{RunFigures, ScenarioResult, ScenarioRun};
+use crate::report::{html, itf, junit};
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// A whole run: each scenario with its findings, or why it was skipped.
-pub struct RunReport {
-    pub scenarios: Vec<(ScenarioSummary, Vec<Finding>)>,
-    pub seconds: f64,
-}
-
-pub struct ScenarioSummary {
-    pub heading: Heading,
-    pub skipped: Option<&'static str>,
-    pub seconds: f64,
-    /// Each design's check run (stories are replays, not runs).
-    pub runs: Vec<RunStats>,
-}
-
-impl RunReport {
-    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
-        self.scenarios.iter().flat_map(|(_, f)| f)
-    }
-
-    pub(super) fn count(&self, status: Status) -> usize {
-        self.findings().filter(|f| f.status == status).count()
-    }
-
-    /// 1 a verdict differs from its expectation; 3 something was
-    /// inconclusive; 0 all as expected.
-    pub fn exit_code(&self) -> u8 {
-        if self.count(Status::Regression) > 0 {
-            EXIT_REGRESSION
-        } else if self.count(Status::Inconclusive) > 0 {
-            EXIT_INCONCLUSIVE
-        } else {
-            EXIT_OK
-        }
-    }
-
-    pub fn summary(&self) -> String {
-        let skipped = self
-            .scenarios
-            .iter()
-            .filter(|(s, _)| s.skipped.is_some())
-            .count();
-        let mut line = format!(
-            "{} scenario{}, {} check{}: {} ok, {} regression{}, {} inconclusive",
-            self.scenarios.len(),
-            plural(self.scenarios.len()),
-            self.findings().count(),
-            plural(self.findings().count()),
-            self.count(Status::Ok),
-            self.count(Status::Regression),
-            plural(self.count(Status::Regression)),
-            self.count(Status::Inconclusive),
-        );
-        if skipped > 0 {
-            line.push_str(&format!(", {skipped} skipped"));
-        }
-        line.push_str(&format!(" ({:.1} s)", self.seconds));
-        line
-    }
-}
 
 pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 {
@@ -86,7 +26,7 @@ pub fn run_all(
     limits: &Limits,
     regressions_only: bool,
     mut print: impl FnMut(&str),
-) -> RunReport {
+) -> ScenarioRun {
     let started = Instant::now();
     let mut out = Vec::new();
     let id_width = scenarios
@@ -136,20 +76,29 @@ pub fn run_all(
             }
             (findings, runs)
         };
-        out.push((
-            ScenarioSummary {
-                heading: scenario.heading.clone(),
-                skipped,
-                seconds: scenario_started.elapsed().as_secs_f64(),
-                runs,
-            },
-            findings,
-        ));
+        let heading = &scenario.heading;
+        out.push(ScenarioResult {
+            bounds: heading.bounds.clone(),
+            file: heading.file.display().to_string(),
+            id: heading.id.clone(),
+            model: heading.model.to_string(),
+            notes: heading.notes.clone(),
+            results: findings.into_iter().map(Finding::into_result).collect(),
+            seconds: scenario_started.elapsed().as_secs_f64(),
+            skipped: skipped.map(String::from),
+            source: heading.source.clone(),
+            title: heading.title.clone(),
+            bounds_line: heading.bounds_line.clone(),
+            runs: runs
+                .into_iter()
+                .map(|r| RunFigures {
+                    design: r.design,
+                    stats: r.stats,
+                })
+                .collect(),
+        });
     }
-    RunReport {
-        scenarios: out,
-        seconds: started.elapsed().as_secs_f64(),
-    }
+    ScenarioRun::new(out, started.elapsed().as_secs_f64())
 }
 
 pub(super) fn indent(text: &str, prefix: &str) -> String {
@@ -197,10 +146,7 @@ impl CheckRun {
 }
 
 /// Exit statuses of a scenario run.
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_REGRESSION: u8 = 1;
-pub const EXIT_INVALID: u8 = 2;
-pub const EXIT_INCONCLUSIVE: u8 = 3;
+pub use crate::report::results::{EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK, EXIT_REGRESSION};
 
 /// Refuses a selection that leaves nothing to check: each filter must
 /// select something among the scenarios the others leave, and together
@@ -346,30 +292,37 @@ pub fn check_command(run: CheckRun) -> u8 {
             }
         },
     );
-    let json_text = serde_json::to_string_pretty(&json_report(&report)).expect("JSON") + "\n";
+    let json_text = report.json();
     if run.json {
         print!("{json_text}");
     } else {
-        println!("\n{}", report.summary());
+        println!("\n{}", report.summary_line());
     }
     let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     if let Some(file) = &run.junit {
-        writes.push((file.clone(), junit(&report).into_bytes()));
+        writes.push((file.clone(), junit::scenario_run(&report).into_bytes()));
     }
     if let Some(file) = &run.json_out {
         writes.push((file.clone(), json_text.into_bytes()));
     }
     if let Some(dir) = &run.out {
-        writes.extend(counterexample_files(&report, dir));
+        writes.extend(report.counterexample_files(dir));
     }
     if let Some(file) = &run.html {
-        writes.push((
-            file.clone(),
-            html::render(&html_page(&report, &run.paths)).into_bytes(),
-        ));
+        let from = if run.paths.is_empty() {
+            format!("{SCENARIO_DIR}/")
+        } else {
+            run.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let page = html::scenario::page(&report, &from);
+        writes.push((file.clone(), html::render(&page).into_bytes()));
     }
     if let Err(e) = itf::write_reports(&writes, |_| {}) {
         return fail(e);
     }
-    report.exit_code()
+    report.summary.exit
 }

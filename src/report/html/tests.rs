@@ -45,15 +45,23 @@ fn the_page_has_the_grid_the_findings_and_no_network() {
     ));
     assert!(html.contains("<td class=\"good\">holds</td>"));
     assert!(html.contains("<table class=\"witnesses\">"));
-    assert!(html.contains("<section class=\"finding\" id=\"r-claim-first-no-wedge\">"));
-    assert!(html.contains("<div class=\"diagram\"><svg"));
+    assert!(html.contains("<details class=\"finding\" id=\"r-claim-first-no-wedge\" open>"));
+    // The diagram is packed, drawn when its story is opened.
+    assert!(!html.contains("<div class=\"diagram\">"));
+    let entries = lazy::unpack(&html);
+    assert_eq!(
+        entries,
+        ["<div class=\"diagram\"><svg xmlns=\"http://www.w3.org/2000/svg\"></svg></div>"]
+    );
+    assert!(html.contains("<div class=\"lazy\" data-entry=\"0\"></div>"));
     assert!(
         html.contains("R1 arrives &lt;now&gt;"),
         "the story is escaped"
     );
     assert!(html.contains("<td class=\"num\">157</td>"));
-    assert!(!html.contains("<script"));
-    // Nothing is fetched: the only address is the SVG namespace's name.
+    // One inline script, nothing fetched: the only address is the SVG
+    // namespace's name.
+    assert!(!html.contains("<script src"));
     let addresses = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
     assert!(!addresses.contains("http:") && !addresses.contains("https:"));
 }
@@ -132,7 +140,8 @@ fn a_diagram_scrolls_in_its_own_box_under_its_lane_headers() {
         rows: vec![r],
         ..Page::default()
     });
-    assert!(html.contains("<div class=\"diagram\"><div class=\"lane-heads\"><svg"));
+    let entries = lazy::unpack(&html);
+    assert!(entries[0].starts_with("<div class=\"diagram\"><div class=\"lane-heads\"><svg"));
     assert!(html.contains(".diagram .lane-heads { position: sticky; top: 0;"));
     assert!(html.contains(".diagram { overflow: auto; max-height: 85vh;"));
     let body_rule = html.lines().find(|l| l.starts_with("body {")).unwrap();
@@ -188,4 +197,100 @@ fn the_what_to_merge_table_has_a_row_per_design_and_links_each_violation_to_its_
         "the story is on the page"
     );
     assert!(html.contains("owner-keyed changes step b"));
+}
+
+#[test]
+fn regressions_come_first_and_passing_scenarios_are_folded() {
+    let scenario_row = |id: &str, expected: &str, got: &str| {
+        let mut r = row("claim-first", "no-wedge", got, got == "holds");
+        r.scenario = Some(id.into());
+        r.expected = Some(expected.into());
+        r.story = (got == "violated").then(|| format!("story of {id}\n"));
+        r.svg = r.story.as_ref().map(|_| "<svg></svg>".to_string());
+        r
+    };
+    let section = |id: &str| Section {
+        id: id.into(),
+        title: format!("{id} title"),
+        ..Section::default()
+    };
+    let html = render(&Page {
+        rows: vec![
+            scenario_row("PASSING", "violated", "violated"),
+            scenario_row("BROKEN", "holds", "violated"),
+        ],
+        sections: vec![section("PASSING"), section("BROKEN")],
+        ..Page::default()
+    });
+    let at = |needle: &str| {
+        html.find(needle)
+            .unwrap_or_else(|| panic!("{needle} in {html}"))
+    };
+    // The regression's story, open, before every table.
+    assert!(at("<h2>Regressions</h2>") < at("<table"));
+    assert!(
+        html.contains("<details class=\"finding\" id=\"r-BROKEN---claim-first-no-wedge\" open>")
+    );
+    assert!(html.contains("<pre class=\"story\">story of BROKEN\n</pre>"));
+    // The scenario with the regression first and open; the passing one folded.
+    assert!(at("<details class=\"scenario\" id=\"s-BROKEN\" open>") < at("id=\"s-PASSING\""));
+    assert!(html.contains("<details class=\"scenario\" id=\"s-PASSING\"><summary>"));
+    assert!(html.contains("1 check as expected"));
+    // The pinned violation's story is folded and packed, not lost; its
+    // cell links to it.
+    assert!(html.contains("<details class=\"finding\" id=\"t-1\"><summary><h3>no-wedge — violated: PASSING · claim-first</h3>"));
+    assert!(html.contains("<a href=\"#t-1\">violated</a>"));
+    assert!(!html.contains("story of PASSING"));
+    assert!(lazy::unpack(&html)
+        .iter()
+        .any(|e| e.contains("<pre class=\"story\">story of PASSING\n</pre>")));
+}
+
+#[test]
+fn text_is_escaped_by_construction() {
+    let mut r = row("<b>design</b>", "no-wedge", "violated", false);
+    r.story = Some("a <script> & more\n".into());
+    let html = render(&Page {
+        title: "a \"title\" <i>".into(),
+        rows: vec![r],
+        ..Page::default()
+    });
+    assert!(!html.contains("<b>design</b>"));
+    assert!(html.contains("&lt;b&gt;design&lt;/b&gt;"));
+    assert!(html.contains("a &lt;script&gt; &amp; more"));
+    assert!(html.contains("<title>a &quot;title&quot; &lt;i&gt;</title>"));
+}
+
+#[test]
+fn checks_that_tell_the_same_story_share_one_folded_story() {
+    let told = |scenario: &str, design: &str| {
+        let mut r = row(design, "some-held", "reached", true);
+        r.scenario = Some(scenario.into());
+        r.expected = Some("reached".into());
+        r.witness = true;
+        r.story = Some("   1. client: R1 arrives\n".into());
+        r.svg = Some("<svg></svg>".into());
+        r
+    };
+    let html = render(&Page {
+        rows: vec![told("A", "claim-first"), told("B", "owner-keyed")],
+        sections: vec![
+            Section {
+                id: "A".into(),
+                ..Section::default()
+            },
+            Section {
+                id: "B".into(),
+                ..Section::default()
+            },
+        ],
+        ..Page::default()
+    });
+    assert_eq!(
+        html.matches("<details class=\"finding\"").count(),
+        1,
+        "{html}"
+    );
+    assert!(html.contains("some-held — reached: A · claim-first, B · owner-keyed"));
+    assert_eq!(html.matches("<a href=\"#t-1\">reached</a>").count(), 2);
 }

@@ -1,0 +1,130 @@
+//! The typed results of `compare` and `check --design`: each design's
+//! verdicts, its run's figures, and a story's steps. Their JSON is serde's
+//! (fields in alphabetical order, the order it has always had).
+
+use crate::check::{Outcome, Stats};
+use schemars::JsonSchema;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use slotcheck_models::{Narrated, PropertyKind, StoryStep};
+
+/// Every design on the same bounds (`compare --json`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Comparison {
+    /// The bounds and options every design ran on.
+    pub bounds: Value,
+    pub results: Vec<DesignVerdict>,
+    pub stats: Vec<RunRecord>,
+}
+
+/// One design's verdict on one property.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DesignVerdict {
+    pub design: String,
+    /// `always` (must hold) or `sometimes` (a witness to reach).
+    pub kind: &'static str,
+    pub property: String,
+    /// The steps of the counterexample or witness path, if there is one.
+    pub steps: Option<usize>,
+    pub verdict: &'static str,
+}
+
+/// One check run's figures.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct RunRecord {
+    /// Why the run was cut short, or `null`.
+    pub cut_short: Option<&'static str>,
+    /// The deepest BFS level reached.
+    pub depth: Option<usize>,
+    pub design: String,
+    #[serde(serialize_with = "millis")]
+    pub seconds: f64,
+    /// States generated, duplicates included.
+    pub states: usize,
+    pub unique: usize,
+}
+
+/// A story's step: who did what, and the rows it changed.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct StepRecord {
+    pub action: String,
+    pub actor: String,
+    pub changes: Vec<ChangeRecord>,
+    /// 1-based.
+    pub step: usize,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ChangeRecord {
+    /// `null`: the row is new.
+    pub after: Option<String>,
+    /// `null`: the row is gone.
+    pub before: Option<String>,
+    pub row: String,
+}
+
+fn millis<S: Serializer>(seconds: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((seconds * 1000.0).round() / 1000.0)
+}
+
+impl RunRecord {
+    pub fn of(design: &str, s: &Stats) -> Self {
+        RunRecord {
+            cut_short: s.cut.map(|c| c.describe()),
+            depth: s.depth,
+            design: design.to_string(),
+            seconds: s.seconds,
+            states: s.states,
+            unique: s.unique,
+        }
+    }
+}
+
+impl Comparison {
+    pub fn of<M: Narrated>(bounds: Value, columns: &[(String, Outcome<M>)]) -> Self {
+        let mut results = Vec::new();
+        let mut stats = Vec::new();
+        for (design, outcome) in columns {
+            for r in &outcome.results {
+                results.push(DesignVerdict {
+                    design: design.clone(),
+                    kind: match r.kind {
+                        PropertyKind::Always => "always",
+                        PropertyKind::Sometimes => "sometimes",
+                    },
+                    property: r.name.to_string(),
+                    steps: super::steps(r),
+                    verdict: r.verdict.word(),
+                });
+            }
+            stats.push(RunRecord::of(design, &outcome.stats));
+        }
+        Comparison {
+            bounds,
+            results,
+            stats,
+        }
+    }
+}
+
+/// A story's steps as records.
+pub fn steps_of(steps: &[StoryStep]) -> Vec<StepRecord> {
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| StepRecord {
+            action: s.action.clone(),
+            actor: s.actor.clone(),
+            changes: s
+                .changes
+                .iter()
+                .map(|c| ChangeRecord {
+                    after: c.after.clone(),
+                    before: c.before.clone(),
+                    row: c.row.clone(),
+                })
+                .collect(),
+            step: i + 1,
+        })
+        .collect()
+}
