@@ -342,13 +342,22 @@ pub trait Trace {
     fn state<'a>(&self, cursor: &'a Self::Cursor) -> &'a <Self::Model as Model>::State;
 
     /// Every model step that logs event `k` exactly as the log has it, from
-    /// `cursor`, each with the cursor after it.
+    /// `cursor`, each with the cursor after it; `None` for an event that
+    /// takes no step of its own (the second line a step logs, a line that
+    /// only reports what an earlier step did).
     fn explain(
         &self,
         cursor: &Self::Cursor,
         k: usize,
-        out: &mut Vec<(<Self::Model as Model>::Action, Self::Cursor)>,
+        out: &mut Vec<(Option<<Self::Model as Model>::Action>, Self::Cursor)>,
     );
+
+    /// How many silent steps may come before event `k` (`len()`: after the
+    /// last); `None` for the search's own bound. A model whose time passes
+    /// in silent steps needs more where the log's clock says time passed.
+    fn silent_bound(&self, _k: usize) -> Option<usize> {
+        None
+    }
 
     /// The steps the system does not log (faults, and whatever its header
     /// says it leaves out) that may come before event `k`.

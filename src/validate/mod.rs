@@ -135,22 +135,24 @@ where
     let start_bits = broken(&properties, model, &init);
     let mut candidates: Vec<(Key<T>, usize)> = vec![((start, start_bits), 0)];
     let mut out = Vec::new();
+    let mut steps = Vec::new();
     for k in 0..trace.len() {
+        let bound = trace.silent_bound(k).unwrap_or(SILENT_PER_EVENT);
         let mut next: HashMap<Key<T>, usize> = HashMap::new();
         let mut seen: HashSet<Key<T>> = candidates.iter().map(|(key, _)| key.clone()).collect();
         let mut layer: Vec<(Key<T>, usize, Vec<Action<T>>)> = candidates
             .iter()
             .map(|(key, node)| (key.clone(), *node, Vec::new()))
             .collect();
-        for depth in 0..=SILENT_PER_EVENT {
+        for depth in 0..=bound {
             for ((cursor, bits), node, path) in &layer {
-                out.clear();
-                trace.explain(cursor, k, &mut out);
-                for (action, after) in out.drain(..) {
+                steps.clear();
+                trace.explain(cursor, k, &mut steps);
+                for (action, after) in steps.drain(..) {
                     let bits = bits | broken(&properties, model, trace.state(&after));
                     next.entry((after, bits)).or_insert_with(|| {
                         let mut actions = path.clone();
-                        actions.push(action);
+                        actions.extend(action);
                         arena.push(Node {
                             parent: *node,
                             actions,
@@ -159,7 +161,7 @@ where
                     });
                 }
             }
-            if depth == SILENT_PER_EVENT || layer.is_empty() {
+            if depth == bound || layer.is_empty() {
                 break;
             }
             let mut deeper = Vec::new();
@@ -218,7 +220,10 @@ where
     let mut ends: Vec<(u64, usize)> = candidates.iter().map(|((_, b), n)| (*b, *n)).collect();
     let mut seen: HashSet<Key<T>> = candidates.iter().map(|(key, _)| key.clone()).collect();
     let mut layer: Vec<(Key<T>, usize)> = candidates.clone();
-    for _ in 0..SILENT_PER_EVENT {
+    let bound = trace
+        .silent_bound(trace.len())
+        .unwrap_or(SILENT_PER_EVENT);
+    for _ in 0..bound {
         let mut deeper = Vec::new();
         for ((cursor, bits), node) in &layer {
             out.clear();

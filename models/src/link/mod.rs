@@ -17,6 +17,7 @@ mod pack;
 mod steps;
 mod story;
 mod time;
+pub mod trace;
 
 pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};
 
