@@ -339,6 +339,12 @@ pub trait Trace {
     /// Before the first event.
     fn start(&self) -> Self::Cursor;
 
+    /// Every cursor the log may start from (a model may leave its initial
+    /// state open to the log, e.g. each clock's offset).
+    fn starts(&self) -> Vec<Self::Cursor> {
+        vec![self.start()]
+    }
+
     fn state<'a>(&self, cursor: &'a Self::Cursor) -> &'a <Self::Model as Model>::State;
 
     /// Every model step that logs event `k` exactly as the log has it, from

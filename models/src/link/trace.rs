@@ -74,8 +74,8 @@ pub struct LinkTrace {
 impl LinkTrace {
     /// The model for one stream's lines: asks from the `publish` lines,
     /// builders from the actors, `max_deliver` and the time scale from the
-    /// header, fault budgets from the lines that can show each fault, no
-    /// skew (every clock within the slack of the log's).
+    /// header, fault budgets from the lines that can show each fault, and
+    /// each builder's clock offset open within the header's `skew_s`.
     pub fn new(
         design: &'static Design,
         options: Options,
@@ -162,7 +162,7 @@ impl LinkTrace {
         let bounds = Bounds {
             asks: asks.len() as u8,
             builders: builders.len().max(1) as u8,
-            skew: 0,
+            skew: header.skew_s.unwrap_or(0),
             horizon: (last as u16 + 1) * TICK_SECONDS,
             longest_build: 1200,
             crashes: cap(fetches),
@@ -339,15 +339,18 @@ impl LinkTrace {
         serde_json::to_string(&record).expect("an event is JSON")
     }
 
+    /// The index of `b`'s first line from index `k` on.
+    fn next_line_of(&self, b: Bid, k: usize) -> Option<usize> {
+        let lines = &self.lines_of[b as usize];
+        lines.get(lines.partition_point(|&i| i < k)).copied()
+    }
+
     /// Whether the builder's next line, from line `k` on, is a fetch or
     /// there is none: only then may it have crashed before `k` (a builder
     /// restarts idle, and an idle builder's first line is a fetch).
     fn may_have_crashed(&self, b: Bid, k: usize) -> bool {
-        let lines = &self.lines_of[b as usize];
-        let at = lines.partition_point(|&i| i < k);
-        lines
-            .get(at)
-            .is_none_or(|&i| matches!(self.events[i].1.event, Event::Fetch { .. }))
+        self.next_line_of(b, k)
+            .is_none_or(|i| matches!(self.events[i].1.event, Event::Fetch { .. }))
     }
 
     /// The steps of `b` the model allows in `c`, with what they log.
@@ -420,13 +423,37 @@ impl crate::Trace for LinkTrace {
         }
     }
 
+    /// One start per assignment of clock offsets within the skew, to each
+    /// builder as the log names it (the model's own initial states keep one
+    /// per set of offsets, since its builders are interchangeable; the
+    /// log's are not).
+    fn starts(&self) -> Vec<Cursor> {
+        let skew = self.model.bounds.skew_ticks() as i8;
+        let mut starts = vec![self.start()];
+        for b in 0..self.builders.len() {
+            starts = starts
+                .into_iter()
+                .flat_map(|c| {
+                    (-skew..=skew).map(move |offset| {
+                        let mut c = c.clone();
+                        c.state.builders[b].offset = offset;
+                        c
+                    })
+                })
+                .collect();
+        }
+        starts
+    }
+
     fn state<'a>(&self, cursor: &'a Cursor) -> &'a State {
         &cursor.state
     }
 
     fn explain(&self, c: &Cursor, k: usize, out: &mut Vec<(Option<Action>, Cursor)>) {
         let record = &self.events[k].1;
-        if c.state.now < self.windows[k].0 {
+        // The log's time has passed the model's: time must pass first,
+        // unless nothing is left to happen (then time changes nothing).
+        if c.state.now < self.windows[k].0 && !c.state.is_settled() {
             return;
         }
         match &record.event {
@@ -525,6 +552,32 @@ impl crate::Trace for LinkTrace {
                 }
                 Action::Delay(_) if quiet => out.push((action, self.take(c, action).0)),
                 _ => {}
+            }
+        }
+        // A step logged after lines it came before: concurrent builders
+        // log in the order their calls returned, not the order the server
+        // took them (three fetches answered A1, A2, A3 may be logged A3
+        // first). Its lines are then all still to come.
+        for b in 0..self.builders.len() as Bid {
+            let bi = b as usize;
+            if !c.pending[bi].is_empty() {
+                continue;
+            }
+            let Some(ahead) = self.next_line_of(b, k + 1) else {
+                continue;
+            };
+            if self.windows[ahead].0 > s.now {
+                continue;
+            }
+            let event = &self.events[ahead].1.event;
+            for (action, mut n, lines) in self.steps_of(c, b) {
+                if drains(action) && !c.landed[bi].is_empty() {
+                    continue;
+                }
+                if self.agrees(&lines[0], event) {
+                    n.pending[bi] = lines.iter().copied().collect();
+                    out.push((action, n));
+                }
             }
         }
     }
