@@ -163,7 +163,8 @@ fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
         for (stream, lines) in &split {
             verdicts.push((
                 stream.clone(),
-                link_verdict(design, &log.header, lines.clone()).map_err(|e| format!("{file}:{e}"))?,
+                link_verdict(design, &log.header, lines.clone())
+                    .map_err(|e| format!("{file}:{e}"))?,
             ));
         }
         results.push(DesignResult {
@@ -194,7 +195,12 @@ pub fn link_verdict(
     }
 }
 
-fn report(args: &ValidateArgs, file: &str, model: &str, results: &[DesignResult]) -> Result<u8, String> {
+fn report(
+    args: &ValidateArgs,
+    file: &str,
+    model: &str,
+    results: &[DesignResult],
+) -> Result<u8, String> {
     let one_design = args.design.is_some();
     let code = if one_design {
         results[0].exit_code()

@@ -234,9 +234,7 @@ where
     let mut ends: Vec<(u64, usize)> = candidates.iter().map(|((_, b), n)| (*b, *n)).collect();
     let mut seen: HashSet<Key<T>> = candidates.iter().map(|(key, _)| key.clone()).collect();
     let mut layer: Vec<(Key<T>, usize)> = candidates.clone();
-    let bound = trace
-        .silent_bound(trace.len())
-        .unwrap_or(SILENT_PER_EVENT);
+    let bound = trace.silent_bound(trace.len()).unwrap_or(SILENT_PER_EVENT);
     for _ in 0..bound {
         let mut deeper = Vec::new();
         for ((cursor, bits), node) in &layer {

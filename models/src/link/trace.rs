@@ -69,6 +69,10 @@ pub struct LinkTrace {
     windows: Vec<(u8, u8)>,
     /// Each builder's lines, by index, in order.
     lines_of: Vec<Vec<usize>>,
+    /// Whether each builder's clock offset can change what it decides (it
+    /// reads another builder's key, and the design judges freshness by its
+    /// clock): only those are tried at each offset within the skew.
+    clocked: Vec<bool>,
 }
 
 impl LinkTrace {
@@ -100,6 +104,10 @@ impl LinkTrace {
         let mut builder_index = HashMap::new();
         let mut lines_of: Vec<Vec<usize>> = Vec::new();
         let (mut fetches, mut empty, mut beats, mut finishes, mut naks) = (0usize, 0, 0, 0, 0);
+        let mut starts = 0usize;
+        // The builders whose clock can change a decision: those that read
+        // another builder's key.
+        let mut judged: Vec<String> = Vec::new();
         for (k, (line, record)) in events.iter().enumerate() {
             let ask = match &record.event {
                 Event::Publish { ask } => {
@@ -110,7 +118,12 @@ impl LinkTrace {
                         return Err(bad(*line, format!("field `ask`: {ask} is published twice")));
                     }
                     if asks.len() == MAX_ASKS as usize {
-                        return Err(TraceError::Beyond { line: *line, message: format!("more than {MAX_ASKS} asks on one stream, the most the model holds") });
+                        return Err(TraceError::Beyond {
+                            line: *line,
+                            message: format!(
+                                "more than {MAX_ASKS} asks on one stream, the most the model holds"
+                            ),
+                        });
                     }
                     ask_index.insert(ask.clone(), asks.len() as Ask);
                     asks.push(ask.clone());
@@ -130,7 +143,10 @@ impl LinkTrace {
                 | Event::KvDelete { ask } => Some(ask.clone()),
             };
             if let Some(ask) = ask.filter(|a| !ask_index.contains_key(a)) {
-                return Err(bad(*line, format!("field `ask`: {ask} was never published")));
+                return Err(bad(
+                    *line,
+                    format!("field `ask`: {ask} was never published"),
+                ));
             }
             match &record.event {
                 Event::Server { .. } => continue,
@@ -139,22 +155,38 @@ impl LinkTrace {
                     empty += usize::from(got.is_none());
                 }
                 Event::Heartbeat { .. } => beats += 1,
+                Event::BuildStart { .. } => starts += 1,
+                Event::KvGet {
+                    found: true,
+                    builder,
+                    ..
+                } if builder.as_ref() != Some(&record.actor) => judged.push(record.actor.clone()),
                 Event::BuildFinish { .. } => finishes += 1,
                 Event::Nak { .. } => naks += 1,
                 _ => {}
             }
-            let b = *builder_index.entry(record.actor.clone()).or_insert_with(|| {
-                builders.push(record.actor.clone());
-                lines_of.push(Vec::new());
-                builders.len() as Bid - 1
-            });
+            let b = *builder_index
+                .entry(record.actor.clone())
+                .or_insert_with(|| {
+                    builders.push(record.actor.clone());
+                    lines_of.push(Vec::new());
+                    builders.len() as Bid - 1
+                });
             if builders.len() > MAX_BUILDERS as usize {
-                return Err(TraceError::Beyond { line: *line, message: format!("more than {MAX_BUILDERS} builders on one stream, the most the model holds") });
+                return Err(TraceError::Beyond {
+                    line: *line,
+                    message: format!(
+                        "more than {MAX_BUILDERS} builders on one stream, the most the model holds"
+                    ),
+                });
             }
             lines_of[b as usize].push(k);
         }
         if asks.is_empty() {
-            return Err(bad(first, "no `publish` line: the model needs the asks".into()));
+            return Err(bad(
+                first,
+                "no `publish` line: the model needs the asks".into(),
+            ));
         }
         let windows = Self::windows(&events, ms_per_tick)?;
         let last = windows.last().map_or(0, |w| w.1);
@@ -166,7 +198,8 @@ impl LinkTrace {
             horizon: (last as u16 + 1) * TICK_SECONDS,
             longest_build: 1200,
             crashes: cap(fetches),
-            late_heartbeats: cap(beats),
+            // A heartbeat may be late and the build end before it.
+            late_heartbeats: cap(beats + starts),
             late_by: 600,
             max_deliver,
             slow_answers: if design.fetch_margin { cap(empty) } else { 0 },
@@ -178,7 +211,12 @@ impl LinkTrace {
             .map_err(|message| bad(first, format!("header: {message}")))?;
         let mut model = Link::new(design, bounds);
         model.options = options;
+        let clocked = builders
+            .iter()
+            .map(|b| design.duplicate_check && !design.server_clock && judged.contains(b))
+            .collect();
         Ok(LinkTrace {
+            clocked,
             model,
             events,
             asks,
@@ -302,7 +340,12 @@ impl LinkTrace {
 
     /// An observation as the line a builder would log.
     fn event_of(&self, o: &Observation) -> Event {
-        let name = |a: &Ask| self.asks.get(*a as usize).cloned().unwrap_or_else(|| ask_name(*a));
+        let name = |a: &Ask| {
+            self.asks
+                .get(*a as usize)
+                .cloned()
+                .unwrap_or_else(|| ask_name(*a))
+        };
         match o {
             Observation::FetchEmpty => Event::Fetch { got: None },
             Observation::Fetch(a) => Event::Fetch { got: Some(name(a)) },
@@ -325,7 +368,10 @@ impl LinkTrace {
     }
 
     fn builder_name(&self, b: Bid) -> String {
-        self.builders.get(b as usize).cloned().unwrap_or_else(|| builder_name(b))
+        self.builders
+            .get(b as usize)
+            .cloned()
+            .unwrap_or_else(|| builder_name(b))
     }
 
     fn render(&self, actor: &str, event: Event) -> String {
@@ -430,7 +476,7 @@ impl crate::Trace for LinkTrace {
     fn starts(&self) -> Vec<Cursor> {
         let skew = self.model.bounds.skew_ticks() as i8;
         let mut starts = vec![self.start()];
-        for b in 0..self.builders.len() {
+        for b in (0..self.builders.len()).filter(|&b| self.clocked[b]) {
             starts = starts
                 .into_iter()
                 .flat_map(|c| {
@@ -492,8 +538,7 @@ impl crate::Trace for LinkTrace {
                     let mut n = c.clone();
                     n.landed[bi].remove(i);
                     out.push((None, n));
-                } else if matches!(event, Event::LateAnswer { .. })
-                    && builder.on_the_way == Some(a)
+                } else if matches!(event, Event::LateAnswer { .. }) && builder.on_the_way == Some(a)
                 {
                     let (n, lines) = self.take(c, Action::Land(b));
                     if lines.is_empty() {
@@ -637,16 +682,25 @@ impl crate::Trace for LinkTrace {
                     .iter()
                     .map(|o| self.render(&actor, self.event_of(o)))
                     .collect();
-                allowed.push(format!("{} ({})", words.join(" then "), self.model.format_action(&action)));
+                allowed.push(format!(
+                    "{} ({})",
+                    words.join(" then "),
+                    self.model.format_action(&action)
+                ));
             }
         }
         if self.model.can_tick(s) {
             allowed.push("5 s pass (silent)".into());
         } else if !s.is_settled() {
-            allowed.push("no time may pass: a builder must act first (the model's builders act at once)".into());
+            allowed.push(
+                "no time may pass: a builder must act first (the model's builders act at once)"
+                    .into(),
+            );
         }
         if s.crashes_left > 0 && s.builders.iter().any(|b| !b.holds_nothing()) {
-            allowed.push("a builder crashes (silent; only a builder whose next line is a fetch)".into());
+            allowed.push(
+                "a builder crashes (silent; only a builder whose next line is a fetch)".into(),
+            );
         }
         allowed
     }
@@ -661,7 +715,10 @@ pub fn streams(records: Vec<(usize, Record<Event>)>) -> Vec<(String, Vec<(usize,
         if !by_stream.contains_key(&record.queue) {
             order.push(record.queue.clone());
         }
-        by_stream.entry(record.queue.clone()).or_default().push((line, record));
+        by_stream
+            .entry(record.queue.clone())
+            .or_default()
+            .push((line, record));
     }
     order
         .into_iter()

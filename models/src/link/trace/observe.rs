@@ -138,7 +138,14 @@ pub fn observe(
 }
 
 /// The KV get of `a`'s running key by `b`, read in `s`.
-fn kv_get(link: &Link, s: &State, b: Bid, a: Ask, drop: bool, put_at: &[Option<u8>]) -> Observation {
+fn kv_get(
+    link: &Link,
+    s: &State,
+    b: Bid,
+    a: Ask,
+    drop: bool,
+    put_at: &[Option<u8>],
+) -> Observation {
     let put = put_at.get(a as usize).copied().flatten();
     let found = s.keys[a as usize]
         .filter(|_| !expired(put, s.now))
