@@ -18,7 +18,7 @@ use slotcheck::validate::{validate_and_explain, Verdict};
 use slotcheck_models::events::link::{Decision, Event};
 use slotcheck_models::events::{self, Entry, Record};
 use slotcheck_models::link::trace::LinkTrace;
-use slotcheck_models::link::{all_designs, Bounds, Design, Link, Options};
+use slotcheck_models::link::{all_designs, Action, Bounds, Design, Link, Options};
 use slotcheck_models::{NamedOptions, Narrated, StoryStep};
 use stateright::{Expectation, Model};
 use std::path::Path;
@@ -160,6 +160,333 @@ fn every_story_of_every_link_finding_conforms_with_its_violation() {
         "{} of {}:\n{}",
         failures.len(),
         all.len(),
+        failures.join("\n")
+    );
+}
+
+/// A step that logs no line: time, a fault no system sees, a late answer
+/// reaching a subscription.
+fn silent(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Tick | Action::Crash(_) | Action::Delay(_) | Action::Land(_)
+    )
+}
+
+const RANDOM_BOUNDS: Bounds = Bounds {
+    asks: 2,
+    builders: 2,
+    skew: 0,
+    horizon: 90,
+    longest_build: 30,
+    crashes: 1,
+    late_heartbeats: 1,
+    late_by: 20,
+    max_deliver: 2,
+    slow_answers: 1,
+    lost_acks: 1,
+    naks: 1,
+};
+
+/// A random path of the model, cut after its last step that logs a line,
+/// and the `always` properties broken along it.
+fn random_path(model: &Link, seed: u64, most: usize) -> (Vec<StoryStep>, Vec<String>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let init = model.initial_states()[0];
+    let mut state = init;
+    let mut actions = Vec::new();
+    let mut enabled = Vec::new();
+    for _ in 0..most {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        if enabled.is_empty() {
+            break;
+        }
+        let action = enabled[rng.random_range(0..enabled.len())];
+        state = model.next_state(&state, action).unwrap();
+        actions.push(action);
+    }
+    while actions.last().is_some_and(|&a| silent(a)) {
+        actions.pop();
+    }
+    let mut broken = Vec::new();
+    let mut s = init;
+    for &a in &actions {
+        s = model.next_state(&s, a).unwrap();
+        for p in model.properties() {
+            let name = p.name.to_string();
+            if p.expectation == Expectation::Always
+                && !(p.condition)(model, &s)
+                && !broken.contains(&name)
+            {
+                broken.push(name);
+            }
+        }
+    }
+    (model.tell(&init, &actions), broken)
+}
+
+#[test]
+fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
+    let mut failures = Vec::new();
+    let mut violations = 0;
+    for design in all_designs() {
+        let model = Link::new(design, RANDOM_BOUNDS);
+        for seed in 0..30 {
+            let (story, broken) = random_path(&model, seed, 80);
+            let records = writer::write(&story, RANDOM_BOUNDS.asks);
+            let (verdict, _) = run(design, Options::default(), &RANDOM_BOUNDS, &records);
+            let reported = violated(&verdict);
+            violations += broken.len();
+            let conforms = matches!(verdict, Verdict::Conforms { .. });
+            if !conforms || broken.iter().any(|p| !reported.contains(p)) {
+                failures.push(format!(
+                    "{} seed {seed}: broken {broken:?}: {}",
+                    design.name,
+                    slotcheck::validate::text("", &verdict)
+                ));
+            }
+        }
+    }
+    assert!(violations > 0, "no random path broke a property");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each builder's lines, in order, with no times and no `server` lines:
+/// what a log says each builder did, whatever the interleaving of
+/// builders. Builders are numbered as validate numbers them (b1 is the
+/// first to act) or, with `by_name`, as the writer named them (`bld-2` is
+/// b2), so that a log and its explanation written again compare.
+fn per_builder(records: &[Record<Event>], by_name: bool) -> Vec<Vec<String>> {
+    let mut order: Vec<String> = Vec::new();
+    // A `server` line is the server's count, checked against the model's
+    // but no builder's step: the writer writes one per delivery it sees.
+    let steps: Vec<&Record<Event>> = records
+        .iter()
+        .filter(|r| r.actor != "client" && !matches!(r.event, Event::Server { .. }))
+        .collect();
+    for r in &steps {
+        if !order.contains(&r.actor) {
+            order.push(r.actor.clone());
+        }
+    }
+    if by_name {
+        order.sort_by_key(|a| a.trim_start_matches("bld-").parse::<u32>().unwrap());
+    }
+    let mut lines = vec![Vec::new(); order.len()];
+    for r in steps {
+        let mut text = serde_json::to_value(&r.event).unwrap();
+        if let Some(b) = text.get_mut("builder") {
+            let name = b.as_str().unwrap().to_string();
+            let index = order.iter().position(|a| *a == name).unwrap_or(order.len());
+            *b = format!("#{index}").into();
+        }
+        let at = order.iter().position(|a| *a == r.actor).unwrap();
+        lines[at].push(text.to_string());
+    }
+    lines
+}
+
+/// One line changed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Change {
+    /// A fetch got another ask (or nothing, or one where it got nothing).
+    OtherAsk,
+    /// A KV get's decision is the other one.
+    Decision,
+    /// A KV get found a key where it found none, or the reverse.
+    Found,
+    Deleted,
+    /// Swapped with the next line.
+    Swapped,
+}
+
+/// The log with line `k` changed, if the change applies to it.
+fn changed(
+    records: &[Record<Event>],
+    asks: u8,
+    k: usize,
+    change: Change,
+) -> Option<Vec<Record<Event>>> {
+    let mut out = records.to_vec();
+    let actor = out[k].actor.clone();
+    if matches!(out[k].event, Event::Publish { .. }) {
+        return None;
+    }
+    match change {
+        Change::OtherAsk => match &mut out[k].event {
+            Event::Fetch { got } => {
+                *got = match got.as_deref() {
+                    None => Some(writer::ask("A1")),
+                    Some(name) => {
+                        let n: u8 = name.trim_start_matches("check-").parse::<u8>().unwrap() - 100;
+                        (n < asks).then(|| writer::ask(&format!("A{}", n + 1)))
+                    }
+                }
+            }
+            _ => return None,
+        },
+        Change::Decision => match &mut out[k].event {
+            Event::KvGet { decision, .. } => {
+                *decision = match decision {
+                    Decision::Run => Decision::Drop,
+                    Decision::Drop => Decision::Run,
+                }
+            }
+            _ => return None,
+        },
+        Change::Found => match &mut out[k].event {
+            // A key of its own, just put: found, and still run.
+            Event::KvGet {
+                found,
+                builder,
+                age_ms,
+                ..
+            } => {
+                *found = !*found;
+                if *found {
+                    *builder = Some(actor.clone());
+                    *age_ms = Some(0);
+                } else {
+                    (*builder, *age_ms) = (None, None);
+                }
+            }
+            _ => return None,
+        },
+        Change::Deleted => {
+            out.remove(k);
+        }
+        Change::Swapped => {
+            if k + 1 >= out.len() {
+                return None;
+            }
+            out.swap(k, k + 1);
+            // Times stay in the order of the lines.
+            let (a, b) = (out[k].ts_ms, out[k + 1].ts_ms);
+            (out[k].ts_ms, out[k + 1].ts_ms) = (b, a);
+        }
+    }
+    Some(out)
+}
+
+/// Whether the model's explanation of a conforming log, told and written
+/// again by the writer, is that log (each builder's lines, up to names; a
+/// log may end in the middle of a builder's last step, so each builder's
+/// lines may be the first of the explanation's).
+fn explained_as(explanation: &Option<Vec<StoryStep>>, asks: u8, log: &[Record<Event>]) -> bool {
+    let Some(story) = explanation else {
+        return false;
+    };
+    let told = per_builder(&writer::write(story, asks), true);
+    let logged = per_builder(log, false);
+    told.len() == logged.len()
+        && told
+            .iter()
+            .zip(&logged)
+            .all(|(t, l)| t.starts_with(l) && t.len() - l.len() <= 2)
+}
+
+#[test]
+fn a_changed_link_line_departs_at_or_after_it_or_is_still_a_behaviour_of_the_model() {
+    let changes = [
+        Change::OtherAsk,
+        Change::Decision,
+        Change::Found,
+        Change::Deleted,
+        Change::Swapped,
+    ];
+    let mut departed = [0usize; 5];
+    let mut justified = [0usize; 5];
+    let mut failures = Vec::new();
+    for design in all_designs() {
+        let model = Link::new(design, RANDOM_BOUNDS);
+        for seed in 100..103 {
+            let (story, _) = random_path(&model, seed, 60);
+            let records = writer::write(&story, RANDOM_BOUNDS.asks);
+            for (c, &change) in changes.iter().enumerate() {
+                for k in 0..records.len() {
+                    let Some(mutant) = changed(&records, RANDOM_BOUNDS.asks, k, change) else {
+                        continue;
+                    };
+                    let line = k + 2; // the header is line 1
+                    let (verdict, explanation) =
+                        run(design, Options::default(), &RANDOM_BOUNDS, &mutant);
+                    // A line deleted or moved may also change what the search
+                    // looks ahead to (a crash is inferred only before a
+                    // builder's fetch; a step may be logged after lines it
+                    // came before), so the log may depart before it.
+                    let moved = matches!(change, Change::Deleted | Change::Swapped);
+                    match &verdict {
+                        Verdict::Departs { line: at, .. } if *at >= line || moved => {
+                            departed[c] += 1
+                        }
+                        Verdict::Conforms { .. }
+                            if explained_as(&explanation, RANDOM_BOUNDS.asks, &mutant) =>
+                        {
+                            justified[c] += 1
+                        }
+                        _ => failures.push(format!(
+                            "{} seed {seed} {change:?} line {line}: {}{}",
+                            design.name,
+                            slotcheck::validate::text("", &verdict),
+                            if std::env::var_os("SLOTCHECK_DEBUG").is_some() {
+                                format!(
+                                    "log: {:?}\nexplanation: {:?}\n",
+                                    per_builder(&mutant, false),
+                                    explanation
+                                        .as_ref()
+                                        .map(|s| per_builder(&writer::write(s, 2), true))
+                                )
+                            } else {
+                                String::new()
+                            }
+                        )),
+                    }
+                }
+            }
+        }
+    }
+    println!("departed {departed:?}, shown to be behaviours {justified:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for c in 0..changes.len() {
+        assert!(departed[c] > 0, "no {:?} departed", changes[c]);
+    }
+}
+
+#[test]
+fn a_link_finding_log_departs_from_another_design_where_they_differ() {
+    let mut departed = 0;
+    let mut justified = 0;
+    let mut failures = Vec::new();
+    for (id, design, options, property, bounds, story) in counterexamples() {
+        let records = writer::write(&story, bounds.asks);
+        for other in all_designs().filter(|d| d.name != design.name) {
+            let (verdict, explanation) = run(other, options, &bounds, &records);
+            match verdict {
+                Verdict::Departs { .. } => departed += 1,
+                Verdict::Conforms { .. } if explained_as(&explanation, bounds.asks, &records) => {
+                    justified += 1
+                }
+                _ => failures.push(format!(
+                    "{id} {} {property} against {}: {}",
+                    design.name,
+                    other.name,
+                    slotcheck::validate::text("", &verdict)
+                )),
+            }
+        }
+    }
+    println!("departed {departed}, shown to be the other design's behaviour {justified}");
+    assert!(departed > 0);
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
         failures.join("\n")
     );
 }
