@@ -491,6 +491,43 @@ fn a_link_finding_log_departs_from_another_design_where_they_differ() {
     );
 }
 
+/// docs/validate.md's link example: a run of after-1649 (the KV get before
+/// the put) that the designs with the duplicate check explain, and that
+/// departs from before-1649 at its KV get, line 5; a line without a
+/// required field is a bad log.
+#[test]
+fn the_link_example_is_explained_by_the_designs_with_the_duplicate_check() {
+    let example = "docs/examples/link.ndjson";
+    let output = common::slotcheck(&["validate", example]);
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 0, "{text}");
+    let explained = text
+        .lines()
+        .find(|l| l.starts_with("explained by: "))
+        .unwrap();
+    let names: Vec<&str> = explained["explained by: ".len()..].split(", ").collect();
+    let with_check: Vec<&str> = all_designs()
+        .filter(|d| d.duplicate_check && !d.done_key)
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(names, with_check, "{text}");
+    let output = common::slotcheck(&["validate", example, "--design", "before-1649"]);
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 4, "{text}");
+    assert!(text.contains("departs at line 5"), "{text}");
+    let lines = std::fs::read_to_string(Path::new(common::ROOT).join(example)).unwrap();
+    let broken = lines.replacen(r#","found":false"#, "", 1);
+    let path = common::scratch("validate_link", "example").join("link.ndjson");
+    std::fs::write(&path, broken).unwrap();
+    let output = common::slotcheck(&["validate", path.to_str().unwrap()]);
+    let stderr = common::stderr(&output);
+    assert_eq!(common::code(&output), 2);
+    assert!(
+        stderr.contains("link.ndjson:5: field `found` is missing"),
+        "{stderr}"
+    );
+}
+
 #[test]
 #[ignore = "a debugging aid: SLOTCHECK_DEBUG=id:design:property prints one story, its log and its verdict"]
 fn debug_one() {

@@ -311,6 +311,13 @@ pub trait Narrated: Model {
     }
 }
 
+/// A step that explains an event (`None`: no step of its own), and the
+/// cursor after it.
+pub type Explained<T> = (
+    Option<<<T as Trace>::Model as Model>::Action>,
+    <T as Trace>::Cursor,
+);
+
 /// One queue of a real system's event log (`events`) read against a model:
 /// which of the model's steps each logged event can be, and which steps the
 /// system does not log. `slotcheck validate` searches with it, knowing no
@@ -351,12 +358,7 @@ pub trait Trace {
     /// `cursor`, each with the cursor after it; `None` for an event that
     /// takes no step of its own (the second line a step logs, a line that
     /// only reports what an earlier step did).
-    fn explain(
-        &self,
-        cursor: &Self::Cursor,
-        k: usize,
-        out: &mut Vec<(Option<<Self::Model as Model>::Action>, Self::Cursor)>,
-    );
+    fn explain(&self, cursor: &Self::Cursor, k: usize, out: &mut Vec<Explained<Self>>);
 
     /// How many silent steps may come before event `k` (`len()`: after the
     /// last); `None` for the search's own bound. A model whose time passes

@@ -706,11 +706,14 @@ impl crate::Trace for LinkTrace {
     }
 }
 
+/// A line of a link log, with its number.
+pub type Line = (usize, Record<Event>);
+
 /// A link log's lines split by stream (the `queue` field), in the order
 /// each stream first appears.
-pub fn streams(records: Vec<(usize, Record<Event>)>) -> Vec<(String, Vec<(usize, Record<Event>)>)> {
+pub fn streams(records: Vec<Line>) -> Vec<(String, Vec<Line>)> {
     let mut order: Vec<String> = Vec::new();
-    let mut by_stream: HashMap<String, Vec<(usize, Record<Event>)>> = HashMap::new();
+    let mut by_stream: HashMap<String, Vec<Line>> = HashMap::new();
     for (line, record) in records {
         if !by_stream.contains_key(&record.queue) {
             order.push(record.queue.clone());
