@@ -76,3 +76,38 @@ fn every_live_run_of_every_design_validates() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     println!("{violations} run(s) broke a property, and their logs conform with it");
 }
+
+/// Clocks off by up to 15 s: the log's header says `skew_s`, and the log
+/// still conforms (each judging builder's offset tried within it, and a
+/// builder's age of its own key compared within the skew).
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn a_live_run_with_skewed_clocks_validates() {
+    let out = common::run_within(
+        std::time::Duration::from_secs(120),
+        &[
+            "live",
+            "--model",
+            "link",
+            "--on",
+            "nats",
+            "--design",
+            "after-1649",
+            "--seed",
+            "2",
+            "--skew",
+            "15",
+            "--timeout",
+            "20",
+        ],
+        "a live run stops by itself",
+    );
+    let text = stdout(&out);
+    let violated = text.contains("=> a property is violated");
+    let expected = if violated {
+        "validated against after-1649: conforms, with a violation"
+    } else {
+        "validated against after-1649: conforms\n"
+    };
+    assert!(text.contains(expected), "{text}");
+}

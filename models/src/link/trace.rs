@@ -294,8 +294,17 @@ impl LinkTrace {
         (n, lines)
     }
 
-    /// Whether a line says what an observation does.
-    fn agrees(&self, o: &Observation, event: &Event) -> bool {
+    /// Whether a line of builder `b` says what an observation does. A key's
+    /// age is compared within the slack, and within the skew too for a
+    /// builder whose offset is not tried (its age of its own key is on its
+    /// own clock, but decides nothing).
+    fn agrees(&self, b: Bid, o: &Observation, event: &Event) -> bool {
+        let slack = AGE_SLACK_TICKS
+            + if self.clocked[b as usize] {
+                0
+            } else {
+                self.model.bounds.skew_ticks() as i64
+            };
         let is = |a: &Ask, name: &String| self.asks.get(*a as usize) == Some(name);
         match (o, event) {
             (Observation::FetchEmpty, Event::Fetch { got: None }) => true,
@@ -324,7 +333,7 @@ impl LinkTrace {
                     Some((kb, age)) => {
                         let near = |ms: &u64| {
                             (*ms as i64 - *age as i64 * self.ms_per_tick as i64).abs()
-                                <= AGE_SLACK_TICKS * self.ms_per_tick as i64
+                                <= slack * self.ms_per_tick as i64
                         };
                         *f && builder
                             .as_ref()
@@ -523,7 +532,7 @@ impl crate::Trace for LinkTrace {
         let bi = b as usize;
         let event = &record.event;
         if let Some(next) = c.pending[bi].first() {
-            if self.agrees(next, event) {
+            if self.agrees(b, next, event) {
                 let mut n = c.clone();
                 n.pending[bi].remove(0);
                 out.push((None, n));
@@ -558,7 +567,7 @@ impl crate::Trace for LinkTrace {
             if drains(action) && !c.landed[bi].is_empty() {
                 continue;
             }
-            if self.agrees(&lines[0], event) {
+            if self.agrees(b, &lines[0], event) {
                 n.pending[bi] = lines[1..].iter().copied().collect();
                 out.push((Some(action), n));
             }
@@ -619,7 +628,7 @@ impl crate::Trace for LinkTrace {
                 if drains(action) && !c.landed[bi].is_empty() {
                     continue;
                 }
-                if self.agrees(&lines[0], event) {
+                if self.agrees(b, &lines[0], event) {
                     n.pending[bi] = lines.iter().copied().collect();
                     out.push((action, n));
                 }
