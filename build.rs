@@ -1,6 +1,6 @@
 //! Which of the tests that need a real program can run here, said where
 //! cargo shows it: the browser tests (tests/browser.rs) need Chromium, the
-//! real-database tests (with the `real` feature) a MariaDB server. Without
+//! real-database tests (with the `real` feature) a MariaDB server, the live link tests a nats-server. Without
 //! one, its tests are marked ignored (`cfg(chromium_missing)`,
 //! `cfg(no_mariadb)`), so the test runner shows them as ignored rather than
 //! passed, and cargo prints one warning saying so. With `CI` set they are
@@ -14,6 +14,8 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(chromium_missing)");
     println!("cargo:rustc-check-cfg=cfg(no_mariadb)");
+    println!("cargo:rustc-check-cfg=cfg(no_nats_server)");
+    println!("cargo:rerun-if-changed=/usr/sbin/nats-server");
     println!("cargo:rerun-if-env-changed=SLOTCHECK_CHROMIUM");
     println!("cargo:rerun-if-env-changed=CI");
     println!("cargo:rerun-if-changed=build.rs");
@@ -37,5 +39,15 @@ fn main() {
     if !mariadb && !ci {
         println!("cargo:rustc-cfg=no_mariadb");
         println!("cargo:warning=MariaDB is not installed (apt-get install mariadb-server): the MariaDB tests of slotcheck are ignored");
+    }
+    // The live link runs validated (tests/live_link_validate.rs).
+    let nats = std::env::var_os("SLOTCHECK_NATS_SERVER").is_some()
+        || std::path::Path::new("/usr/sbin/nats-server").exists()
+        || std::env::var_os("PATH").is_some_and(|paths| {
+            std::env::split_paths(&paths).any(|dir| dir.join("nats-server").is_file())
+        });
+    if !nats && !ci {
+        println!("cargo:rustc-cfg=no_nats_server");
+        println!("cargo:warning=nats-server is not installed (apt-get install nats-server): the live link tests of slotcheck are ignored");
     }
 }

@@ -513,27 +513,3 @@ fn the_schema_file_is_generated_from_the_types() {
         "docs/validate.schema.json is not the types' schema: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test validate schema"
     );
 }
-
-#[test]
-fn a_link_log_is_read_and_its_bad_lines_reported_but_not_yet_searched() {
-    let output = slotcheck(&["validate", "docs/examples/link.ndjson"]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(3), "{stderr}");
-    assert!(
-        stderr.contains("does not yet search the link model"),
-        "{stderr}"
-    );
-    let text =
-        std::fs::read_to_string(Path::new(common::ROOT).join("docs/examples/link.ndjson")).unwrap();
-    let broken = text.replacen(r#","found":false"#, "", 1);
-    let dir = common::scratch("validate", "link");
-    let path = dir.join("link.ndjson");
-    std::fs::write(&path, broken).unwrap();
-    let output = slotcheck(&["validate", path.to_str().unwrap()]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr.contains("link.ndjson:5: field `found` is missing"),
-        "{stderr}"
-    );
-}

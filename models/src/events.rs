@@ -68,6 +68,11 @@ pub struct Header {
     /// Link: the stream's `max_deliver`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_deliver: Option<u8>,
+    /// Link: the most any builder's clock may be off the log's, in seconds
+    /// of the source's time (a multiple of 5); validate tries every offset
+    /// in whole ticks within it, for each builder. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew_s: Option<u16>,
 }
 
 /// One line of a log: the fields every event has, and the event.

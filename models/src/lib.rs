@@ -311,6 +311,13 @@ pub trait Narrated: Model {
     }
 }
 
+/// A step that explains an event (`None`: no step of its own), and the
+/// cursor after it.
+pub type Explained<T> = (
+    Option<<<T as Trace>::Model as Model>::Action>,
+    <T as Trace>::Cursor,
+);
+
 /// One queue of a real system's event log (`events`) read against a model:
 /// which of the model's steps each logged event can be, and which steps the
 /// system does not log. `slotcheck validate` searches with it, knowing no
@@ -339,16 +346,26 @@ pub trait Trace {
     /// Before the first event.
     fn start(&self) -> Self::Cursor;
 
+    /// Every cursor the log may start from (a model may leave its initial
+    /// state open to the log, e.g. each clock's offset).
+    fn starts(&self) -> Vec<Self::Cursor> {
+        vec![self.start()]
+    }
+
     fn state<'a>(&self, cursor: &'a Self::Cursor) -> &'a <Self::Model as Model>::State;
 
     /// Every model step that logs event `k` exactly as the log has it, from
-    /// `cursor`, each with the cursor after it.
-    fn explain(
-        &self,
-        cursor: &Self::Cursor,
-        k: usize,
-        out: &mut Vec<(<Self::Model as Model>::Action, Self::Cursor)>,
-    );
+    /// `cursor`, each with the cursor after it; `None` for an event that
+    /// takes no step of its own (the second line a step logs, a line that
+    /// only reports what an earlier step did).
+    fn explain(&self, cursor: &Self::Cursor, k: usize, out: &mut Vec<Explained<Self>>);
+
+    /// How many silent steps may come before event `k` (`len()`: after the
+    /// last); `None` for the search's own bound. A model whose time passes
+    /// in silent steps needs more where the log's clock says time passed.
+    fn silent_bound(&self, _k: usize) -> Option<usize> {
+        None
+    }
 
     /// The steps the system does not log (faults, and whatever its header
     /// says it leaves out) that may come before event `k`.

@@ -116,6 +116,8 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         design: Some(options.design.name().to_string()),
         ms_per_tick: Some(options.timing.ms_per_tick),
         max_deliver: Some(options.max_deliver as u8),
+        // Each clock is off by up to this, in whole ticks (validate tries each).
+        skew_s: (options.skew_s > 0).then(|| (options.skew_s as u16).div_ceil(5) * 5),
         ..Default::default()
     };
     let log = Log::new(&header, &names.stream);

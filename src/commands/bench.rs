@@ -335,6 +335,72 @@ pub fn validate_time(lines: usize) -> (usize, usize, f64, usize) {
     (total, count, started.elapsed().as_secs_f64(), conforming)
 }
 
+/// Lines of the link log `bench` validates.
+const LINK_LINES: usize = 100_000;
+
+/// `validate` on a link log of at least `lines` lines of many independent
+/// streams (random runs of after-1649: two asks, two builders, a crash, a
+/// late heartbeat, a lost ack allowed, interleaved line by line): lines,
+/// streams, seconds to parse and validate it all, and the streams that
+/// conform.
+pub fn validate_link_time(lines: usize) -> (usize, usize, f64, usize) {
+    use slotcheck_models::events;
+    use slotcheck_models::link::trace::{simulated_log, streams, LinkTrace};
+    use slotcheck_models::link::{design_named, Bounds, Options};
+    let design = design_named("after-1649").expect("a design");
+    let bounds = Bounds {
+        late_heartbeats: 1,
+        lost_acks: 1,
+        ..Bounds::default()
+    };
+    let mut logs = Vec::new();
+    let mut total = 0;
+    while total < lines {
+        let log = simulated_log(
+            design,
+            bounds,
+            logs.len() as u64,
+            &format!("s{}", logs.len()),
+            120,
+        );
+        total += log.len();
+        logs.push(log);
+    }
+    let mut interleaved = Vec::with_capacity(total);
+    let longest = logs.iter().map(Vec::len).max().unwrap_or(0);
+    for i in 0..longest {
+        interleaved.extend(logs.iter().filter_map(|l| l.get(i).cloned()));
+    }
+    let header = events::Header {
+        model: Some(events::ModelName::Link),
+        ms_per_tick: Some(100),
+        max_deliver: Some(bounds.max_deliver),
+        ..events::Header::default()
+    };
+    let text = events::to_ndjson(Some(&header), &interleaved);
+    let started = Instant::now();
+    let log = events::parse("bench.ndjson", &text).expect("a simulated log parses");
+    let records = log
+        .entries
+        .into_iter()
+        .filter_map(|(line, e)| match e {
+            events::Entry::Link(r) => Some((line, r)),
+            _ => None,
+        })
+        .collect();
+    let split = streams(records);
+    let count = split.len();
+    let mut conforming = 0;
+    for (_, lines) in split {
+        let trace =
+            LinkTrace::new(design, Options::default(), &log.header, lines).expect("in bounds");
+        if crate::validate::validate(&trace).exit_code() <= 1 {
+            conforming += 1;
+        }
+    }
+    (total, count, started.elapsed().as_secs_f64(), conforming)
+}
+
 pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
     let rows = measure(large, progress);
     let timeout = Duration::from_secs(2);
@@ -345,6 +411,7 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
     };
     let (mutants, mutate_seconds) = mutate_time();
     let (log_lines, log_queues, validate_seconds, conforming) = validate_time(100_000);
+    let (link_lines, link_streams, link_seconds, link_conforming) = validate_link_time(LINK_LINES);
     let commands = command_overshoot(timeout)?;
     if as_json {
         let value = json!({
@@ -354,6 +421,7 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
             })).collect::<Vec<_>>(),
             "mutate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "mutants": mutants, "seconds": mutate_seconds},
             "validate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "lines": log_lines, "queues": log_queues, "conforming": conforming, "seconds": validate_seconds},
+            "validate_link": {"design": "after-1649", "lines": link_lines, "streams": link_streams, "conforming": link_conforming, "seconds": link_seconds},
             "command_timeout": commands.iter().map(|(command, s, code)| json!({
                 "command": command, "timeout_seconds": timeout.as_secs_f64(), "stopped_after_seconds": s, "exit": code,
             })).collect::<Vec<_>>(),
@@ -424,6 +492,9 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
     );
     println!(
         "validate (owner-keyed-atomic-admit-dlq-cancels): {log_lines} lines of {log_queues} queues in {validate_seconds:.2} s, {conforming} conform"
+    );
+    println!(
+        "validate (link, after-1649): {link_lines} lines of {link_streams} streams in {link_seconds:.2} s, {link_conforming} conform"
     );
     for (command, seconds, code) in &commands {
         println!(

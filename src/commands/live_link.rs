@@ -88,14 +88,75 @@ pub fn run_link(
         ..LiveOptions::new(design, seed)
     };
     let outcomes = live_blocking(&options, runs).map_err(|e| e.to_string())?;
+    let mut departed = false;
     for outcome in &outcomes {
         print!("{}", outcome.text());
+        let verdict = validate_run(design.name(), &outcome.log)?;
+        departed |= verdict.exit_code() == crate::validate::EXIT_DEPARTS;
+        print!(
+            "{}",
+            validated_words(design.name(), &verdict, outcome.violated())
+        );
     }
     if let (Some(path), Some(last)) = (log, outcomes.last()) {
         std::fs::write(path, &last.log)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    Ok(u8::from(outcomes.iter().any(|o| o.violated())))
+    if outcomes.iter().any(|o| o.violated()) {
+        return Ok(1);
+    }
+    Ok(if departed {
+        crate::validate::EXIT_DEPARTS
+    } else {
+        0
+    })
+}
+
+/// A run's log (what the server returned to each builder, never what the
+/// model predicted) validated against the design it ran: the link search of
+/// `slotcheck validate`.
+pub fn validate_run(design: &str, log: &str) -> Result<crate::validate::Verdict, String> {
+    use slotcheck_models::events::{self, Entry};
+    let design = slotcheck_models::link::design_named(design).expect("a link design");
+    let parsed = events::parse("live", log).map_err(|e| format!("the live log: {e}"))?;
+    let lines = parsed
+        .entries
+        .into_iter()
+        .filter_map(|(line, e)| match e {
+            Entry::Link(r) => Some((line, r)),
+            _ => None,
+        })
+        .collect();
+    super::validate::link_verdict(design, &parsed.header, lines)
+        .map_err(|e| format!("the live log, line {e}"))
+}
+
+/// The verdict in words, and whether the model and the server's evidence
+/// agree on a violation.
+pub fn validated_words(design: &str, verdict: &crate::validate::Verdict, violated: bool) -> String {
+    let mut out = format!(
+        "the run's log, validated against {design}: {}\n",
+        verdict.word()
+    );
+    let found = matches!(verdict, crate::validate::Verdict::Conforms { violated, .. } if !violated.is_empty());
+    match verdict {
+        crate::validate::Verdict::Conforms { .. } if found != violated => out.push_str(&format!(
+            "  (the server's evidence says {}; the model's explanation of the log says {})\n",
+            if violated {
+                "a property is violated"
+            } else {
+                "every property holds"
+            },
+            if found { "one is" } else { "none is" }
+        )),
+        crate::validate::Verdict::Conforms { .. } => {}
+        _ => out.push_str(&indent(&crate::validate::text("", verdict))),
+    }
+    out
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 #[cfg(not(feature = "real"))]

@@ -7,6 +7,10 @@ use crate::validate::{self, Verdict};
 use clap::Args;
 use serde_json::{json, Value};
 use slotcheck_models::events::{self, Entry, Log, ModelName};
+use slotcheck_models::link::{
+    self,
+    trace::{streams, LinkTrace, TraceError as LinkError},
+};
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
 use slotcheck_models::stovepipe::{compose, Design, DESIGNS};
 use std::path::PathBuf;
@@ -47,15 +51,7 @@ pub fn run(args: ValidateArgs) -> Result<u8, String> {
     let model = which_model(&args, &log, &file)?;
     match model {
         ModelName::Stovepipe => stovepipe(&args, &file, log),
-        ModelName::Link => {
-            // Read, and its bad lines reported, but not searched: say so, as
-            // a verdict that decides nothing.
-            eprintln!(
-                "{file}: inconclusive: the link log parses ({} lines), but validate does not yet search the link model (docs/validate.md says what link covers)",
-                log.entries.len()
-            );
-            Ok(3)
-        }
+        ModelName::Link => link(&args, &file, log),
     }
 }
 
@@ -130,6 +126,75 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
             queues: verdicts,
         });
     }
+    report(args, file, "stovepipe", &results)
+}
+
+fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
+    let designs: Vec<&'static link::Design> = match &args.design {
+        Some(name) => vec![link::design_named(name).ok_or_else(|| {
+            let names: Vec<&str> = link::all_designs().map(|d| d.name).collect();
+            format!(
+                "--design: `{name}` is not a link design ({})",
+                names.join(", ")
+            )
+        })?],
+        None => link::all_designs().collect(),
+    };
+    let mut records = Vec::new();
+    for (line, entry) in log.entries {
+        match entry {
+            Entry::Link(r) => records.push((line, r)),
+            Entry::Stovepipe(_) => {
+                return Err(format!("{file}:{line}: a stovepipe event in a link log"))
+            }
+            Entry::Header(_) => {}
+        }
+    }
+    let split = streams(records);
+    let mut results = Vec::new();
+    for design in designs {
+        let mut verdicts = Vec::new();
+        for (stream, lines) in &split {
+            verdicts.push((
+                stream.clone(),
+                link_verdict(design, &log.header, lines.clone())
+                    .map_err(|e| format!("{file}:{e}"))?,
+            ));
+        }
+        results.push(DesignResult {
+            design: design.name,
+            queues: verdicts,
+        });
+    }
+    report(args, file, "link", &results)
+}
+
+/// One link stream's verdict against one design; a bad log is an error
+/// (`line: message`).
+pub fn link_verdict(
+    design: &'static link::Design,
+    header: &events::Header,
+    lines: Vec<(usize, events::Record<events::link::Event>)>,
+) -> Result<Verdict, String> {
+    match LinkTrace::new(design, link::Options::default(), header, lines) {
+        Ok(trace) => Ok(validate::validate(&trace)),
+        Err(LinkError::Bad { line, message }) => Err(format!("{line}: {message}")),
+        Err(LinkError::Beyond { line, message }) => {
+            eprintln!("line {line}: inconclusive: {message}");
+            Ok(Verdict::Inconclusive {
+                line,
+                candidates: 0,
+            })
+        }
+    }
+}
+
+fn report(
+    args: &ValidateArgs,
+    file: &str,
+    model: &str,
+    results: &[DesignResult],
+) -> Result<u8, String> {
     let one_design = args.design.is_some();
     let code = if one_design {
         results[0].exit_code()
@@ -149,18 +214,18 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report_json(file, &results, code)).unwrap()
+            serde_json::to_string_pretty(&report_json(file, model, results, code)).unwrap()
         );
     } else {
-        print!("{}", report_text(file, &results, one_design));
+        print!("{}", report_text(file, results, one_design));
     }
     Ok(code)
 }
 
-fn report_json(file: &str, results: &[DesignResult], code: u8) -> Value {
+fn report_json(file: &str, model: &str, results: &[DesignResult], code: u8) -> Value {
     json!({
         "log": file,
-        "model": "stovepipe",
+        "model": model,
         "exit_code": code,
         "explained_by": results.iter().filter(|r| r.exit_code() <= 1).map(|r| r.design).collect::<Vec<_>>(),
         "designs": results.iter().map(|r| json!({

@@ -126,31 +126,44 @@ where
 {
     let model = trace.model();
     let properties = model.properties();
-    let start = trace.start();
-    let init = trace.state(&start).clone();
-    let mut arena: Vec<Node<Action<T>>> = vec![Node {
-        parent: 0,
-        actions: Vec::new(),
-    }];
-    let start_bits = broken(&properties, model, &init);
-    let mut candidates: Vec<(Key<T>, usize)> = vec![((start, start_bits), 0)];
+    // One root per start (a model may leave its initial state open, e.g.
+    // each clock's offset): node i < roots is start i.
+    let starts = trace.starts();
+    let inits: Vec<_> = starts.iter().map(|c| trace.state(c).clone()).collect();
+    let roots = starts.len();
+    let mut arena: Vec<Node<Action<T>>> = (0..roots)
+        .map(|i| Node {
+            parent: i,
+            actions: Vec::new(),
+        })
+        .collect();
+    let mut candidates: Vec<(Key<T>, usize)> = starts
+        .into_iter()
+        .enumerate()
+        .map(|(i, start)| {
+            let bits = broken(&properties, model, trace.state(&start));
+            ((start, bits), i)
+        })
+        .collect();
     let mut out = Vec::new();
+    let mut steps = Vec::new();
     for k in 0..trace.len() {
+        let bound = trace.silent_bound(k).unwrap_or(SILENT_PER_EVENT);
         let mut next: HashMap<Key<T>, usize> = HashMap::new();
         let mut seen: HashSet<Key<T>> = candidates.iter().map(|(key, _)| key.clone()).collect();
         let mut layer: Vec<(Key<T>, usize, Vec<Action<T>>)> = candidates
             .iter()
             .map(|(key, node)| (key.clone(), *node, Vec::new()))
             .collect();
-        for depth in 0..=SILENT_PER_EVENT {
+        for depth in 0..=bound {
             for ((cursor, bits), node, path) in &layer {
-                out.clear();
-                trace.explain(cursor, k, &mut out);
-                for (action, after) in out.drain(..) {
+                steps.clear();
+                trace.explain(cursor, k, &mut steps);
+                for (action, after) in steps.drain(..) {
                     let bits = bits | broken(&properties, model, trace.state(&after));
                     next.entry((after, bits)).or_insert_with(|| {
                         let mut actions = path.clone();
-                        actions.push(action);
+                        actions.extend(action);
                         arena.push(Node {
                             parent: *node,
                             actions,
@@ -159,7 +172,7 @@ where
                     });
                 }
             }
-            if depth == SILENT_PER_EVENT || layer.is_empty() {
+            if depth == bound || layer.is_empty() {
                 break;
             }
             let mut deeper = Vec::new();
@@ -212,13 +225,17 @@ where
         // The same order on every run, whatever the hash map's.
         candidates.sort_by_key(|(_, node)| *node);
     }
-    let explanation = explain.then(|| model.tell(&init, &path_to(&arena, candidates[0].1)));
+    let explanation = explain.then(|| {
+        let (root, actions) = path_to(&arena, candidates[0].1);
+        model.tell(&inits[root], &actions)
+    });
     // After the last event: the workers still running may have crashed
     // (the log cannot show it), which may end in a violation too.
     let mut ends: Vec<(u64, usize)> = candidates.iter().map(|((_, b), n)| (*b, *n)).collect();
     let mut seen: HashSet<Key<T>> = candidates.iter().map(|(key, _)| key.clone()).collect();
     let mut layer: Vec<(Key<T>, usize)> = candidates.clone();
-    for _ in 0..SILENT_PER_EVENT {
+    let bound = trace.silent_bound(trace.len()).unwrap_or(SILENT_PER_EVENT);
+    for _ in 0..bound {
         let mut deeper = Vec::new();
         for ((cursor, bits), node) in &layer {
             out.clear();
@@ -255,15 +272,16 @@ where
         .iter()
         .max_by_key(|(bits, node)| (bits.count_ones(), std::cmp::Reverse(*node)))
         .expect("a log that conforms has a candidate");
-    let actions = path_to(&arena, *node);
-    let story = model.tell(&init, &actions);
+    let (root, actions) = path_to(&arena, *node);
+    let init = &inits[root];
+    let story = model.tell(init, &actions);
     let violated = properties
         .iter()
         .enumerate()
         .filter(|(i, _)| possible & (1 << i) != 0)
         .map(|(i, p)| {
-            let path = match first_breaking(model, &init, &actions, p) {
-                Some(_) => actions.clone(),
+            let path = match first_breaking(model, init, &actions, p) {
+                Some(_) => (root, actions.clone()),
                 None => {
                     let (_, other) = ends
                         .iter()
@@ -272,7 +290,7 @@ where
                     path_to(&arena, *other)
                 }
             };
-            let why = first_breaking(model, &init, &path, p)
+            let why = first_breaking(model, &inits[path.0], &path.1, p)
                 .map_or_else(String::new, |state| model.explain(p.name, &state));
             Violation {
                 property: p.name.to_string(),
@@ -292,14 +310,14 @@ where
     )
 }
 
-/// The actions from the start to `node`'s candidate.
-fn path_to<A: Clone>(arena: &[Node<A>], mut node: usize) -> Vec<A> {
+/// The start `node`'s candidate comes from, and the actions from it.
+fn path_to<A: Clone>(arena: &[Node<A>], mut node: usize) -> (usize, Vec<A>) {
     let mut parts = Vec::new();
-    while node != 0 {
+    while arena[node].parent != node {
         parts.push(arena[node].actions.clone());
         node = arena[node].parent;
     }
-    parts.into_iter().rev().flatten().collect()
+    (node, parts.into_iter().rev().flatten().collect())
 }
 
 /// The first state along the path that breaks `property`.

@@ -20,6 +20,7 @@ mod reduce;
 mod steps;
 mod story;
 mod time;
+pub mod trace;
 
 pub use bounds::Bounds;
 pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};

@@ -291,7 +291,7 @@ impl crate::Trace for QueueTrace {
         &cursor.state
     }
 
-    fn explain(&self, c: &Cursor, k: usize, out: &mut Vec<(Action, Cursor)>) {
+    fn explain(&self, c: &Cursor, k: usize, out: &mut Vec<(Option<Action>, Cursor)>) {
         let record = &self.events[k].1;
         let s = &c.state;
         let id = self.worker_id(record);
@@ -347,7 +347,7 @@ impl crate::Trace for QueueTrace {
             let (next, observed) = self.take(c, action, bind);
             if let [one] = observed.as_slice() {
                 if Self::agrees(&self.event_of(one, worker), &record.event) {
-                    out.push((action, next));
+                    out.push((Some(action), next));
                 }
             }
         }

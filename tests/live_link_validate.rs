@@ -1,0 +1,113 @@
+//! Every live run of the link builders on a real nats-server (seeded
+//! faults: crashes, late heartbeats, lost acks) writes a log of what the
+//! server returned to each builder, and `slotcheck live` validates it with
+//! the link search of `slotcheck validate`: here, every design's runs on a
+//! few seeds must conform (with a violation where the server's evidence
+//! shows one), and the log written must validate the same way on its own.
+
+#![cfg(feature = "real")]
+
+mod common;
+
+use common::{code, scratch, stdout};
+
+/// Seeds per design: each run takes a few seconds of real time.
+const SEEDS: [&str; 2] = ["3", "4"];
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn every_live_run_of_every_design_validates() {
+    let mut failures = Vec::new();
+    let mut violations = 0;
+    for design in ["before-1649", "after-1649", "check-only", "margin-only"] {
+        for seed in SEEDS {
+            let log = scratch("live_link_validate", &format!("{design}-{seed}")).join("log.ndjson");
+            let out = common::run_within(
+                std::time::Duration::from_secs(120),
+                &[
+                    "live",
+                    "--model",
+                    "link",
+                    "--on",
+                    "nats",
+                    "--design",
+                    design,
+                    "--seed",
+                    seed,
+                    "--crash-percent",
+                    "10",
+                    "--stall-percent",
+                    "10",
+                    "--timeout",
+                    "20",
+                    "--log",
+                    log.to_str().unwrap(),
+                ],
+                "a live run stops by itself",
+            );
+            let text = stdout(&out);
+            let server_violated = text.contains("=> a property is violated");
+            let expected = if server_violated {
+                "validated against {d}: conforms, with a violation"
+            } else {
+                "validated against {d}: conforms\n"
+            }
+            .replace("{d}", design);
+            if !text.contains(&expected) {
+                failures.push(format!(
+                    "{design} seed {seed}: expected `{expected}`:\n{text}"
+                ));
+                continue;
+            }
+            violations += usize::from(server_violated);
+            // The log on its own: the same verdict from `validate`.
+            let again = common::slotcheck(&["validate", log.to_str().unwrap(), "--design", design]);
+            let want = if server_violated { 1 } else { 0 };
+            if code(&again) != want {
+                failures.push(format!(
+                    "{design} seed {seed}: validate {} exits {}, not {want}:\n{}",
+                    log.display(),
+                    code(&again),
+                    stdout(&again)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    println!("{violations} run(s) broke a property, and their logs conform with it");
+}
+
+/// Clocks off by up to 15 s: the log's header says `skew_s`, and the log
+/// still conforms (each judging builder's offset tried within it, and a
+/// builder's age of its own key compared within the skew).
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn a_live_run_with_skewed_clocks_validates() {
+    let out = common::run_within(
+        std::time::Duration::from_secs(120),
+        &[
+            "live",
+            "--model",
+            "link",
+            "--on",
+            "nats",
+            "--design",
+            "after-1649",
+            "--seed",
+            "2",
+            "--skew",
+            "15",
+            "--timeout",
+            "20",
+        ],
+        "a live run stops by itself",
+    );
+    let text = stdout(&out);
+    let violated = text.contains("=> a property is violated");
+    let expected = if violated {
+        "validated against after-1649: conforms, with a violation"
+    } else {
+        "validated against after-1649: conforms\n"
+    };
+    assert!(text.contains(expected), "{text}");
+}

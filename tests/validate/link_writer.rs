@@ -1,0 +1,232 @@
+//! An independent writer of link logs: it reads a story as a reviewer does
+//! (each step's time, its builder and its words) and writes what a real
+//! builder would have logged, with the asks and builders renamed. It knows
+//! nothing of the model's observations (models/src/link/trace/observe.rs);
+//! like the reference builder (nats/src/builder.rs), it logs a late answer
+//! when the builder next fetches or reads, and a fetch's delivery count as
+//! a `server` line.
+
+use slotcheck_models::events::link::{Decision, Event};
+use slotcheck_models::events::{Header, ModelName, Record};
+use slotcheck_models::StoryStep;
+use std::collections::HashMap;
+
+/// Real ms per tick in the logs written.
+pub const MS_PER_TICK: u64 = 1000;
+
+pub fn header(max_deliver: u8, skew_s: u16) -> Header {
+    Header {
+        model: Some(ModelName::Link),
+        ms_per_tick: Some(MS_PER_TICK),
+        max_deliver: Some(max_deliver),
+        skew_s: (skew_s > 0).then_some(skew_s),
+        ..Header::default()
+    }
+}
+
+/// `A2` as the system names it.
+pub fn ask(model_name: &str) -> String {
+    format!("check-{}", 100 + model_name[1..].parse::<u32>().unwrap())
+}
+
+fn builder(model_name: &str) -> String {
+    format!("bld-{}", &model_name[1..])
+}
+
+/// What the writer tracks of each builder: the answer on the way, the late
+/// answers in its subscription, the ask it is finishing.
+#[derive(Default)]
+struct Builder {
+    on_the_way: Option<(String, u64)>,
+    landed: Vec<(String, u64)>,
+    finishing: Option<String>,
+}
+
+struct Writer {
+    out: Vec<Record<Event>>,
+    tick: u64,
+    in_tick: u64,
+}
+
+impl Writer {
+    fn say(&mut self, actor: &str, event: Event) {
+        let ts = self.tick * MS_PER_TICK + (self.in_tick * 5).min(300);
+        self.in_tick += 1;
+        self.out.push(Record {
+            model: None,
+            queue: String::new(),
+            ts_ms: Some(ts),
+            actor: actor.to_string(),
+            event,
+        });
+    }
+}
+
+/// The first word like `A3` in `text`.
+fn ask_in(text: &str) -> String {
+    let word = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| w.len() >= 2 && w.starts_with('A') && w[1..].chars().all(|c| c.is_ascii_digit()))
+        .unwrap_or_else(|| panic!("no ask in `{text}`"));
+    ask(word)
+}
+
+/// The number after `(delivery `.
+fn delivery(text: &str) -> u64 {
+    let rest = &text[text.find("(delivery ").expect("a delivery count") + 10..];
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// The log of a story of `asks` asks.
+pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
+    let mut w = Writer {
+        out: Vec::new(),
+        tick: 0,
+        in_tick: 0,
+    };
+    for a in 1..=asks {
+        w.say(
+            "client",
+            Event::Publish {
+                ask: ask(&format!("A{a}")),
+            },
+        );
+    }
+    let mut builders: HashMap<String, Builder> = HashMap::new();
+    for step in story {
+        let mut words = step.actor.split_whitespace();
+        let time = words.next().unwrap();
+        let seconds: u64 = time
+            .trim_start_matches("t=")
+            .trim_end_matches('s')
+            .parse()
+            .unwrap();
+        if seconds / 5 != w.tick {
+            w.tick = seconds / 5;
+            w.in_tick = 0;
+        }
+        let who = match words.next() {
+            Some("time") | None => continue,
+            Some("fault") => {
+                words.next(); // "on"
+                words.next().unwrap()
+            }
+            Some(b) => b,
+        };
+        let actor = builder(who);
+        let b = builders.entry(actor.clone()).or_default();
+        let clauses: Vec<&str> = step.action.split("; ").collect();
+        let drain = |b: &mut Builder, w: &mut Writer| {
+            for (a, n) in b.landed.drain(..) {
+                w.say(&actor, Event::LateAnswer { ask: a.clone() });
+                w.say(
+                    &actor,
+                    Event::Server {
+                        ask: Some(a),
+                        num_delivered: Some(n),
+                    },
+                );
+            }
+        };
+        for (i, c) in clauses.iter().enumerate() {
+            let next = clauses.get(i + 1).copied().unwrap_or("");
+            // The delivery a fetch made, a clause or two later.
+            let delivered = clauses[i..]
+                .iter()
+                .find(|c| c.contains(" delivered (delivery "))
+                .copied()
+                .unwrap_or("");
+            if c.starts_with("fetch: the server answers") {
+                drain(b, &mut w);
+                let a = ask_in(delivered);
+                w.say(
+                    &actor,
+                    Event::Fetch {
+                        got: Some(a.clone()),
+                    },
+                );
+                w.say(
+                    &actor,
+                    Event::Server {
+                        ask: Some(a),
+                        num_delivered: Some(delivery(delivered)),
+                    },
+                );
+            } else if c.starts_with("fetch gives up") {
+                drain(b, &mut w);
+                w.say(&actor, Event::Fetch { got: None });
+                b.on_the_way = Some((ask_in(delivered), delivery(delivered)));
+            } else if c.contains("the late answer to its pull request lands") {
+                let landed = b.on_the_way.take().expect("an answer on the way");
+                if c.ends_with("into its buffer") {
+                    b.landed.push(landed);
+                }
+            } else if c.starts_with("read A") {
+                drain(b, &mut w);
+                w.say(&actor, Event::Take { ask: ask_in(c) });
+            } else if c.starts_with("get ") && c.contains("running key from the KV bucket") {
+                let found = !c.contains("there is none");
+                let named = c
+                    .split_whitespace()
+                    .find(|t| {
+                        t.starts_with('b')
+                            && t.len() >= 2
+                            && t[1..]
+                                .trim_end_matches(',')
+                                .chars()
+                                .all(|d| d.is_ascii_digit())
+                    })
+                    .map(|t| builder(t.trim_end_matches(',')));
+                let age_ms = c.find(" s by its own").map(|end| {
+                    let number = c[..end].rsplit(' ').next().unwrap();
+                    number.parse::<i64>().unwrap().max(0) as u64 / 5 * MS_PER_TICK
+                });
+                let decision = if next.starts_with("decide to drop") {
+                    Decision::Drop
+                } else {
+                    Decision::Run
+                };
+                w.say(
+                    &actor,
+                    Event::KvGet {
+                        ask: ask_in(c),
+                        found,
+                        builder: named.filter(|_| found),
+                        age_ms: age_ms.filter(|_| found),
+                        decision,
+                    },
+                );
+            } else if c.starts_with("run A") {
+                let a = ask_in(c);
+                w.say(&actor, Event::Put { ask: a.clone() });
+                w.say(&actor, Event::BuildStart { ask: a });
+            } else if c.starts_with("ack A") {
+                if !c.contains("lost on the way") {
+                    w.say(&actor, Event::Ack { ask: ask_in(c) });
+                }
+            } else if c.starts_with("nak A") {
+                w.say(&actor, Event::Nak { ask: ask_in(c) });
+            } else if c.starts_with("heartbeat A") {
+                w.say(&actor, Event::Heartbeat { ask: ask_in(c) });
+            } else if c.starts_with("build of A") {
+                let a = ask_in(c);
+                b.finishing = Some(a.clone());
+                w.say(&actor, Event::BuildFinish { ask: a });
+            } else if *c == "delete the running key" {
+                let a = b.finishing.take().expect("a finish");
+                w.say(&actor, Event::KvDelete { ask: a });
+            } else if *c == "put the running key, marked done" {
+                let a = b.finishing.take().expect("a finish");
+                w.say(&actor, Event::Put { ask: a });
+            } else if c.starts_with("crashes") {
+                b.on_the_way = None;
+                b.landed.clear();
+            }
+        }
+    }
+    w.out
+}

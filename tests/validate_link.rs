@@ -1,0 +1,548 @@
+//! `slotcheck validate` on link logs: every story of every link finding,
+//! and random paths of every design, written as a log by an independent
+//! writer (`validate/link_writer.rs`, from the story's words), conform with
+//! the same violation; a log with one line changed departs at that line or,
+//! where the change is still a behaviour of the model, conforms, and the
+//! model's own explanation, written again by the writer, is that log (each
+//! builder's lines, up to names); a log of one design departs from another
+//! where they differ, or is shown so to be its behaviour.
+
+mod common;
+#[path = "validate/link_writer.rs"]
+mod writer;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use slotcheck::check::{check, Limits, Verdict as Checked};
+use slotcheck::validate::{validate_and_explain, Verdict};
+use slotcheck_models::events::link::{Decision, Event};
+use slotcheck_models::events::{self, Entry, Record};
+use slotcheck_models::link::trace::LinkTrace;
+use slotcheck_models::link::{all_designs, Action, Bounds, Design, Link, Options};
+use slotcheck_models::{NamedOptions, Narrated, StoryStep};
+use stateright::{Expectation, Model};
+use std::path::Path;
+
+/// The log as a file's text, read back by the parser, validated against
+/// `design`: the verdict, and the model's explanation when it conforms.
+fn run(
+    design: &'static Design,
+    options: Options,
+    bounds: &Bounds,
+    records: &[Record<Event>],
+) -> (Verdict, Option<Vec<StoryStep>>) {
+    let header = writer::header(bounds.max_deliver, bounds.skew);
+    let text = events::to_ndjson(Some(&header), records);
+    let log = events::parse("test.ndjson", &text).expect("the writer writes a valid log");
+    let lines = log
+        .entries
+        .into_iter()
+        .filter_map(|(line, e)| match e {
+            Entry::Link(r) => Some((line, r)),
+            _ => None,
+        })
+        .collect();
+    let trace = LinkTrace::new(design, options, &log.header, lines).expect("a log in bounds");
+    validate_and_explain(&trace)
+}
+
+fn violated(verdict: &Verdict) -> Vec<String> {
+    match verdict {
+        Verdict::Conforms { violated, .. } => violated.iter().map(|v| v.property.clone()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every link scenario: its id, options and bounds.
+fn scenarios() -> Vec<(String, Options, Bounds)> {
+    let dir = Path::new(common::ROOT).join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("link-")
+        })
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        let doc: toml::Table = std::fs::read_to_string(&file).unwrap().parse().unwrap();
+        let b = doc["bounds"].as_table().unwrap();
+        let d = Bounds::default();
+        let n =
+            |k: &str, default: u16| b.get(k).map_or(default, |v| v.as_integer().unwrap() as u16);
+        let bounds = Bounds {
+            asks: n("asks", d.asks.into()) as u8,
+            builders: n("builders", d.builders.into()) as u8,
+            skew: n("skew", d.skew),
+            horizon: n("horizon", d.horizon),
+            longest_build: n("longest_build", d.longest_build),
+            crashes: n("crashes", d.crashes.into()) as u8,
+            late_heartbeats: n("late_heartbeats", d.late_heartbeats.into()) as u8,
+            late_by: n("late_by", d.late_by),
+            max_deliver: n("max_deliver", d.max_deliver.into()) as u8,
+            slow_answers: n("slow_answers", 0) as u8,
+            lost_acks: n("lost_acks", 0) as u8,
+            naks: n("naks", 0) as u8,
+        };
+        let mut options = Options::default();
+        for o in doc
+            .get("options")
+            .and_then(|o| o.as_array())
+            .into_iter()
+            .flatten()
+        {
+            options.set(o.as_str().unwrap()).unwrap();
+        }
+        out.push((doc["id"].as_str().unwrap().to_string(), options, bounds));
+    }
+    assert!(
+        out.len() >= 20,
+        "the link scenarios are found: {}",
+        out.len()
+    );
+    out
+}
+
+type Counterexample = (
+    String,
+    &'static Design,
+    Options,
+    &'static str,
+    Bounds,
+    Vec<StoryStep>,
+);
+
+/// Every counterexample of every `always` property of every design on each
+/// link scenario's bounds.
+fn counterexamples() -> Vec<Counterexample> {
+    let mut out = Vec::new();
+    for (id, options, bounds) in scenarios() {
+        for design in all_designs() {
+            let mut model = Link::new(design, bounds);
+            model.options = options;
+            let outcome = check(model, &[], &Limits::default());
+            for result in &outcome.results {
+                if result.verdict != Checked::Violated {
+                    continue;
+                }
+                let trace = result.trace.as_ref().expect("a violation has a path");
+                let story = model.tell(&trace.init, &trace.actions);
+                out.push((id.clone(), design, options, result.name, bounds, story));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_story_of_every_link_finding_conforms_with_its_violation() {
+    let all = counterexamples();
+    assert!(all.len() > 40, "{} counterexamples", all.len());
+    let mut failures = Vec::new();
+    for (id, design, options, property, bounds, story) in &all {
+        let records = writer::write(story, bounds.asks);
+        let (verdict, _) = run(design, *options, bounds, &records);
+        if !violated(&verdict).iter().any(|p| p == property) {
+            failures.push(format!(
+                "{id} {} {property}: {}",
+                design.name,
+                slotcheck::validate::text("", &verdict)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {}:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+}
+
+/// A step that logs no line: time, a fault no system sees, a late answer
+/// reaching a subscription.
+fn silent(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Tick | Action::Crash(_) | Action::Delay(_) | Action::Land(_)
+    )
+}
+
+const RANDOM_BOUNDS: Bounds = Bounds {
+    asks: 2,
+    builders: 2,
+    skew: 0,
+    horizon: 90,
+    longest_build: 30,
+    crashes: 1,
+    late_heartbeats: 1,
+    late_by: 20,
+    max_deliver: 2,
+    slow_answers: 1,
+    lost_acks: 1,
+    naks: 1,
+};
+
+/// A random path of the model, cut after its last step that logs a line,
+/// and the `always` properties broken along it.
+fn random_path(model: &Link, seed: u64, most: usize) -> (Vec<StoryStep>, Vec<String>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let init = model.initial_states()[0];
+    let mut state = init;
+    let mut actions = Vec::new();
+    let mut enabled = Vec::new();
+    for _ in 0..most {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        if enabled.is_empty() {
+            break;
+        }
+        let action = enabled[rng.random_range(0..enabled.len())];
+        state = model.next_state(&state, action).unwrap();
+        actions.push(action);
+    }
+    while actions.last().is_some_and(|&a| silent(a)) {
+        actions.pop();
+    }
+    let mut broken = Vec::new();
+    let mut s = init;
+    for &a in &actions {
+        s = model.next_state(&s, a).unwrap();
+        for p in model.properties() {
+            let name = p.name.to_string();
+            if p.expectation == Expectation::Always
+                && !(p.condition)(model, &s)
+                && !broken.contains(&name)
+            {
+                broken.push(name);
+            }
+        }
+    }
+    (model.tell(&init, &actions), broken)
+}
+
+#[test]
+fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
+    let mut failures = Vec::new();
+    let mut violations = 0;
+    for design in all_designs() {
+        let model = Link::new(design, RANDOM_BOUNDS);
+        for seed in 0..30 {
+            let (story, broken) = random_path(&model, seed, 80);
+            let records = writer::write(&story, RANDOM_BOUNDS.asks);
+            let (verdict, _) = run(design, Options::default(), &RANDOM_BOUNDS, &records);
+            let reported = violated(&verdict);
+            violations += broken.len();
+            let conforms = matches!(verdict, Verdict::Conforms { .. });
+            if !conforms || broken.iter().any(|p| !reported.contains(p)) {
+                failures.push(format!(
+                    "{} seed {seed}: broken {broken:?}: {}",
+                    design.name,
+                    slotcheck::validate::text("", &verdict)
+                ));
+            }
+        }
+    }
+    assert!(violations > 0, "no random path broke a property");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each builder's lines, in order, with no times and no `server` lines:
+/// what a log says each builder did, whatever the interleaving of
+/// builders. Builders are numbered as validate numbers them (b1 is the
+/// first to act) or, with `by_name`, as the writer named them (`bld-2` is
+/// b2), so that a log and its explanation written again compare.
+fn per_builder(records: &[Record<Event>], by_name: bool) -> Vec<Vec<String>> {
+    let mut order: Vec<String> = Vec::new();
+    // A `server` line is the server's count, checked against the model's
+    // but no builder's step: the writer writes one per delivery it sees.
+    let steps: Vec<&Record<Event>> = records
+        .iter()
+        .filter(|r| r.actor != "client" && !matches!(r.event, Event::Server { .. }))
+        .collect();
+    for r in &steps {
+        if !order.contains(&r.actor) {
+            order.push(r.actor.clone());
+        }
+    }
+    if by_name {
+        order.sort_by_key(|a| a.trim_start_matches("bld-").parse::<u32>().unwrap());
+    }
+    let mut lines = vec![Vec::new(); order.len()];
+    for r in steps {
+        let mut text = serde_json::to_value(&r.event).unwrap();
+        if let Some(b) = text.get_mut("builder") {
+            let name = b.as_str().unwrap().to_string();
+            let index = order.iter().position(|a| *a == name).unwrap_or(order.len());
+            *b = format!("#{index}").into();
+        }
+        let at = order.iter().position(|a| *a == r.actor).unwrap();
+        lines[at].push(text.to_string());
+    }
+    lines
+}
+
+/// One line changed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Change {
+    /// A fetch got another ask (or nothing, or one where it got nothing).
+    OtherAsk,
+    /// A KV get's decision is the other one.
+    Decision,
+    /// A KV get found a key where it found none, or the reverse.
+    Found,
+    Deleted,
+    /// Swapped with the next line.
+    Swapped,
+}
+
+/// The log with line `k` changed, if the change applies to it.
+fn changed(
+    records: &[Record<Event>],
+    asks: u8,
+    k: usize,
+    change: Change,
+) -> Option<Vec<Record<Event>>> {
+    let mut out = records.to_vec();
+    let actor = out[k].actor.clone();
+    if matches!(out[k].event, Event::Publish { .. }) {
+        return None;
+    }
+    match change {
+        Change::OtherAsk => match &mut out[k].event {
+            Event::Fetch { got } => {
+                *got = match got.as_deref() {
+                    None => Some(writer::ask("A1")),
+                    Some(name) => {
+                        let n: u8 = name.trim_start_matches("check-").parse::<u8>().unwrap() - 100;
+                        (n < asks).then(|| writer::ask(&format!("A{}", n + 1)))
+                    }
+                }
+            }
+            _ => return None,
+        },
+        Change::Decision => match &mut out[k].event {
+            Event::KvGet { decision, .. } => {
+                *decision = match decision {
+                    Decision::Run => Decision::Drop,
+                    Decision::Drop => Decision::Run,
+                }
+            }
+            _ => return None,
+        },
+        Change::Found => match &mut out[k].event {
+            // A key of its own, just put: found, and still run.
+            Event::KvGet {
+                found,
+                builder,
+                age_ms,
+                ..
+            } => {
+                *found = !*found;
+                if *found {
+                    *builder = Some(actor.clone());
+                    *age_ms = Some(0);
+                } else {
+                    (*builder, *age_ms) = (None, None);
+                }
+            }
+            _ => return None,
+        },
+        Change::Deleted => {
+            out.remove(k);
+        }
+        Change::Swapped => {
+            if k + 1 >= out.len() {
+                return None;
+            }
+            out.swap(k, k + 1);
+            // Times stay in the order of the lines.
+            let (a, b) = (out[k].ts_ms, out[k + 1].ts_ms);
+            (out[k].ts_ms, out[k + 1].ts_ms) = (b, a);
+        }
+    }
+    Some(out)
+}
+
+/// Whether the model's explanation of a conforming log, told and written
+/// again by the writer, is that log (each builder's lines, up to names; a
+/// log may end in the middle of a builder's last step, so each builder's
+/// lines may be the first of the explanation's).
+fn explained_as(explanation: &Option<Vec<StoryStep>>, asks: u8, log: &[Record<Event>]) -> bool {
+    let Some(story) = explanation else {
+        return false;
+    };
+    let told = per_builder(&writer::write(story, asks), true);
+    let logged = per_builder(log, false);
+    told.len() == logged.len()
+        && told
+            .iter()
+            .zip(&logged)
+            .all(|(t, l)| t.starts_with(l) && t.len() - l.len() <= 2)
+}
+
+#[test]
+fn a_changed_link_line_departs_at_or_after_it_or_is_still_a_behaviour_of_the_model() {
+    let changes = [
+        Change::OtherAsk,
+        Change::Decision,
+        Change::Found,
+        Change::Deleted,
+        Change::Swapped,
+    ];
+    let mut departed = [0usize; 5];
+    let mut justified = [0usize; 5];
+    let mut failures = Vec::new();
+    for design in all_designs() {
+        let model = Link::new(design, RANDOM_BOUNDS);
+        for seed in 100..103 {
+            let (story, _) = random_path(&model, seed, 60);
+            let records = writer::write(&story, RANDOM_BOUNDS.asks);
+            for (c, &change) in changes.iter().enumerate() {
+                for k in 0..records.len() {
+                    let Some(mutant) = changed(&records, RANDOM_BOUNDS.asks, k, change) else {
+                        continue;
+                    };
+                    let line = k + 2; // the header is line 1
+                    let (verdict, explanation) =
+                        run(design, Options::default(), &RANDOM_BOUNDS, &mutant);
+                    // A line deleted or moved may also change what the search
+                    // looks ahead to (a crash is inferred only before a
+                    // builder's fetch; a step may be logged after lines it
+                    // came before), so the log may depart before it.
+                    let moved = matches!(change, Change::Deleted | Change::Swapped);
+                    match &verdict {
+                        Verdict::Departs { line: at, .. } if *at >= line || moved => {
+                            departed[c] += 1
+                        }
+                        Verdict::Conforms { .. }
+                            if explained_as(&explanation, RANDOM_BOUNDS.asks, &mutant) =>
+                        {
+                            justified[c] += 1
+                        }
+                        _ => failures.push(format!(
+                            "{} seed {seed} {change:?} line {line}: {}{}",
+                            design.name,
+                            slotcheck::validate::text("", &verdict),
+                            if std::env::var_os("SLOTCHECK_DEBUG").is_some() {
+                                format!(
+                                    "log: {:?}\nexplanation: {:?}\n",
+                                    per_builder(&mutant, false),
+                                    explanation
+                                        .as_ref()
+                                        .map(|s| per_builder(&writer::write(s, 2), true))
+                                )
+                            } else {
+                                String::new()
+                            }
+                        )),
+                    }
+                }
+            }
+        }
+    }
+    println!("departed {departed:?}, shown to be behaviours {justified:?}");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for c in 0..changes.len() {
+        assert!(departed[c] > 0, "no {:?} departed", changes[c]);
+    }
+}
+
+#[test]
+fn a_link_finding_log_departs_from_another_design_where_they_differ() {
+    let mut departed = 0;
+    let mut justified = 0;
+    let mut failures = Vec::new();
+    for (id, design, options, property, bounds, story) in counterexamples() {
+        let records = writer::write(&story, bounds.asks);
+        for other in all_designs().filter(|d| d.name != design.name) {
+            let (verdict, explanation) = run(other, options, &bounds, &records);
+            match verdict {
+                Verdict::Departs { .. } => departed += 1,
+                Verdict::Conforms { .. } if explained_as(&explanation, bounds.asks, &records) => {
+                    justified += 1
+                }
+                _ => failures.push(format!(
+                    "{id} {} {property} against {}: {}",
+                    design.name,
+                    other.name,
+                    slotcheck::validate::text("", &verdict)
+                )),
+            }
+        }
+    }
+    println!("departed {departed}, shown to be the other design's behaviour {justified}");
+    assert!(departed > 0);
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// docs/validate.md's link example: a run of after-1649 (the KV get before
+/// the put) that the designs with the duplicate check explain, and that
+/// departs from before-1649 at its KV get, line 5; a line without a
+/// required field is a bad log.
+#[test]
+fn the_link_example_is_explained_by_the_designs_with_the_duplicate_check() {
+    let example = "docs/examples/link.ndjson";
+    let output = common::slotcheck(&["validate", example]);
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 0, "{text}");
+    let explained = text
+        .lines()
+        .find(|l| l.starts_with("explained by: "))
+        .unwrap();
+    let names: Vec<&str> = explained["explained by: ".len()..].split(", ").collect();
+    let with_check: Vec<&str> = all_designs()
+        .filter(|d| d.duplicate_check && !d.done_key)
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(names, with_check, "{text}");
+    let output = common::slotcheck(&["validate", example, "--design", "before-1649"]);
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 4, "{text}");
+    assert!(text.contains("departs at line 5"), "{text}");
+    let lines = std::fs::read_to_string(Path::new(common::ROOT).join(example)).unwrap();
+    let broken = lines.replacen(r#","found":false"#, "", 1);
+    let path = common::scratch("validate_link", "example").join("link.ndjson");
+    std::fs::write(&path, broken).unwrap();
+    let output = common::slotcheck(&["validate", path.to_str().unwrap()]);
+    let stderr = common::stderr(&output);
+    assert_eq!(common::code(&output), 2);
+    assert!(
+        stderr.contains("link.ndjson:5: field `found` is missing"),
+        "{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "a debugging aid: SLOTCHECK_DEBUG=id:design:property prints one story, its log and its verdict"]
+fn debug_one() {
+    let want = std::env::var("SLOTCHECK_DEBUG").unwrap_or_default();
+    for (id, design, options, property, bounds, story) in counterexamples() {
+        if format!("{id}:{}:{property}", design.name) != want {
+            continue;
+        }
+        for s in &story {
+            println!("{}: {}", s.actor, s.action);
+        }
+        let records = writer::write(&story, bounds.asks);
+        let header = writer::header(bounds.max_deliver, bounds.skew);
+        print!("{}", events::to_ndjson(Some(&header), &records));
+        let (verdict, _) = run(design, options, &bounds, &records);
+        println!("{}", slotcheck::validate::text("", &verdict));
+    }
+}
