@@ -31,7 +31,7 @@ fn run(
     bounds: &Bounds,
     records: &[Record<Event>],
 ) -> (Verdict, Option<Vec<StoryStep>>) {
-    let header = writer::header(bounds.max_deliver, bounds.skew);
+    let header = writer::header(bounds);
     let text = events::to_ndjson(Some(&header), records);
     let log = events::parse("test.ndjson", &text).expect("the writer writes a valid log");
     let lines = log
@@ -88,6 +88,9 @@ fn scenarios() -> Vec<(String, Options, Bounds)> {
             slow_answers: n("slow_answers", 0) as u8,
             lost_acks: n("lost_acks", 0) as u8,
             naks: n("naks", 0) as u8,
+            ack_wait: n("ack_wait", d.ack_wait),
+            heartbeat_every: n("heartbeat_every", d.heartbeat_every),
+            fresh_for: n("fresh_for", d.fresh_for),
         };
         let mut options = Options::default();
         for o in doc
@@ -186,6 +189,9 @@ const RANDOM_BOUNDS: Bounds = Bounds {
     slow_answers: 1,
     lost_acks: 1,
     naks: 1,
+    ack_wait: 60,
+    heartbeat_every: 10,
+    fresh_for: 25,
 };
 
 /// A random path of the model, cut after its last step that logs a line,
@@ -540,7 +546,7 @@ fn debug_one() {
             println!("{}: {}", s.actor, s.action);
         }
         let records = writer::write(&story, bounds.asks);
-        let header = writer::header(bounds.max_deliver, bounds.skew);
+        let header = writer::header(&bounds);
         print!("{}", events::to_ndjson(Some(&header), &records));
         let (verdict, _) = run(design, options, &bounds, &records);
         println!("{}", slotcheck::validate::text("", &verdict));

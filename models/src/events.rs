@@ -73,6 +73,16 @@ pub struct Header {
     /// in whole ticks within it, for each builder. Absent: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skew_s: Option<u16>,
+    /// Link: the consumer's ack wait, the heartbeat (and in-progress)
+    /// period and how long a running key counts as fresh, in seconds of the
+    /// source's time (multiples of 5), when the system's differ from the
+    /// source's 60, 10 and 25 s. Absent: the source's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_wait_s: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_every_s: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh_for_s: Option<u16>,
 }
 
 /// One line of a log: the fields every event has, and the event.

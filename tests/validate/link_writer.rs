@@ -8,18 +8,27 @@
 
 use slotcheck_models::events::link::{Decision, Event};
 use slotcheck_models::events::{Header, ModelName, Record};
+use slotcheck_models::link::Bounds;
 use slotcheck_models::StoryStep;
 use std::collections::HashMap;
 
 /// Real ms per tick in the logs written.
 pub const MS_PER_TICK: u64 = 1000;
 
-pub fn header(max_deliver: u8, skew_s: u16) -> Header {
+/// The header of a log of a run on these bounds: what a real system knows
+/// of its own set-up (its stream's max_deliver, its clocks' skew, its
+/// timings where they are not the source's).
+pub fn header(bounds: &Bounds) -> Header {
+    let source = Bounds::default();
+    let differs = |ours: u16, theirs: u16| (ours != theirs).then_some(ours);
     Header {
         model: Some(ModelName::Link),
         ms_per_tick: Some(MS_PER_TICK),
-        max_deliver: Some(max_deliver),
-        skew_s: (skew_s > 0).then_some(skew_s),
+        max_deliver: Some(bounds.max_deliver),
+        skew_s: (bounds.skew > 0).then_some(bounds.skew),
+        ack_wait_s: differs(bounds.ack_wait, source.ack_wait),
+        heartbeat_every_s: differs(bounds.heartbeat_every, source.heartbeat_every),
+        fresh_for_s: differs(bounds.fresh_for, source.fresh_for),
         ..Header::default()
     }
 }

@@ -195,6 +195,7 @@ impl LinkTrace {
         let windows = Self::windows(&events, ms_per_tick)?;
         let last = windows.last().map_or(0, |w| w.1);
         let cap = |n: usize| n.min(u8::MAX as usize) as u8;
+        let timings = Bounds::default();
         let bounds = Bounds {
             asks: asks.len() as u8,
             builders: builders.len().max(1) as u8,
@@ -209,6 +210,9 @@ impl LinkTrace {
             slow_answers: if design.fetch_margin { cap(empty) } else { 0 },
             lost_acks: if design.sync_ack { 0 } else { cap(finishes) },
             naks: cap(naks),
+            ack_wait: header.ack_wait_s.unwrap_or(timings.ack_wait),
+            heartbeat_every: header.heartbeat_every_s.unwrap_or(timings.heartbeat_every),
+            fresh_for: header.fresh_for_s.unwrap_or(timings.fresh_for),
         };
         bounds
             .validate()
