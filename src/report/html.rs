@@ -390,7 +390,16 @@ fn matrix_table(page: &Page, matrix: &Matrix, links: &Links) -> Markup {
 /// A scenario: its heading and how its checks went, folded unless one is
 /// a regression or inconclusive; inside, its bounds, notes and designs side
 /// by side.
-fn scenario_section(page: &Page, section: &Section, links: &Links) -> Markup {
+/// A scenario's section: open, with its tables in the page, when a check
+/// regressed or was cut short; folded to one line otherwise, its body packed
+/// with the stories and drawn when opened (most of a nightly page is the
+/// tables of scenarios where everything went as expected).
+fn scenario_section(
+    page: &Page,
+    section: &Section,
+    links: &Links,
+    stories: &mut lazy::Stories,
+) -> Markup {
     let rows: Vec<&ResultRow> = page
         .rows
         .iter()
@@ -408,8 +417,17 @@ fn scenario_section(page: &Page, section: &Section, links: &Links) -> Markup {
         ),
     };
     let design = |r: &ResultRow| r.design.clone();
+    let body = html! {
+        p class="bounds" { (section.bounds) }
+        @if let Some(notes) = &section.notes {
+            details { summary { "notes" } p class="notes" { (notes) } }
+        }
+        (verdict_table(&rows, false, design, links))
+        (verdict_table(&rows, true, design, links))
+    };
+    let open = regressions + unsure > 0;
     html! {
-        details class="scenario" id={ "s-" (section.id) } open[regressions + unsure > 0] {
+        details class="scenario" id={ "s-" (section.id) } open[open] {
             summary {
                 h3 {
                     (section.id) " — " (section.title)
@@ -419,12 +437,11 @@ fn scenario_section(page: &Page, section: &Section, links: &Links) -> Markup {
                 }
                 span class="tally" { (tally) }
             }
-            p class="bounds" { (section.bounds) }
-            @if let Some(notes) = &section.notes {
-                details { summary { "notes" } p class="notes" { (notes) } }
+            @if open {
+                (body)
+            } @else {
+                div class="lazy" data-entry=(stories.add(body.into_string())) {}
             }
-            (verdict_table(&rows, false, design, links))
-            (verdict_table(&rows, true, design, links))
         }
         "\n"
     }
@@ -516,7 +533,7 @@ pub fn render(page: &Page) -> String {
             (verdict_table(&rows, true, ResultRow::column, links))
         }
         @for section in &sections {
-            (scenario_section(page, section, links))
+            (scenario_section(page, section, links, &mut stories))
         }
         h2 { "Violations" }
         @if violations.is_empty() && open.is_empty() {
@@ -540,6 +557,23 @@ pub fn render(page: &Page) -> String {
         }
         @if !page.stats.is_empty() {
             h2 { "Statistics" }
+            @if page.sections.is_empty() {
+                (stats_table(page))
+            } @else {
+                // A run per scenario and design: folded, drawn when opened.
+                details class="stats" {
+                    summary { (report::count(page.stats.len() as u64, "run")) }
+                    div class="lazy" data-entry=(stories.add(stats_table(page).into_string())) {}
+                }
+            }
+        }
+    };
+    document(&page.title, html! { (body) (stories.script()) })
+}
+
+/// States, unique states, depth, seconds and why cut, per run.
+fn stats_table(page: &Page) -> Markup {
+    html! {
             table class="stats" {
                 thead { tr { th { "run" } th { "states" } th { "unique" } th { "depth" } th { "seconds" } th { "cut short" } } }
                 tbody {
@@ -556,9 +590,7 @@ pub fn render(page: &Page) -> String {
                     }
                 }
             }
-        }
-    };
-    document(&page.title, html! { (body) (stories.script()) })
+    }
 }
 
 /// Our head and style around a body.
