@@ -53,7 +53,7 @@ fn violated(verdict: &Verdict) -> Vec<String> {
     }
 }
 
-/// Every link scenario: its id, options and bounds.
+/// Every link scenario but the slow ones: its id, options and bounds.
 fn scenarios() -> Vec<(String, Options, Bounds)> {
     let dir = Path::new(common::ROOT).join("scenarios");
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -71,6 +71,11 @@ fn scenarios() -> Vec<(String, Options, Bounds)> {
     let mut out = Vec::new();
     for file in files {
         let doc: toml::Table = std::fs::read_to_string(&file).unwrap().parse().unwrap();
+        // The nightly's slow files (three builders) take minutes to check
+        // each design; their stories are of the same steps as the others'.
+        if doc.get("slow").and_then(|v| v.as_bool()) == Some(true) {
+            continue;
+        }
         let b = doc["bounds"].as_table().unwrap();
         let d = Bounds::default();
         let n =
@@ -128,6 +133,13 @@ fn counterexamples() -> Vec<Counterexample> {
         for design in all_designs() {
             let mut model = Link::new(design, bounds);
             model.options = options;
+            // The search over whole states (the reference mode of
+            // tests/link_exactness.rs): its paths are the ones this writer
+            // and the link search were built against. The reduced search
+            // finds paths of the same lengths with other interleavings, and
+            // 21 of them (slow answers, mostly) depart today: issue 21's
+            // note lists them as work left.
+            model.reduced = false;
             let outcome = check(model, &[], &Limits::default());
             for result in &outcome.results {
                 if result.verdict != Checked::Violated {
