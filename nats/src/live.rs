@@ -195,17 +195,7 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
     }
     let finished = Instant::now() < deadline;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let held: Vec<String> = builders
-        .iter()
-        .flat_map(|(b, _)| {
-            b.buffer
-                .iter()
-                .map(|h| h.ask.clone())
-                .chain(b.decided.iter().map(|(h, _)| h.ask.clone()))
-                .chain(b.building.iter().map(|h| h.ask.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let held: Vec<String> = builders.iter().flat_map(|(b, _)| b.held()).collect();
     let evidence = bus.evidence().await?;
     let records = log.records();
     let crashes: Vec<(String, u64)> = faults

@@ -345,17 +345,7 @@ pub async fn replay(
             }
         }
     }
-    let held: Vec<String> = builders
-        .iter()
-        .flat_map(|b| {
-            b.buffer
-                .iter()
-                .map(|h| h.ask.clone())
-                .chain(b.decided.iter().map(|(h, _)| h.ask.clone()))
-                .chain(b.building.iter().map(|h| h.ask.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let held: Vec<String> = builders.iter().flat_map(|b| b.held()).collect();
     // Acks and in-progress are fire and forget: let the server take the
     // last ones before asking it what it holds.
     tokio::time::sleep(Duration::from_millis(200)).await;

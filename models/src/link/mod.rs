@@ -318,6 +318,27 @@ pub enum Action {
 }
 
 impl Action {
+    /// The builder a step is by: every step but a tick.
+    pub fn builder(self) -> Option<Bid> {
+        match self {
+            Action::Tick => None,
+            Action::Fetch(b)
+            | Action::FetchLate(b)
+            | Action::Land(b)
+            | Action::Take(b)
+            | Action::Read(b)
+            | Action::Start(b)
+            | Action::Drop(b)
+            | Action::Heartbeat(b)
+            | Action::Finish(b)
+            | Action::Crash(b)
+            | Action::Delay(b)
+            | Action::SlowAnswer(b)
+            | Action::FinishAckLost(b)
+            | Action::Nak(b) => Some(b),
+        }
+    }
+
     pub fn is_fault(self) -> bool {
         matches!(
             self,

@@ -26,22 +26,10 @@ impl Link {
     }
 
     fn actor(&self, s: &State, action: Action) -> String {
-        let who = match action {
-            Action::Tick => "time".to_string(),
-            Action::Crash(b)
-            | Action::Delay(b)
-            | Action::SlowAnswer(b)
-            | Action::FinishAckLost(b)
-            | Action::Nak(b) => format!("fault on {}", self.builder_label(s, b)),
-            Action::Fetch(b)
-            | Action::FetchLate(b)
-            | Action::Land(b)
-            | Action::Take(b)
-            | Action::Read(b)
-            | Action::Start(b)
-            | Action::Drop(b)
-            | Action::Heartbeat(b)
-            | Action::Finish(b) => self.builder_label(s, b),
+        let who = match action.builder() {
+            None => "time".to_string(),
+            Some(b) if action.is_fault() => format!("fault on {}", self.builder_label(s, b)),
+            Some(b) => self.builder_label(s, b),
         };
         format!("{} {who}", at(s.now as i16))
     }

@@ -12,8 +12,8 @@ mod simulated;
 
 pub use simulated::{simulated_log, streams, Line};
 
+use observe::observe;
 pub use observe::Observation;
-use observe::{builder_of, observe};
 
 use super::{
     ask_name, builder_name, Action, Ask, Bid, Bounds, Design, Link, Options, State, BUFFER_ROOM,
@@ -422,7 +422,7 @@ impl LinkTrace {
         self.model.actions(&c.state, &mut enabled);
         enabled
             .into_iter()
-            .filter(|&a| builder_of(a) == Some(b))
+            .filter(|&a| a.builder() == Some(b))
             .filter(|a| !matches!(a, Action::Crash(_) | Action::Delay(_)))
             .map(|a| {
                 let (n, lines) = self.take(c, a);

@@ -2,7 +2,6 @@
 //! which steps a line can be, which steps no builder logs, and what the
 //! model allowed where a log departs.
 
-use super::observe::builder_of;
 use super::{drains, Cursor, LinkTrace, MAX_ASKS, SILENT_PER_LINE};
 use crate::events::link::Event;
 use crate::link::{
@@ -158,7 +157,7 @@ impl crate::Trace for LinkTrace {
         let mut enabled = Vec::new();
         self.model.actions(s, &mut enabled);
         for action in enabled {
-            let Some(b) = builder_of(action) else {
+            let Some(b) = action.builder() else {
                 continue;
             };
             let bi = b as usize;

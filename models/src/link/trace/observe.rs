@@ -30,27 +30,6 @@ pub enum Observation {
     KvDelete(Ask),
 }
 
-/// The builder a step is by, if any.
-pub fn builder_of(action: Action) -> Option<Bid> {
-    match action {
-        Action::Tick => None,
-        Action::Fetch(b)
-        | Action::FetchLate(b)
-        | Action::Land(b)
-        | Action::Take(b)
-        | Action::Read(b)
-        | Action::Start(b)
-        | Action::Drop(b)
-        | Action::Heartbeat(b)
-        | Action::Finish(b)
-        | Action::Crash(b)
-        | Action::Delay(b)
-        | Action::SlowAnswer(b)
-        | Action::FinishAckLost(b)
-        | Action::Nak(b) => Some(b),
-    }
-}
-
 /// Whether a key put at `put_at` has outlived the bucket's TTL at `now`.
 pub fn expired(put_at: Option<u8>, now: u8) -> bool {
     put_at.is_some_and(|p| now - p >= KEY_LIFETIME)

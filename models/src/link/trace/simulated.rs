@@ -1,37 +1,18 @@
 //! A link log split by stream, and a simulated log for `slotcheck bench`.
 
-use super::observe::builder_of;
 use super::LinkTrace;
 use crate::events::link::Event;
 use crate::events::{Header, Record};
 use crate::link::{Action, Bounds, Design, Link, Options};
 use stateright::Model;
-use std::collections::HashMap;
 
 /// A line of a link log, with its number.
-pub type Line = (usize, Record<Event>);
+pub type Line = crate::events::Line<Event>;
 
 /// A link log's lines split by stream (the `queue` field), in the order
 /// each stream first appears.
 pub fn streams(records: Vec<Line>) -> Vec<(String, Vec<Line>)> {
-    let mut order: Vec<String> = Vec::new();
-    let mut by_stream: HashMap<String, Vec<Line>> = HashMap::new();
-    for (line, record) in records {
-        if !by_stream.contains_key(&record.queue) {
-            order.push(record.queue.clone());
-        }
-        by_stream
-            .entry(record.queue.clone())
-            .or_default()
-            .push((line, record));
-    }
-    order
-        .into_iter()
-        .map(|q| {
-            let lines = by_stream.remove(&q).unwrap_or_default();
-            (q, lines)
-        })
-        .collect()
+    crate::events::by_queue(records)
 }
 
 /// A random run of the model on `bounds`, as the log its builders would
@@ -98,7 +79,7 @@ pub fn simulated_log(
         }
         let ts = |in_tick: u64| next.state.now as u64 * MS + (in_tick * 2).min(30);
         if let (Some(a), true) = (landed, lines.is_empty()) {
-            let b = builder_of(action).expect("a builder's step");
+            let b = action.builder().expect("a builder's step");
             records.push(Record {
                 model: None,
                 queue: stream.to_string(),
@@ -110,7 +91,7 @@ pub fn simulated_log(
             });
             in_tick += 1;
         }
-        if let Some(b) = builder_of(action) {
+        if let Some(b) = action.builder() {
             for o in lines.drain(..) {
                 records.push(Record {
                     model: None,
