@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use slotcheck::check::{check, Limits, Verdict as Checked};
 use slotcheck::validate::{validate_and_explain, Verdict};
 use slotcheck_models::events::stovepipe::Event;
-use slotcheck_models::events::{self, Entry, Header, ModelName, Record};
+use slotcheck_models::events::{self, Header, ModelName, Record};
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace};
 use slotcheck_models::stovepipe::{design_named, Bounds, Design, Stovepipe, DESIGNS};
 use slotcheck_models::{Narrated, StoryStep};
@@ -39,26 +39,12 @@ fn run(
     records: &[Record<Event>],
 ) -> (Verdict, Option<Vec<StoryStep>>) {
     let text = events::to_ndjson(Some(&header(bounds)), records);
-    let log = events::parse("test.ndjson", &text).expect("the writer writes a valid log");
-    let lines = log
-        .entries
-        .into_iter()
-        .filter_map(|(line, e)| match e {
-            Entry::Stovepipe(r) => Some((line, r)),
-            _ => None,
-        })
-        .collect();
+    let mut log = events::parse("test.ndjson", &text).expect("the writer writes a valid log");
+    let lines = log.stovepipe_lines();
     let mut split = queues(lines);
     let (_, split_read, events) = split.pop().unwrap_or_default();
     let trace = QueueTrace::new(design, &log.header, split_read, events).expect("a log in bounds");
     validate_and_explain(&trace)
-}
-
-fn violated(verdict: &Verdict) -> Vec<String> {
-    match verdict {
-        Verdict::Conforms { violated, .. } => violated.iter().map(|v| v.property.clone()).collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The stovepipe findings: each scenario file that names one, with its
@@ -129,7 +115,7 @@ fn every_story_of_every_finding_conforms_with_its_violation() {
     for (id, design, property, bounds, story) in &all {
         let records = writer::write(story);
         let (verdict, _) = run(design_named(design).unwrap(), bounds, &records);
-        if !violated(&verdict).iter().any(|p| p == property) {
+        if !verdict.violated_properties().iter().any(|p| p == property) {
             failures.push(format!(
                 "{id} {design} {property}: {}",
                 slotcheck::validate::text("", &verdict)
@@ -193,9 +179,9 @@ fn random_paths_of_every_design_conform_with_every_violation_they_show() {
             let (story, broken) = random_path(&model, seed, 60);
             let records = writer::write(&story);
             let (verdict, _) = run(design, &RANDOM_BOUNDS, &records);
-            let reported = violated(&verdict);
+            let reported = verdict.violated_properties();
             let conforms = matches!(verdict, Verdict::Conforms { .. });
-            if !conforms || broken.iter().any(|p| !reported.contains(p)) {
+            if !conforms || broken.iter().any(|p| !reported.contains(&p.as_str())) {
                 failures.push(format!(
                     "{} seed {seed}: broken {broken:?}: {}",
                     design.name,

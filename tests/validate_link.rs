@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use slotcheck::check::{check, Limits, Verdict as Checked};
 use slotcheck::validate::{validate_and_explain, Verdict};
 use slotcheck_models::events::link::{Decision, Event};
-use slotcheck_models::events::{self, Entry, Record};
+use slotcheck_models::events::{self, Record};
 use slotcheck_models::link::trace::LinkTrace;
 use slotcheck_models::link::{all_designs, Action, Bounds, Design, Link, Options};
 use slotcheck_models::{NamedOptions, Narrated, StoryStep};
@@ -33,24 +33,10 @@ fn run(
 ) -> (Verdict, Option<Vec<StoryStep>>) {
     let header = writer::header(bounds);
     let text = events::to_ndjson(Some(&header), records);
-    let log = events::parse("test.ndjson", &text).expect("the writer writes a valid log");
-    let lines = log
-        .entries
-        .into_iter()
-        .filter_map(|(line, e)| match e {
-            Entry::Link(r) => Some((line, r)),
-            _ => None,
-        })
-        .collect();
+    let mut log = events::parse("test.ndjson", &text).expect("the writer writes a valid log");
+    let lines = log.link_lines();
     let trace = LinkTrace::new(design, options, &log.header, lines).expect("a log in bounds");
     validate_and_explain(&trace)
-}
-
-fn violated(verdict: &Verdict) -> Vec<String> {
-    match verdict {
-        Verdict::Conforms { violated, .. } => violated.iter().map(|v| v.property.clone()).collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// Every link scenario but the slow ones: its id, options and bounds.
@@ -162,7 +148,7 @@ fn every_story_of_every_link_finding_conforms_with_its_violation() {
     for (id, design, options, property, bounds, story) in &all {
         let records = writer::write(story, bounds.asks);
         let (verdict, _) = run(design, *options, bounds, &records);
-        if !violated(&verdict).iter().any(|p| p == property) {
+        if !verdict.violated_properties().iter().any(|p| p == property) {
             failures.push(format!(
                 "{id} {} {property}: {}",
                 design.name,
@@ -254,10 +240,10 @@ fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
             let (story, broken) = random_path(&model, seed, 80);
             let records = writer::write(&story, RANDOM_BOUNDS.asks);
             let (verdict, _) = run(design, Options::default(), &RANDOM_BOUNDS, &records);
-            let reported = violated(&verdict);
+            let reported = verdict.violated_properties();
             violations += broken.len();
             let conforms = matches!(verdict, Verdict::Conforms { .. });
-            if !conforms || broken.iter().any(|p| !reported.contains(p)) {
+            if !conforms || broken.iter().any(|p| !reported.contains(&p.as_str())) {
                 failures.push(format!(
                     "{} seed {seed}: broken {broken:?}: {}",
                     design.name,

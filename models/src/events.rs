@@ -123,6 +123,31 @@ pub struct Log {
     pub entries: Vec<(usize, Entry)>,
 }
 
+impl Log {
+    /// The stovepipe events with their line numbers; the header stays,
+    /// other lines are left out.
+    pub fn stovepipe_lines(&mut self) -> Vec<(usize, Record<stovepipe::Event>)> {
+        std::mem::take(&mut self.entries)
+            .into_iter()
+            .filter_map(|(line, e)| match e {
+                Entry::Stovepipe(r) => Some((line, r)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The link events with their line numbers, as `stovepipe_lines`.
+    pub fn link_lines(&mut self) -> Vec<(usize, Record<link::Event>)> {
+        std::mem::take(&mut self.entries)
+            .into_iter()
+            .filter_map(|(line, e)| match e {
+                Entry::Link(r) => Some((line, r)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// A line that is not an event: `file:line: message`, the message naming
 /// the field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -271,6 +296,34 @@ impl<W: std::io::Write> Writer<W> {
 }
 
 /// The log as text, header first (if any).
+/// A line of a log: its number and its record.
+pub type Line<E> = (usize, Record<E>);
+
+/// A log's lines split by the `queue` field (a stovepipe queue, a link
+/// stream), each with its line number, in the order each first appears:
+/// every queue is validated on its own.
+pub fn by_queue<E>(records: Vec<Line<E>>) -> Vec<(String, Vec<Line<E>>)> {
+    let mut order: Vec<String> = Vec::new();
+    let mut by_queue: std::collections::HashMap<String, Vec<Line<E>>> =
+        std::collections::HashMap::new();
+    for (line, record) in records {
+        if !by_queue.contains_key(&record.queue) {
+            order.push(record.queue.clone());
+        }
+        by_queue
+            .entry(record.queue.clone())
+            .or_default()
+            .push((line, record));
+    }
+    order
+        .into_iter()
+        .map(|q| {
+            let lines = by_queue.remove(&q).unwrap_or_default();
+            (q, lines)
+        })
+        .collect()
+}
+
 pub fn to_ndjson<E: Serialize>(header: Option<&Header>, records: &[Record<E>]) -> String {
     let mut writer = Writer::new(Vec::new());
     if let Some(h) = header {

@@ -79,6 +79,16 @@ impl Verdict {
             Verdict::Departs { .. } => "departs",
         }
     }
+
+    /// The properties the log's explanation breaks: none unless it conforms.
+    pub fn violated_properties(&self) -> Vec<&str> {
+        match self {
+            Verdict::Conforms { violated, .. } => {
+                violated.iter().map(|v| v.property.as_str()).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A step of the search: its candidate's parent and the actions (silent

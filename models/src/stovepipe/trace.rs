@@ -479,21 +479,9 @@ pub type QueueLog = (String, bool, Vec<(usize, Record<Event>)>);
 /// appears; whether the log reads rows in split statements (`read_request`
 /// and its kin) is read from the events.
 pub fn queues(records: Vec<(usize, Record<Event>)>) -> Vec<QueueLog> {
-    let mut order: Vec<String> = Vec::new();
-    let mut by_queue: HashMap<String, Vec<(usize, Record<Event>)>> = HashMap::new();
-    for (line, record) in records {
-        if !by_queue.contains_key(&record.queue) {
-            order.push(record.queue.clone());
-        }
-        by_queue
-            .entry(record.queue.clone())
-            .or_default()
-            .push((line, record));
-    }
-    order
+    crate::events::by_queue(records)
         .into_iter()
-        .map(|q| {
-            let events = by_queue.remove(&q).unwrap_or_default();
+        .map(|(q, events)| {
             let split = events.iter().any(|(_, r)| {
                 matches!(
                     r.event,
