@@ -27,8 +27,16 @@ pub struct Repair {
     /// What it adds to the base's cost.
     pub cost: &'static str,
     apply: fn(&mut Design),
-    /// Whether `design` already has this repair's choice.
-    has: fn(&Design) -> bool,
+}
+
+impl Repair {
+    /// Whether `design` already has this repair's choice: applying it
+    /// changes nothing.
+    fn has(&self, design: &Design) -> bool {
+        let mut applied = *design;
+        (self.apply)(&mut applied);
+        applied == *design
+    }
 }
 
 /// Every repair, in the order a composition's name lists them.
@@ -40,7 +48,6 @@ pub static REPAIRS: [Repair; 6] = [
         change: "step b's claim is a transaction that commits only if R's row is as read",
         cost: "every claim a two-row transaction (the queue row locked for it)",
         apply: |d| d.admit = Admit::FencedClaim,
-        has: |d| d.admit == Admit::FencedClaim,
     },
     Repair {
         name: "atomic-admit",
@@ -49,7 +56,6 @@ pub static REPAIRS: [Repair; 6] = [
         change: "steps b and c are one transaction on the queue row and R's row",
         cost: "every admit one two-row transaction (the queue row locked for the admit)",
         apply: |d| d.admit = Admit::OneTransaction,
-        has: |d| d.admit == Admit::OneTransaction,
     },
     Repair {
         name: "supersede-first",
@@ -58,7 +64,6 @@ pub static REPAIRS: [Repair; 6] = [
         change: "a stale head is superseded before its slot is released",
         cost: "none (the same two CASes in the other order)",
         apply: |d| d.stale_head = StaleHead::SupersedeThenRelease,
-        has: |d| d.stale_head == StaleHead::SupersedeThenRelease,
     },
     Repair {
         name: "reaping-gate",
@@ -67,7 +72,6 @@ pub static REPAIRS: [Repair; 6] = [
         change: "a closed gate first removes the owners whose request is terminal",
         cost: "on a closed gate one statement reading the owners' rows",
         apply: |d| d.gate = Gate::ReapThenHold,
-        has: |d| d.gate == Gate::ReapThenHold,
     },
     Repair {
         name: "resume-submits",
@@ -76,7 +80,6 @@ pub static REPAIRS: [Repair; 6] = [
         change: "a lost processing write that finds R processing submits its build",
         cost: "none (a submit is idempotent)",
         apply: |d| d.resume = Resume::Submit,
-        has: |d| d.resume == Resume::Submit,
     },
     Repair {
         name: "dlq-cancels",
@@ -85,7 +88,6 @@ pub static REPAIRS: [Repair; 6] = [
         change: "the DLQ cancels R's build by request ID before it releases",
         cost: "one build-system cancel per dead-lettered request",
         apply: |d| d.dlq = Dlq::CancelFirst,
-        has: |d| d.dlq == Dlq::CancelFirst,
     },
 ];
 
@@ -130,7 +132,7 @@ pub fn compose(text: &str) -> Result<Design, String> {
     // The base's own repairs count as chosen: a part is set once.
     let mut chosen: Vec<(&Repair, &str)> = REPAIRS
         .iter()
-        .filter(|r| (r.has)(&base))
+        .filter(|r| r.has(&base))
         .map(|r| (r, base_name))
         .collect();
     let mut applied: Vec<&Repair> = Vec::new();

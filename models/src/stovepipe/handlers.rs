@@ -34,27 +34,11 @@ fn process(turn: &mut Turn, pc: Pc) -> Pc {
                 _ => gate(&design, seen.slots),
             }
         }
-        Pc::ReleaseBeforeSupersede => {
-            if turn.release_slot() {
-                Pc::Supersede
-            } else {
-                Pc::Read
-            }
-        }
-        Pc::Supersede => {
-            if turn.cas_request(RequestState::Superseded) {
-                Pc::Ack
-            } else {
-                Pc::Read
-            }
-        }
+        Pc::ReleaseBeforeSupersede => won_then(turn.release_slot(), Pc::Supersede),
+        Pc::Supersede => won_then(turn.cas_request(RequestState::Superseded), Pc::Ack),
         // Then the unwind gives the slot back.
         Pc::SupersedeThenRelease => {
-            if turn.cas_request(RequestState::Superseded) {
-                Pc::Unwind
-            } else {
-                Pc::Read
-            }
+            won_then(turn.cas_request(RequestState::Superseded), Pc::Unwind)
         }
         Pc::SubmitBuild => {
             turn.submit_build();
@@ -105,29 +89,16 @@ fn admit(turn: &mut Turn, pc: Pc) -> Pc {
     let design = turn.model.design;
     match (pc, design.admit) {
         // b: claim; a conflict restarts.
-        (Pc::Claim, Admit::ClaimFirst) => {
-            if turn.claim_slot() {
-                Pc::WriteProcessing
-            } else {
-                Pc::Read
-            }
-        }
+        (Pc::Claim, Admit::ClaimFirst) => won_then(turn.claim_slot(), Pc::WriteProcessing),
         // b: the fenced claim; a conflict on either row restarts.
         (Pc::Claim, Admit::FencedClaim) => {
-            if turn.claim_in_transaction(None) {
-                Pc::WriteProcessing
-            } else {
-                Pc::Read
-            }
+            won_then(turn.claim_in_transaction(None), Pc::WriteProcessing)
         }
         // b and c as one transaction.
-        (Pc::Claim, Admit::OneTransaction) => {
-            if turn.claim_in_transaction(Some(RequestState::Processing)) {
-                Pc::SubmitBuild
-            } else {
-                Pc::Read
-            }
-        }
+        (Pc::Claim, Admit::OneTransaction) => won_then(
+            turn.claim_in_transaction(Some(RequestState::Processing)),
+            Pc::SubmitBuild,
+        ),
         // fail-open's b: processing first; a conflict acks, the count
         // untouched.
         (Pc::WriteProcessing, Admit::ProcessingFirst) => {
@@ -251,20 +222,8 @@ fn signal(turn: &mut Turn, pc: Pc) -> Pc {
                 Pc::WriteOutcome
             }
         }
-        Pc::Release => {
-            if turn.release_slot() {
-                Pc::WriteOutcome
-            } else {
-                Pc::Read
-            }
-        }
-        Pc::WriteOutcome => {
-            if turn.cas_request(RequestState::Succeeded) {
-                Pc::Ack
-            } else {
-                Pc::Read
-            }
-        }
+        Pc::Release => won_then(turn.release_slot(), Pc::WriteOutcome),
+        Pc::WriteOutcome => won_then(turn.cas_request(RequestState::Succeeded), Pc::Ack),
         other => unreachable!("signal has no step {other:?}"),
     }
 }
@@ -299,20 +258,8 @@ fn dlq(turn: &mut Turn, pc: Pc) -> Pc {
                 Pc::WriteOutcome
             }
         }
-        Pc::Release => {
-            if turn.release_slot() {
-                Pc::WriteOutcome
-            } else {
-                Pc::Read
-            }
-        }
-        Pc::WriteOutcome => {
-            if turn.cas_request(RequestState::DeadLettered) {
-                Pc::Ack
-            } else {
-                Pc::Read
-            }
-        }
+        Pc::Release => won_then(turn.release_slot(), Pc::WriteOutcome),
+        Pc::WriteOutcome => won_then(turn.cas_request(RequestState::DeadLettered), Pc::Ack),
         other => unreachable!("dlq has no step {other:?}"),
     }
 }
@@ -577,4 +524,14 @@ pub(super) fn stall(model: &Stovepipe, state: &mut State, i: usize, log: &mut Lo
     state.spend_stall();
     log.say(|_| "stall past the visibility timeout".to_string());
     expire(model, state, r, kind, log);
+}
+
+/// A write's outcome: on to `next` if it won, back to read if its CAS lost
+/// (another worker wrote the row first).
+fn won_then(won: bool, next: Pc) -> Pc {
+    if won {
+        next
+    } else {
+        Pc::Read
+    }
 }
