@@ -5,7 +5,6 @@
 mod common;
 
 use common::slotcheck;
-use slotcheck::check::Limits;
 use slotcheck::models::link::DEFAULT_BOUNDS;
 use slotcheck::models::ToolModel;
 use slotcheck::simulate::replay::replay_file;
@@ -23,19 +22,12 @@ fn link(design: &str) -> Link {
 
 fn swarm(seed: u64, runs: u64, shard: Shard, out: Option<PathBuf>) -> Settings {
     Settings {
-        seed,
-        runs,
-        only_run: None,
-        depth: 500,
         swarm: Some(swarm_ranges(&link("before-1649"), &[]).unwrap()),
         shard,
         shrink: true,
         shrink_states: 20_000,
         out,
-        pct: None,
-        liveness: None,
-        guided: false,
-        budget: Limits::default(),
+        ..Settings::new(seed, runs, 500)
     }
 }
 

@@ -7,7 +7,7 @@ use common::slotcheck;
 use slotcheck::check::{check, Limits};
 use slotcheck::commands::simulate_bench::claims;
 use slotcheck::simulate::replay::{replay_document, replay_file};
-use slotcheck::simulate::{merge, simulate, swarm_ranges, Report, Settings, Shard, Timing};
+use slotcheck::simulate::{merge, simulate, swarm_ranges, Report, Settings, Timing};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::path::PathBuf;
 
@@ -17,19 +17,10 @@ fn scratch(name: &str) -> PathBuf {
 
 fn plain(seed: u64, runs: u64, out: Option<PathBuf>) -> Settings {
     Settings {
-        seed,
-        runs,
-        only_run: None,
-        depth: 500,
-        swarm: None,
-        shard: Shard::WHOLE,
         shrink: true,
         shrink_states: 50_000,
         out,
-        pct: None,
-        liveness: None,
-        guided: false,
-        budget: Limits::default(),
+        ..Settings::new(seed, runs, 500)
     }
 }
 

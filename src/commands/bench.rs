@@ -287,25 +287,9 @@ pub fn validate_time(lines: usize) -> (usize, usize, f64, usize) {
     use slotcheck_models::stovepipe::trace::{queues, simulated_log, QueueTrace};
     let design = design_named("owner-keyed-atomic-admit-dlq-cancels").expect("a design");
     let bounds = bounds(3, 1, 1, 1);
-    let mut logs = Vec::new();
-    let mut total = 0;
-    while total < lines {
-        let log = simulated_log(
-            design,
-            bounds,
-            logs.len() as u64,
-            &format!("q{}", logs.len()),
-            80,
-        );
-        total += log.len();
-        logs.push(log);
-    }
-    // Interleaved, as a service with many queues writes them.
-    let mut interleaved = Vec::with_capacity(total);
-    let longest = logs.iter().map(Vec::len).max().unwrap_or(0);
-    for i in 0..longest {
-        interleaved.extend(logs.iter().filter_map(|l| l.get(i).cloned()));
-    }
+    let (total, interleaved) = interleaved_logs(lines, |n| {
+        simulated_log(design, bounds, n as u64, &format!("q{n}"), 80)
+    });
     let header = events::Header {
         model: Some(events::ModelName::Stovepipe),
         max_concurrent: Some(bounds.max_concurrent),
@@ -314,15 +298,8 @@ pub fn validate_time(lines: usize) -> (usize, usize, f64, usize) {
     };
     let text = events::to_ndjson(Some(&header), &interleaved);
     let started = Instant::now();
-    let log = events::parse("bench.ndjson", &text).expect("a simulated log parses");
-    let records = log
-        .entries
-        .into_iter()
-        .filter_map(|(line, e)| match e {
-            events::Entry::Stovepipe(r) => Some((line, r)),
-            _ => None,
-        })
-        .collect();
+    let mut log = events::parse("bench.ndjson", &text).expect("a simulated log parses");
+    let records = log.stovepipe_lines();
     let mut conforming = 0;
     let split = queues(records);
     let count = split.len();
@@ -333,6 +310,28 @@ pub fn validate_time(lines: usize) -> (usize, usize, f64, usize) {
         }
     }
     (total, count, started.elapsed().as_secs_f64(), conforming)
+}
+
+/// Logs of independent queues (`log(n)` the n-th) until they hold at least
+/// `lines` lines, interleaved line by line as a service with many queues
+/// writes them: their total, and the lines.
+fn interleaved_logs<R: Clone>(
+    lines: usize,
+    mut log: impl FnMut(usize) -> Vec<R>,
+) -> (usize, Vec<R>) {
+    let mut logs: Vec<Vec<R>> = Vec::new();
+    let mut total = 0;
+    while total < lines {
+        let next = log(logs.len());
+        total += next.len();
+        logs.push(next);
+    }
+    let mut interleaved = Vec::with_capacity(total);
+    let longest = logs.iter().map(Vec::len).max().unwrap_or(0);
+    for i in 0..longest {
+        interleaved.extend(logs.iter().filter_map(|l| l.get(i).cloned()));
+    }
+    (total, interleaved)
 }
 
 /// Lines of the link log `bench` validates.
@@ -353,24 +352,9 @@ pub fn validate_link_time(lines: usize) -> (usize, usize, f64, usize) {
         lost_acks: 1,
         ..Bounds::default()
     };
-    let mut logs = Vec::new();
-    let mut total = 0;
-    while total < lines {
-        let log = simulated_log(
-            design,
-            bounds,
-            logs.len() as u64,
-            &format!("s{}", logs.len()),
-            120,
-        );
-        total += log.len();
-        logs.push(log);
-    }
-    let mut interleaved = Vec::with_capacity(total);
-    let longest = logs.iter().map(Vec::len).max().unwrap_or(0);
-    for i in 0..longest {
-        interleaved.extend(logs.iter().filter_map(|l| l.get(i).cloned()));
-    }
+    let (total, interleaved) = interleaved_logs(lines, |n| {
+        simulated_log(design, bounds, n as u64, &format!("s{n}"), 120)
+    });
     let header = events::Header {
         model: Some(events::ModelName::Link),
         ms_per_tick: Some(100),
@@ -379,15 +363,8 @@ pub fn validate_link_time(lines: usize) -> (usize, usize, f64, usize) {
     };
     let text = events::to_ndjson(Some(&header), &interleaved);
     let started = Instant::now();
-    let log = events::parse("bench.ndjson", &text).expect("a simulated log parses");
-    let records = log
-        .entries
-        .into_iter()
-        .filter_map(|(line, e)| match e {
-            events::Entry::Link(r) => Some((line, r)),
-            _ => None,
-        })
-        .collect();
+    let mut log = events::parse("bench.ndjson", &text).expect("a simulated log parses");
+    let records = log.link_lines();
     let split = streams(records);
     let count = split.len();
     let mut conforming = 0;

@@ -7,7 +7,7 @@ use crate::check::{check, Limits};
 use crate::models::{ModelArgs, ToolModel};
 use crate::simulate::shrink;
 use crate::simulate::{
-    plan, run_rng, simulate, swarm_ranges, walk, PctSettings, Schedule, Settings, Shard, Timing,
+    plan, run_rng, simulate, swarm_ranges, walk, PctSettings, Schedule, Settings, Timing,
 };
 use slotcheck_models::stovepipe::{
     design_named, Action, Bounds, Stovepipe, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
@@ -155,19 +155,8 @@ pub fn bench(seed: u64) -> Result<String, String> {
         for swarm in [false, true] {
             let model = Stovepipe::new(design, crate::models::stovepipe::DEFAULT_BOUNDS);
             let settings = Settings {
-                seed,
-                runs: RUNS,
-                only_run: None,
-                depth: 500,
                 swarm: swarm.then(|| swarm_ranges(&model, &[])).transpose()?,
-                shard: Shard::WHOLE,
-                shrink: false,
-                shrink_states: 0,
-                out: None,
-                pct: None,
-                liveness: None,
-                guided: false,
-                budget: Limits::default(),
+                ..Settings::new(seed, RUNS, 500)
             };
             let mut timing = Timing::default();
             let run = simulate(&model, &settings, &mut timing)?;
@@ -317,21 +306,7 @@ pub const POWER_PCT: u32 = 3;
 /// differs. `guided+all` ([`crate::simulate::guided`] with swarm weights
 /// and PCT) is the one judged on every finding.
 pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
-    let base = Settings {
-        seed,
-        runs: POWER_RUNS,
-        only_run: None,
-        depth: 500,
-        swarm: None,
-        shard: Shard::WHOLE,
-        shrink: false,
-        shrink_states: 0,
-        out: None,
-        pct: None,
-        liveness: None,
-        guided: false,
-        budget: Limits::default(),
-    };
+    let base = Settings::new(seed, POWER_RUNS, 500);
     let fixed_swarm = |s: Settings| Settings {
         swarm: Some(Vec::new()),
         ..s

@@ -119,6 +119,29 @@ pub struct Settings {
     pub guided: bool,
 }
 
+impl Settings {
+    /// `runs` plain walks of at most `depth` steps from `seed`: the whole
+    /// shard, no swarm, no PCT, no liveness phase, no guidance, nothing
+    /// shrunk or saved, no budget.
+    pub fn new(seed: u64, runs: u64, depth: usize) -> Self {
+        Settings {
+            seed,
+            runs,
+            only_run: None,
+            depth,
+            swarm: None,
+            shard: Shard::WHOLE,
+            shrink: false,
+            shrink_states: 0,
+            out: None,
+            budget: Limits::default(),
+            pct: None,
+            liveness: None,
+            guided: false,
+        }
+    }
+}
+
 /// The name a liveness violation is reported under.
 pub const SETTLES: &str = "settles-after-faults";
 
@@ -583,19 +606,8 @@ mod tests {
     fn merge_refuses_reports_of_other_options() {
         let model = Stovepipe::new(DESIGNS[0], Bounds::default());
         let settings = |seed, shard: &str| Settings {
-            seed,
-            runs: 20,
-            only_run: None,
-            depth: 100,
-            swarm: None,
             shard: Shard::parse(shard).unwrap(),
-            shrink: false,
-            shrink_states: 0,
-            out: None,
-            pct: None,
-            liveness: None,
-            guided: false,
-            budget: Limits::default(),
+            ..Settings::new(seed, 20, 100)
         };
         let report = |seed, shard| {
             simulate_all(&[model], &settings(seed, shard), &mut Timing::default())
