@@ -66,18 +66,6 @@ fn findings() -> Vec<(String, Bounds)> {
     out
 }
 
-fn limits() -> Limits {
-    Limits {
-        threads: 1,
-        max_states: None,
-        timeout: None,
-        deadline: None,
-        max_memory: None,
-        stop_once_found: false,
-        progress: false,
-    }
-}
-
 /// Replays every counterexample on each backend; returns how many.
 fn replay_findings(backends: &[&Backend]) -> usize {
     let findings = findings();
@@ -86,7 +74,7 @@ fn replay_findings(backends: &[&Backend]) -> usize {
     for (file, bounds) in findings {
         for design in DESIGNS {
             let model = Stovepipe::new(design, bounds);
-            let outcome = check(model, &[], &limits());
+            let outcome = check(model, &[], &Limits::default());
             for result in &outcome.results {
                 let Some(trace) = &result.trace else { continue };
                 if result.verdict != Verdict::Violated {

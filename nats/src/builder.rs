@@ -86,6 +86,15 @@ pub struct Builder {
 }
 
 impl Builder {
+    /// The asks it holds: buffered, decided on, or building.
+    pub fn held(&self) -> impl Iterator<Item = String> + '_ {
+        self.buffer
+            .iter()
+            .map(|h| h.ask.clone())
+            .chain(self.decided.iter().map(|(h, _)| h.ask.clone()))
+            .chain(self.building.iter().map(|h| h.ask.clone()))
+    }
+
     /// Connects to `url` (the server, or a proxy in front of it).
     pub async fn connect(
         name: &str,

@@ -53,6 +53,17 @@ fn direct() -> String {
 }
 
 /// Polls until the builder holds a message; its delivery count.
+/// A private stream with one ask, A1, and two builders of `design`
+/// talking to the server directly.
+async fn one_ask_two_builders(run: &str, design: Design) -> (Bus, Builder, Builder) {
+    let mut bus = bus(run).await;
+    bus.publish("A1").await.unwrap();
+    let url = direct();
+    let b1 = builder(&bus, "b1", design, &url).await;
+    let b2 = builder(&bus, "b2", design, &url).await;
+    (bus, b1, b2)
+}
+
 async fn fetch_one(b: &mut Builder, within: Duration) -> Option<(String, u64)> {
     let until = Instant::now() + within;
     while Instant::now() < until {
@@ -119,11 +130,7 @@ fn a_late_answer_needs_a_round_trip_longer_than_the_fetch_margin() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn an_ack_from_the_first_holder_after_a_redelivery_still_counts() {
     block_on(async {
-        let mut bus = bus("stale_ack").await;
-        bus.publish("A1").await.unwrap();
-        let url = direct();
-        let mut b1 = builder(&bus, "b1", Design::Before1649, &url).await;
-        let mut b2 = builder(&bus, "b2", Design::Before1649, &url).await;
+        let (mut bus, mut b1, mut b2) = one_ask_two_builders("stale_ack", Design::Before1649).await;
         assert_eq!(
             fetch_one(&mut b1, Duration::from_secs(1)).await,
             Some(("A1".into(), 1))
@@ -153,12 +160,9 @@ fn an_ack_from_the_first_holder_after_a_redelivery_still_counts() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn an_in_progress_from_the_first_holder_after_a_redelivery_still_counts() {
     block_on(async {
-        let mut bus = bus("stale_progress").await;
-        bus.publish("A1").await.unwrap();
-        let url = direct();
-        let mut b1 = builder(&bus, "b1", Design::Before1649, &url).await;
-        let mut b2 = builder(&bus, "b2", Design::Before1649, &url).await;
-        let mut b3 = builder(&bus, "b3", Design::Before1649, &url).await;
+        let (bus, mut b1, mut b2) =
+            one_ask_two_builders("stale_progress", Design::Before1649).await;
+        let mut b3 = builder(&bus, "b3", Design::Before1649, &direct()).await;
         fetch_one(&mut b1, Duration::from_secs(1)).await.unwrap();
         b1.take().await.unwrap();
         assert_eq!(
@@ -185,11 +189,7 @@ fn an_in_progress_from_the_first_holder_after_a_redelivery_still_counts() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn a_nak_hands_the_message_out_again_at_once() {
     block_on(async {
-        let mut bus = bus("nak").await;
-        bus.publish("A1").await.unwrap();
-        let url = direct();
-        let mut b1 = builder(&bus, "b1", Design::After1649, &url).await;
-        let mut b2 = builder(&bus, "b2", Design::After1649, &url).await;
+        let (_bus, mut b1, mut b2) = one_ask_two_builders("nak", Design::After1649).await;
         fetch_one(&mut b1, Duration::from_secs(1)).await.unwrap();
         b1.read().await.unwrap();
         b1.start().await.unwrap();
@@ -211,11 +211,7 @@ fn a_nak_hands_the_message_out_again_at_once() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn a_lost_ack_runs_a_finished_ask_again() {
     block_on(async {
-        let mut bus = bus("lost_ack").await;
-        bus.publish("A1").await.unwrap();
-        let url = direct();
-        let mut b1 = builder(&bus, "b1", Design::After1649, &url).await;
-        let mut b2 = builder(&bus, "b2", Design::After1649, &url).await;
+        let (mut bus, mut b1, mut b2) = one_ask_two_builders("lost_ack", Design::After1649).await;
         fetch_one(&mut b1, Duration::from_secs(1)).await.unwrap();
         b1.read().await.unwrap();
         b1.start().await.unwrap();

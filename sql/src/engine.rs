@@ -407,6 +407,16 @@ impl Conn {
         self.release();
     }
 
+    /// Ends the open transaction: commits after a body that returned `Ok`,
+    /// rolls back after an error or a failed commit (and hands it on).
+    fn end<T>(&mut self, result: DbResult<T>) -> DbResult<T> {
+        let committed = result.and_then(|value| self.commit().map(|()| value));
+        if committed.is_err() {
+            self.rollback();
+        }
+        committed
+    }
+
     /// Runs reads in one transaction that takes no write lock (SQLite: a
     /// deferred `BEGIN` whatever `begin_immediate` says, so that a read
     /// holding its queue's turnstile never waits for the write lock).
@@ -419,37 +429,15 @@ impl Conn {
             EngineName::Mariadb => "START TRANSACTION",
         };
         self.exec(begin, &[])?;
-        match body(self) {
-            Ok(value) => match self.commit() {
-                Ok(()) => Ok(value),
-                Err(e) => {
-                    self.rollback();
-                    Err(e)
-                }
-            },
-            Err(e) => {
-                self.rollback();
-                Err(e)
-            }
-        }
+        let result = body(self);
+        self.end(result)
     }
 
     /// Runs `body` in one transaction: commits when it returns `Ok`, rolls
     /// back on an error (and hands the error on).
     pub fn transaction<T>(&mut self, body: impl FnOnce(&mut Conn) -> DbResult<T>) -> DbResult<T> {
         self.begin()?;
-        match body(self) {
-            Ok(value) => match self.commit() {
-                Ok(()) => Ok(value),
-                Err(e) => {
-                    self.rollback();
-                    Err(e)
-                }
-            },
-            Err(e) => {
-                self.rollback();
-                Err(e)
-            }
-        }
+        let result = body(self);
+        self.end(result)
     }
 }

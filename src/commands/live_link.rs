@@ -116,17 +116,10 @@ pub fn run_link(
 /// model predicted) validated against the design it ran: the link search of
 /// `slotcheck validate`.
 pub fn validate_run(design: &str, log: &str) -> Result<crate::validate::Verdict, String> {
-    use slotcheck_models::events::{self, Entry};
+    use slotcheck_models::events;
     let design = slotcheck_models::link::design_named(design).expect("a link design");
-    let parsed = events::parse("live", log).map_err(|e| format!("the live log: {e}"))?;
-    let lines = parsed
-        .entries
-        .into_iter()
-        .filter_map(|(line, e)| match e {
-            Entry::Link(r) => Some((line, r)),
-            _ => None,
-        })
-        .collect();
+    let mut parsed = events::parse("live", log).map_err(|e| format!("the live log: {e}"))?;
+    let lines = parsed.link_lines();
     super::validate::link_verdict(design, &parsed.header, lines)
         .map_err(|e| format!("the live log, line {e}"))
 }
@@ -138,7 +131,7 @@ pub fn validated_words(design: &str, verdict: &crate::validate::Verdict, violate
         "the run's log, validated against {design}: {}\n",
         verdict.word()
     );
-    let found = matches!(verdict, crate::validate::Verdict::Conforms { violated, .. } if !violated.is_empty());
+    let found = !verdict.violated_properties().is_empty();
     match verdict {
         crate::validate::Verdict::Conforms { .. } if found != violated => out.push_str(&format!(
             "  (the server's evidence says {}; the model's explanation of the log says {})\n",

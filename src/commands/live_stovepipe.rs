@@ -3,7 +3,7 @@
 
 use super::live::LiveArgs;
 use crate::validate::{self, Verdict};
-use slotcheck_models::events::{self, Entry};
+use slotcheck_models::events;
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
 use slotcheck_models::stovepipe::{design_named, DESIGNS};
 use slotcheck_sql::engine::{Dialect, EngineName};
@@ -126,15 +126,9 @@ impl Validated {
 pub fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String> {
     let design = design_named(design).expect("a known design");
     let text: Vec<String> = outcome.log.iter().map(|l| l.to_string()).collect();
-    let log = events::parse("live", &text.join("\n")).map_err(|e| format!("the live log: {e}"))?;
-    let records = log
-        .entries
-        .into_iter()
-        .filter_map(|(line, e)| match e {
-            Entry::Stovepipe(r) => Some((line, r)),
-            _ => None,
-        })
-        .collect();
+    let mut log =
+        events::parse("live", &text.join("\n")).map_err(|e| format!("the live log: {e}"))?;
+    let records = log.stovepipe_lines();
     let mut v = Validated::default();
     for (queue, split, records) in queues(records) {
         let verdict = match QueueTrace::new(design, &log.header, split, records) {
