@@ -229,4 +229,16 @@ impl Link {
             _ => age_here < limit,
         }
     }
+
+    /// The age by the reader's clock at which [`Link::is_fresh`] changes its
+    /// answer (every mutant's test is one comparison with one threshold): the
+    /// stored state keeps of a clock only where it falls against this.
+    pub(crate) fn fresh_threshold(&self) -> i16 {
+        let limit = self.bounds.fresh_for_ticks() as i16;
+        match self.mutation {
+            Some(Mutation::FreshOneTickLate) => limit + 1,
+            Some(Mutation::FreshOneTickEarly) => limit - 1,
+            _ => limit,
+        }
+    }
 }
