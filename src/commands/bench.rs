@@ -76,16 +76,6 @@ const LINK_DESIGNS: [&str; 5] = [
     "after-1649-repaired",
 ];
 
-/// The link designs measured on three asks and three builders: all but
-/// check-only, which reads every builder's clock and so shrinks little
-/// there (docs/link.md, *The stored state*).
-const LINK_DESIGNS_LARGE: [&str; 4] = [
-    "before-1649",
-    "after-1649",
-    "margin-only",
-    "after-1649-repaired",
-];
-
 /// A row of link bounds: its name, the bounds, the designs, the threads.
 type LinkRow = (
     &'static str,
@@ -104,7 +94,7 @@ pub fn link_matrix(large: bool) -> Vec<LinkRow> {
             builders: 3,
             ..LINK_DEFAULT_BOUNDS
         };
-        rows.push(("link A3 B3", three, &LINK_DESIGNS_LARGE, &[2]));
+        rows.push(("link A3 B3", three, &LINK_DESIGNS, &[2]));
     }
     rows
 }
@@ -436,7 +426,7 @@ pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
         );
     }
     println!(
-        "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders (check-only left out: it reads every builder's clock, see docs/link.md). t: threads.\n\
+        "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders. t: threads.\n\
          B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation."
     );
     let speedups: Vec<String> = rows
