@@ -135,7 +135,42 @@ fn matrix() -> Vec<(Bounds, bool)> {
     ] {
         m.push((faults, false));
     }
+    m.extend(clock_settings().into_iter().map(|b| (b, false)));
     m
+}
+
+/// Settings where the stored clocks, key ages and build lengths are cut by
+/// the horizon: skews wide enough that an offset reads every key stale or
+/// every key fresh, ack waits short enough to hand a message out again
+/// before the horizon (or long enough not to), late heartbeats that let a
+/// key age, and builds that can or cannot reach their longest.
+fn clock_settings() -> Vec<Bounds> {
+    vec![
+        Bounds {
+            ack_wait: 15,
+            horizon: 75,
+            longest_build: 75,
+            ..bounds(1, 3, 35, 1, 1)
+        },
+        Bounds {
+            ack_wait: 15,
+            horizon: 45,
+            longest_build: 20,
+            ..bounds(2, 2, 25, 1, 1)
+        },
+        Bounds {
+            late_by: 50,
+            horizon: 75,
+            longest_build: 40,
+            ..bounds(1, 2, 35, 1, 1)
+        },
+        Bounds {
+            ack_wait: 30,
+            fresh_for: 15,
+            horizon: 50,
+            ..bounds(2, 2, 20, 1, 1)
+        },
+    ]
 }
 
 fn models(
@@ -176,7 +211,13 @@ fn the_stored_state_gives_every_verdict_and_shortest_length_of_the_whole_one() {
 
 #[test]
 fn every_mutant_keeps_its_verdicts_and_lengths_on_the_stored_state() {
-    for bounds in [bounds(2, 2, 10, 1, 1), bounds(1, 3, 5, 1, 1)] {
+    let clocks = clock_settings();
+    for bounds in [
+        bounds(2, 2, 10, 1, 1),
+        bounds(1, 3, 5, 1, 1),
+        clocks[0],
+        clocks[2],
+    ] {
         for design in all_designs() {
             for m in mutation::mutations(design) {
                 let (mut reduced, _) = models(design, bounds, false);
