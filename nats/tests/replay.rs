@@ -201,3 +201,98 @@ fn after_1649_without_delay_gets_its_answer_within_the_fetch() {
     }
     assert_eq!(late_answers(&outcome), 0);
 }
+
+/// The ask's evidence from the server: its message, result and key history.
+fn ask_evidence<'a>(outcome: &'a Outcome, ask: &str) -> &'a slotcheck_nats::bus::AskEvidence {
+    outcome
+        .evidence
+        .asks
+        .iter()
+        .find(|a| a.ask == ask)
+        .unwrap_or_else(|| panic!("no evidence of {ask}"))
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
+    let outcome = run("check-only-skew-15-double-run", "skew_15", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(outcome.violations.double_runs.len(), 1);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_twice_when_a_heartbeat_is_50s_late() {
+    let outcome = run(
+        "after-1649-late-heartbeat-double-run",
+        "after_late_twice",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(key_putters(&outcome, "A1"), ["b1", "b2"]);
+    assert_eq!(outcome.evidence.delivered, 2);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes() {
+    let outcome = run(
+        "after-1649-late-heartbeat-loses-ask",
+        "after_late_lost",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
+    let outcome = run("after-1649-lost-ack-rebuild", "lost_ack", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
+    let outcome = run("after-1649-naks-exhaust-deliveries", "naks", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
+    let outcome = run("after-1649-slow-answer-double-run", "slow_twice", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&outcome), 1);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
+    let outcome = run("after-1649-slow-answer-loses-ask", "slow_lost", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&outcome), 1);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
+    let outcome = run(
+        "after-1649-slow-answer-run-after-result",
+        "slow_after",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&outcome), 1);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_at_an_ack_wait_of_15s_builds_after_a_result() {
+    let outcome = run(
+        "after-1649-ack-wait-15-run-after-result",
+        "ack_wait_15",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+}
