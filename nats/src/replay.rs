@@ -326,13 +326,18 @@ pub async fn replay(
                     .ok_or_else(|| "not building".to_string())
             }
             Action::Nak(b) => {
-                let model = builder_view(&step.before, &script.builders[b]).buffer.first().cloned();
+                let model = builder_view(&step.before, &script.builders[b])
+                    .buffer
+                    .first()
+                    .cloned();
                 match (builders[b].nak_oldest().await?, model) {
                     (Some(real), Some(model)) => {
                         // The server hands it out again at once: no ack
                         // wait of it runs out later in the story.
                         restarted.remove(&real);
-                        binding.bind(&model, &real).map(|()| format!("naked {real}"))
+                        binding
+                            .bind(&model, &real)
+                            .map(|()| format!("naked {real}"))
                     }
                     (real, model) => Err(format!("naked {real:?}, the story {model:?}")),
                 }

@@ -34,7 +34,8 @@ pub enum Action {
 /// is the reading in which nothing can. A builder that makes the two one
 /// step (KV create, or an update at the revision read) is another design
 /// (after-1649-revision-start), not the source's.
-pub const ATOMIC_START_REFUSED: &str = "`atomic-start` makes the KV get and the put of the running key one step; \
+pub const ATOMIC_START_REFUSED: &str =
+    "`atomic-start` makes the KV get and the put of the running key one step; \
 the source's builder does them in two round trips (a get, then a put), so no run of it on a \
 real server follows an atomic-start story (docs/real-jetstream.md, The atomic-start stories)";
 
