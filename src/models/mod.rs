@@ -35,11 +35,12 @@ use std::hash::Hash;
 
 pub use bounds::{whole, Bound, BoundError, ModelBounds, Swarm};
 
-/// What the tool needs of a model, in one trait: its name and designs; how
-/// it is built from the command line, a scenario file and a trace's
-/// `#meta`; how its bounds read in reports; its bounds by name and the kind
-/// of each action (for the simulator, which draws, lowers and records
-/// them); and its mutants.
+/// What the tool needs of a model, in one trait: its name and designs; its
+/// bounds as a table (every form of them, flags, scenario `[bounds]`, JSON,
+/// words, names and swarm ranges, is made from it: [`ModelBounds`]); how it
+/// is built from the command line and a trace's `#meta`; the kind of each
+/// action (for the simulator, which draws, lowers and records them); and
+/// its mutants.
 pub trait ToolModel:
     Packed
     + Narrated<
