@@ -465,7 +465,7 @@ fn bounds_out_of_range_exit_2() {
         &err,
         &format!("{line}:12"),
         "bounds.requests",
-        "requests must be from 1 to 32, not 0",
+        "must be a whole number from 1 to 32, not 0",
     );
 
     let text = sp_oct_003_with("crashes = 1", "crashes = 300");

@@ -3,6 +3,7 @@
 //! story). A model takes part by saying how its bounds read ([`ToolModel`]).
 
 use crate::check::{check, Limits, Outcome, Verdict};
+use crate::models::ModelBounds;
 use crate::models::{self, ToolModel};
 use crate::report::itf::{self, Output};
 use crate::report::see::{self, CheckOutputArgs, CompareOutputArgs};

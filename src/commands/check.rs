@@ -11,6 +11,7 @@ use crate::report::see::{CheckOutputArgs, Format};
 use crate::report::{JsonArgs, Style};
 use crate::scenario;
 use clap::{ArgMatches, Args};
+use slotcheck_models::link::Link;
 use std::path::{Path, PathBuf};
 
 /// A budget ran out before a verdict.
@@ -171,10 +172,13 @@ fn check_skew_range(args: CheckArgs, design: String) -> Result<u8, String> {
             "--skew-range is for the link model's clock skew: add --model link".to_string(),
         );
     }
-    let bounds = args.model.link.bounds(args.model.bounds.crashes)?;
+    let bounds = args.model.bounds.bounds::<Link>()?;
+    bounds
+        .validate()
+        .map_err(|e| format!("--model link: {e}"))?;
     let options = options(&args.model.bounds.options)?;
     let range = args.skew_range.as_deref().expect("--skew-range given");
-    if args.model.link.skew.is_some() {
+    if args.model.bounds.has("skew") {
         return Err("--skew-range varies the skew: leave out --skew".to_string());
     }
     let range = skew::parse_range(range)?;

@@ -2,6 +2,7 @@
 //! (with `--scenarios`) on each scenario's; the report printed and written.
 
 use super::args::LimitArgs;
+use crate::models::ModelBounds;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::mutate::{self as mutation, Equivalents};
 use crate::report::{self, itf, JsonArgs, Style};

@@ -3,6 +3,7 @@
 
 use super::simulate_bench;
 use crate::models::whole;
+use crate::models::ModelBounds;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::simulate::{

@@ -23,6 +23,7 @@ mod output;
 pub use output::{html, json, text};
 
 use crate::check::{budget, check, Limits, Outcome, Verdict};
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
 use crate::report::{self, count};
 use serde::Deserialize;

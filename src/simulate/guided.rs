@@ -22,6 +22,7 @@
 
 use super::walk::walk_from;
 use super::{plan, run_rng, Schedule, Settings, Walk};
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
