@@ -94,9 +94,9 @@ impl crate::Trace for LinkTrace {
                     .builder_index
                     .get(&record.actor)
                     .and_then(|&b| c.late[b as usize].filter(|&(l, _)| Some(l) == a));
-                let count = late.map(|(_, n)| n).or_else(|| {
-                    a.map(|a| c.state.messages[a as usize].deliveries)
-                });
+                let count = late
+                    .map(|(_, n)| n)
+                    .or_else(|| a.map(|a| c.state.messages[a as usize].deliveries));
                 let agrees = match (count, num_delivered) {
                     (Some(count), Some(n)) => count as u64 == *n,
                     _ => true,
