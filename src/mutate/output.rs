@@ -2,8 +2,8 @@
 //! design's score), JSON, and an HTML page.
 
 use super::*;
+use crate::report::mutation::{DesignMutants, Fate as RecordFate, MutantRecord};
 use crate::report::{count, Style};
-use serde_json::{json, Value};
 
 /// The report for people: each mutant's fate (with the bounds that killed
 /// it, when they are not `given`), then each design's score.
@@ -97,57 +97,63 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
     out
 }
 
-pub fn json(reports: &[DesignReport]) -> Value {
-    Value::Array(
-        reports
-            .iter()
-            .map(|r| {
-                json!({
-                    "design": r.design,
-                    "mutants": r.mutants.iter().map(|m| {
-                        let mut entry = json!({"name": m.name, "change": m.change});
-                        match &m.fate {
-                            Fate::Killed(kill) => {
-                                entry["fate"] = json!("killed");
-                                entry["killed_by"] = kill.json();
-                            }
-                            Fate::Survived(larger) => {
-                                entry["fate"] = json!("survived");
-                                if let Some(kill) = larger {
-                                    entry["killed_on_larger_bounds"] = kill.json();
-                                }
-                            }
-                            Fate::Equivalent(why) => {
-                                entry["fate"] = json!("equivalent");
-                                entry["why"] = json!(why);
-                            }
-                            Fate::Known(why) => {
-                                entry["fate"] = json!("known-survivor");
-                                entry["why"] = json!(why);
-                            }
-                            Fate::ListedButKilled { listed_as, why, kill } => {
-                                entry["fate"] = json!("listed-but-killed");
-                                entry["listed_as"] = json!(listed_as);
-                                entry["why"] = json!(why);
-                                entry["killed_by"] = kill.json();
-                            }
-                            Fate::Inconclusive(why) => {
-                                entry["fate"] = json!("inconclusive");
-                                entry["why"] = json!(why);
-                            }
-                        }
-                        entry
-                    }).collect::<Vec<_>>(),
-                    "killed": r.killed(),
-                    "survived": r.survived(),
-                    "known_survivors": r.known(),
-                    "equivalent": r.equivalent(),
-                    "score": r.score(),
-                    "unlisted": r.unlisted,
-                })
-            })
-            .collect(),
-    )
+/// The report as its typed record (`mutate --json` serializes it).
+pub fn records(reports: &[DesignReport]) -> Vec<DesignMutants> {
+    reports
+        .iter()
+        .map(|r| DesignMutants {
+            design: r.design.clone(),
+            equivalent: r.equivalent(),
+            killed: r.killed(),
+            known_survivors: r.known(),
+            mutants: r.mutants.iter().map(mutant_record).collect(),
+            score: r.score(),
+            survived: r.survived(),
+            unlisted: r.unlisted.clone(),
+        })
+        .collect()
+}
+
+fn mutant_record(m: &MutantReport) -> MutantRecord {
+    let mut record = MutantRecord {
+        change: m.change.clone(),
+        fate: RecordFate::Killed,
+        killed_by: None,
+        killed_on_larger_bounds: None,
+        listed_as: None,
+        name: m.name.clone(),
+        why: None,
+    };
+    match &m.fate {
+        Fate::Killed(kill) => record.killed_by = Some(kill.record()),
+        Fate::Survived(larger) => {
+            record.fate = RecordFate::Survived;
+            record.killed_on_larger_bounds = larger.as_ref().map(Kill::record);
+        }
+        Fate::Equivalent(why) => {
+            record.fate = RecordFate::Equivalent;
+            record.why = Some(why.clone());
+        }
+        Fate::Known(why) => {
+            record.fate = RecordFate::KnownSurvivor;
+            record.why = Some(why.clone());
+        }
+        Fate::ListedButKilled {
+            listed_as,
+            why,
+            kill,
+        } => {
+            record.fate = RecordFate::ListedButKilled;
+            record.listed_as = Some(listed_as.to_string());
+            record.why = Some(why.clone());
+            record.killed_by = Some(kill.record());
+        }
+        Fate::Inconclusive(why) => {
+            record.fate = RecordFate::Inconclusive;
+            record.why = Some(why.clone());
+        }
+    }
+    record
 }
 
 /// The report as a page: a table per design, a row per mutant.

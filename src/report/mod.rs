@@ -5,7 +5,8 @@
 //! renders (their JSON is serde's, their schema schemars'); `mod.rs` tables,
 //! stories, JSON and small text helpers; `itf.rs` ITF traces and the
 //! checking and writing of output files; `diagram/` sequence diagrams
-//! (Mermaid, SVG); `junit.rs` JUnit (quick-junit); `html.rs` the HTML
+//! (Mermaid, SVG); `mutation.rs`, `validation.rs` the typed results of
+//! `mutate` and `validate`; `junit.rs` JUnit (quick-junit); `html.rs` the HTML
 //! report (maud); `see.rs` the `--format` and `--html` flags and pages. It reads `check`'s results and
 //! any `Narrated` model's stories; it never runs a model, names one, or
 //! reaches into `simulate`, `scenario` or the commands.
@@ -15,12 +16,13 @@ pub mod diagram;
 pub mod html;
 pub mod itf;
 pub mod junit;
+pub mod mutation;
 pub mod results;
 pub mod see;
+pub mod validation;
 
 use crate::check::{Outcome, PropertyResult, Stats, Verdict};
 use clap::Args;
-use serde_json::Value;
 use slotcheck_models::{Narrated, PropertyKind, StoryStep};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -214,20 +216,9 @@ pub fn story_text(steps: &[StoryStep], ending: &str) -> String {
     out
 }
 
-/// A story's steps as JSON (`comparison::StepRecord`).
-pub fn story_json(steps: &[StoryStep]) -> Value {
-    serde_json::to_value(comparison::steps_of(steps)).expect("JSON")
-}
-
-/// A run's figures as JSON (`comparison::RunRecord`).
-pub fn stats_json(design: &str, s: &Stats) -> Value {
-    serde_json::to_value(comparison::RunRecord::of(design, s)).expect("JSON")
-}
-
-/// The comparison as one JSON object: bounds, results, stats
-/// (`comparison::Comparison`).
-pub fn comparison_json<M: Narrated>(bounds: Value, columns: &[(String, Outcome<M>)]) -> Value {
-    serde_json::to_value(comparison::Comparison::of(bounds, columns)).expect("JSON")
+/// A typed report as the JSON a program reads: pretty, with a final newline.
+pub fn json_text<T: serde::Serialize>(report: &T) -> String {
+    serde_json::to_string_pretty(report).expect("a report is JSON") + "\n"
 }
 
 /// Escapes text for XML attributes and content; characters XML 1.0 cannot

@@ -7,10 +7,10 @@
 
 use crate::check::{Limits, Verdict};
 use crate::models::{self, ForModel, ToolModel};
+use crate::report::comparison::{FindingCell, FindingColumn, FindingDesign, FindingsTable};
 use crate::report::html::{Matrix, MatrixDesign, MatrixFinding, Page, ResultRow, StatsRow};
 use crate::report::Style;
 use crate::scenario::{self, Selection};
-use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// A finding: a column.
@@ -317,28 +317,41 @@ pub fn stories(table: &Table) -> String {
     out
 }
 
-pub fn json(table: &Table) -> Value {
-    json!({
-        "model": table.model,
-        "findings": table.columns.iter().map(|c| json!({
-            "id": c.id,
-            "title": c.title,
-            "property": c.property,
-            "bounds": c.bounds,
-        })).collect::<Vec<_>>(),
-        "designs": table.designs.iter().map(|d| json!({
-            "name": d.name,
-            "change": d.change,
-            "cost": d.cost,
-        })).collect::<Vec<_>>(),
-        "cells": table.cells.iter().map(|c| json!({
-            "design": c.design,
-            "finding": c.scenario,
-            "verdict": c.got,
-            "steps": c.steps,
-        })).collect::<Vec<_>>(),
-        "holds_every_finding": table.clean(),
-    })
+/// The table as its typed record (`compare --findings --json`).
+pub fn record(table: &Table) -> FindingsTable {
+    FindingsTable {
+        cells: table
+            .cells
+            .iter()
+            .map(|c| FindingCell {
+                design: c.design.clone(),
+                finding: c.scenario.clone(),
+                steps: c.steps,
+                verdict: c.got.clone(),
+            })
+            .collect(),
+        designs: table
+            .designs
+            .iter()
+            .map(|d| FindingDesign {
+                change: d.change.clone(),
+                cost: d.cost.clone(),
+                name: d.name.clone(),
+            })
+            .collect(),
+        findings: table
+            .columns
+            .iter()
+            .map(|c| FindingColumn {
+                bounds: c.bounds.clone(),
+                id: c.id.clone(),
+                property: c.property.to_string(),
+                title: c.title.clone(),
+            })
+            .collect(),
+        holds_every_finding: table.clean().into_iter().map(String::from).collect(),
+        model: table.model.to_string(),
+    }
 }
 
 /// The HTML page: the table, the findings and the designs in words, then
