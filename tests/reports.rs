@@ -240,3 +240,46 @@ fn a_regression_run_matches_the_schema_in_json_and_is_a_junit_failure() {
     assert!(page[regressions..].contains("process(R1) is visible again"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// The one text-table renderer (comfy-table underneath): columns line up
+/// whatever the widths, and colour is laid on after the layout.
+#[test]
+fn a_text_table_lines_up_and_colour_adds_no_width() {
+    use slotcheck::check::Verdict;
+    use slotcheck::report::table::{Cell, Column, TextTable};
+    use slotcheck::report::Style;
+    let mut table = TextTable::new(vec![
+        Column::left("design"),
+        Column::right("states"),
+        Column::left("verdict").at_least(9),
+        Column::left("note"),
+    ]);
+    table.row(vec![
+        "a-much-longer-design-name".into(),
+        "7".into(),
+        Cell::painted("holds", Verdict::Holds),
+        "".into(),
+    ]);
+    table.row(vec![
+        "b".into(),
+        "12345".into(),
+        Cell::painted("violated", Verdict::Violated),
+        "cut short".into(),
+    ]);
+    let plain = table.render(Style::plain());
+    assert_eq!(
+        plain,
+        "design                     states  verdict    note\n\
+         a-much-longer-design-name       7  holds\n\
+         b                           12345  violated   cut short\n"
+    );
+    let coloured = table.render(Style { color: true });
+    let stripped = ["\x1b[32m", "\x1b[1;31m", "\x1b[1m", "\x1b[0m"]
+        .iter()
+        .fold(coloured.clone(), |text, code| text.replace(code, ""));
+    assert_eq!(stripped, plain, "colour adds codes, never width");
+    assert!(
+        coloured.contains("\x1b[1;31mviolated\x1b[0m"),
+        "{coloured:?}"
+    );
+}

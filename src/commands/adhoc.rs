@@ -7,6 +7,7 @@ use crate::models::{self, ToolModel};
 use crate::report::comparison::{self, Comparison, DesignCheck, PropertyRecord, RunRecord};
 use crate::report::itf::{self, Output};
 use crate::report::see::{self, CheckOutputArgs, CompareOutputArgs};
+use crate::report::table::{Cell, Column, TextTable};
 use crate::report::{self, JsonArgs, Style};
 use crate::simulate::check_trace_files;
 use slotcheck_models::PropertyKind;
@@ -225,18 +226,16 @@ fn print_check_text<M: ToolModel>(
     let design = model.variant();
     let style = Style::for_stdout();
     println!("{}\n", style.bold(&format!("slotcheck check: {heading}")));
-    let width = outcome
-        .results
-        .iter()
-        .map(|r| r.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(20)
-        + 2;
+    let mut verdicts = TextTable::new(vec![Column::left("").at_least(20), Column::left("")]);
+    verdicts.headless = true;
+    verdicts.margin = "  ".into();
     for r in &outcome.results {
-        let cell = report::verdict_cell(r);
-        println!("  {:<width$}{}", r.name, style.verdict(r.verdict, &cell));
+        verdicts.row(vec![
+            r.name.into(),
+            Cell::painted(report::verdict_cell(r), r.verdict),
+        ]);
     }
+    print!("{}", verdicts.render(style));
     if let Some(note) = note {
         println!("\n{note}");
     }

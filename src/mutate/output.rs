@@ -3,18 +3,13 @@
 
 use super::*;
 use crate::report::mutation::{DesignMutants, Fate as RecordFate, MutantRecord};
+use crate::report::table::{Cell, Column, TextTable};
 use crate::report::{count, Style};
 
 /// The report for people: each mutant's fate (with the bounds that killed
 /// it, when they are not `given`), then each design's score.
 pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Style) -> String {
     let mut out = String::new();
-    let width = reports
-        .iter()
-        .flat_map(|r| r.mutants.iter().map(|m| m.name.len()))
-        .max()
-        .unwrap_or(20)
-        + 2;
     for r in reports {
         if let Some(why) = &r.unlisted {
             out.push_str(&style.bold(&format!("{}: ", r.design)));
@@ -27,6 +22,7 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
             r.design,
             count(r.mutants.len() as u64, "mutant")
         )));
+        let mut fates = headless_table(2);
         for m in &r.mutants {
             let (line, verdict) = match &m.fate {
                 Fate::Killed(kill) => (
@@ -64,37 +60,52 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
                 ),
                 Fate::Inconclusive(why) => (format!("inconclusive: {why}"), Verdict::Inconclusive),
             };
-            out.push_str(&format!(
-                "  {:<width$}{}\n",
-                m.name,
-                style.verdict(verdict, &line)
-            ));
+            fates.row(vec![m.name.as_str().into(), Cell::painted(line, verdict)]);
         }
+        out.push_str(&fates.render(style));
         out.push('\n');
     }
     out.push_str(&style.bold("mutation score (killed / mutants not listed as equivalent)\n"));
+    // The widths the score lines have always had (the book's scores are
+    // a `big` block, most of an hour to re-run); a longer name widens them.
+    let mut scores = headless_table(3);
+    scores.columns[0].min_width = 36;
+    scores.columns[1] = Column::right("").at_least("100.0%".len() + 1);
     for r in reports {
-        if r.unlisted.is_some() {
-            out.push_str(&format!(
-                "  {:<38}inconclusive: mutants not listed\n",
-                r.design
-            ));
-            continue;
-        }
-        out.push_str(&format!(
-            "  {:<38}{:>6.1}%  {} killed, {} survived ({} known), {} equivalent\n",
-            r.design,
-            100.0 * r.score(),
-            r.killed(),
-            r.survived(),
-            r.known(),
-            r.equivalent()
-        ));
+        scores.row(if r.unlisted.is_some() {
+            vec![
+                r.design.as_str().into(),
+                "".into(),
+                "inconclusive: mutants not listed".into(),
+            ]
+        } else {
+            vec![
+                r.design.as_str().into(),
+                format!("{:.1}%", 100.0 * r.score()).into(),
+                format!(
+                    "{} killed, {} survived ({} known), {} equivalent",
+                    r.killed(),
+                    r.survived(),
+                    r.known(),
+                    r.equivalent()
+                )
+                .into(),
+            ]
+        });
     }
+    out.push_str(&scores.render(style));
     out.push_str(&format!(
         "\nA mutant's story: slotcheck check{model_flag} --design DESIGN --mutant NAME --property PROPERTY [its bounds]\n"
     ));
     out
+}
+
+/// A table of `columns` columns without headings, indented two spaces.
+fn headless_table(columns: usize) -> TextTable {
+    let mut table = TextTable::new(vec![Column::left(""); columns]);
+    table.headless = true;
+    table.margin = "  ".into();
+    table
 }
 
 /// The report as its typed record (`mutate --json` serializes it).
