@@ -4,10 +4,12 @@
 //! must be one model step whose logged outcome is the event, after at most
 //! [`SILENT_PER_EVENT`] silent steps (faults, and steps the system does not
 //! log). A model says, through [`Trace`], which steps an event can be; this
-//! room knows no model, and uses `report` only to tell a story.
+//! room knows no model, and uses `report` only to tell a story and for
+//! the typed record its JSON is.
 
-use crate::report::{story_json, story_text};
-use serde_json::{json, Value};
+use crate::report::comparison::steps_of;
+use crate::report::story_text;
+use crate::report::validation::{QueueVerdict, RowValue, ViolatedProperty};
 use slotcheck_models::{Narrated, StoryStep, Trace};
 use stateright::{Expectation, Model};
 use std::collections::{HashMap, HashSet};
@@ -521,30 +523,33 @@ pub fn text(queue: &str, verdict: &Verdict) -> String {
     }
 }
 
-/// A queue's verdict as JSON.
-pub fn json(queue: &str, verdict: &Verdict) -> Value {
-    let mut value = json!({
-        "queue": queue,
-        "verdict": verdict.word(),
-        "exit_code": verdict.exit_code(),
-    });
-    let object = value.as_object_mut().expect("an object");
+/// A queue's verdict as its typed record (`validate --json`).
+pub fn record(queue: &str, verdict: &Verdict) -> QueueVerdict {
+    let mut record = QueueVerdict {
+        exit_code: verdict.exit_code(),
+        queue: queue.to_string(),
+        verdict: verdict.word().to_string(),
+        ..QueueVerdict::default()
+    };
     match verdict {
         Verdict::Conforms {
             violated,
             story,
             legend,
         } => {
-            object.insert("names".into(), json!(legend));
-            object.insert(
-                "violated".into(),
+            record.names = Some(legend.clone());
+            record.violated = Some(
                 violated
                     .iter()
-                    .map(|v| json!({"property": v.property, "why": v.why, "certain": v.certain}))
+                    .map(|v| ViolatedProperty {
+                        certain: v.certain,
+                        property: v.property.clone(),
+                        why: v.why.clone(),
+                    })
                     .collect(),
             );
             if !violated.is_empty() {
-                object.insert("story".into(), story_json(story));
+                record.story = Some(steps_of(story));
             }
         }
         Verdict::Departs {
@@ -554,24 +559,26 @@ pub fn json(queue: &str, verdict: &Verdict) -> Value {
             allowed,
             says,
         } => {
-            object.insert("line".into(), json!(line));
-            object.insert("says".into(), json!(says));
-            object.insert("candidates".into(), json!(candidates));
-            object.insert(
-                "state".into(),
+            record.line = Some(*line);
+            record.says = Some(says.clone());
+            record.candidates = Some(*candidates);
+            record.state = Some(
                 state
                     .iter()
-                    .map(|(r, v)| json!({"row": r, "value": v}))
+                    .map(|(row, value)| RowValue {
+                        row: row.clone(),
+                        value: value.clone(),
+                    })
                     .collect(),
             );
-            object.insert("allowed".into(), json!(allowed));
+            record.allowed = Some(allowed.clone());
         }
         Verdict::Inconclusive { line, candidates } => {
-            object.insert("line".into(), json!(line));
-            object.insert("candidates".into(), json!(candidates));
+            record.line = Some(*line);
+            record.candidates = Some(*candidates);
         }
     }
-    value
+    record
 }
 
 /// The worst of several queues' exit codes: departs, then inconclusive,
