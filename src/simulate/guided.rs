@@ -7,7 +7,10 @@
 //! say). Walks so crowd out from the states already covered, which is what
 //! finds the interleavings a fresh walk reaches once in a hundred thousand:
 //! an interleaving needing many unlikely choices in a row is reached a few
-//! choices at a time, each new state a stepping stone.
+//! choices at a time, each new state a stepping stone. Half the resumed
+//! runs start instead from a state on the path to the kept state drawn
+//! (its initial state included): early states, shared by many kept paths,
+//! are so retried often, with whatever faults they have left.
 //!
 //! Nothing model-specific is used: the fingerprint is the state's hash (and
 //! the run's bounds), so the guidance is the same for every model.
