@@ -75,10 +75,14 @@ pub struct ScenarioArgs {
     /// Scenario runs: write a JUnit XML report here (a testsuite per scenario).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Scenario runs: print only the regressions (each with its story) and the summary, not a
-    /// line per check (what CI reads); the reports written are whole.
+    /// Scenario runs: print only the regressions and story changes (each with its story) and
+    /// the summary, not a line per check (what CI reads); the reports written are whole.
     #[arg(long)]
     pub regressions_only: bool,
+    /// Scenario runs: a story change (a pinned step count differs while the verdict is as
+    /// pinned) fails the run with exit 4; without it, a story change is a warning and exits 0.
+    #[arg(long)]
+    pub strict_lengths: bool,
     /// Scenario runs: run nothing; print which cells of each model's coverage grid (slots,
     /// faults, deliveries, requests; link: asks, faults, skew) the scenario files cover, and
     /// which they leave out and why. Exit 1: a cell the grid wants covered is not.
@@ -101,6 +105,9 @@ impl ScenarioArgs {
         }
         if self.regressions_only {
             given.push("--regressions-only");
+        }
+        if self.strict_lengths {
+            given.push("--strict-lengths");
         }
         if self.grid {
             given.push("--grid");
@@ -284,6 +291,7 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
         out: args.out,
         html: args.output.html,
         regressions_only: args.scenarios.regressions_only,
+        strict_lengths: args.scenarios.strict_lengths,
     };
     let code = scenario::check_command(run);
     // The grid's coverage after the summary (a run that could not start
