@@ -16,6 +16,7 @@
 //! and `simulate` (a saved trace's first state); the `explore` command in
 //! `commands/` serves it.
 
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
 use crate::report::diagram::Diagram;
 use crate::report::itf;

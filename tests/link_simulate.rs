@@ -6,7 +6,7 @@ mod common;
 
 use common::slotcheck;
 use slotcheck::models::link::DEFAULT_BOUNDS;
-use slotcheck::models::ToolModel;
+use slotcheck::models::ModelBounds;
 use slotcheck::simulate::replay::replay_file;
 use slotcheck::simulate::{merge, simulate, simulate_all, swarm_ranges, Settings, Shard, Timing};
 use slotcheck_models::link::{design_named, Link, NO_DOUBLE_RUN};

@@ -5,36 +5,177 @@ mod common;
 
 use common::{code, scratch, slotcheck, stdout, ROOT};
 use serde_json::Value;
+use slotcheck::commands::schemas::SCHEMA_FILES;
 use std::path::Path;
 
-/// A run's JSON checked against docs/report.schema.json.
-pub fn assert_matches_schema(report: &Value) {
-    let path = Path::new(ROOT).join("docs/report.schema.json");
-    let schema: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+/// An output's JSON checked against its schema file (`file` from the root).
+pub fn assert_matches(file: &str, output: &Value) {
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(Path::new(ROOT).join(file)).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("a valid schema");
     let errors: Vec<String> = validator
-        .iter_errors(report)
+        .iter_errors(output)
         .map(|e| format!("{}: {e}", e.instance_path()))
         .collect();
     assert!(
         errors.is_empty(),
-        "the report does not match docs/report.schema.json: {errors:#?}"
+        "the output does not match {file}: {errors:#?}"
     );
 }
 
+/// A run's JSON checked against docs/report.schema.json.
+pub fn assert_matches_schema(report: &Value) {
+    assert_matches("docs/report.schema.json", report);
+}
+
 #[test]
-fn the_schema_file_is_generated_from_the_types() {
-    let path = Path::new(ROOT).join("docs/report.schema.json");
-    let schema = serde_json::to_string_pretty(&slotcheck::report::results::scenario_run_schema())
-        .unwrap()
-        + "\n";
-    if std::env::var_os("SLOTCHECK_WRITE_SCHEMA").is_some() {
-        std::fs::write(&path, &schema).unwrap();
+fn every_schema_file_is_generated_from_the_types() {
+    let write = std::env::var_os("SLOTCHECK_WRITE_SCHEMA").is_some();
+    let mut stale = Vec::new();
+    for s in &SCHEMA_FILES {
+        let path = Path::new(ROOT).join(s.file);
+        let schema = serde_json::to_string_pretty(&(s.schema)()).unwrap() + "\n";
+        if write {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &schema).unwrap();
+        }
+        if std::fs::read_to_string(&path).unwrap_or_default() != schema {
+            stale.push(s.file);
+        }
     }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
-        on_disk == schema,
-        "docs/report.schema.json is not the types' schema: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test reports schema"
+        stale.is_empty(),
+        "not the types' schema: {stale:?}: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test reports schema"
+    );
+}
+
+/// Each command's real `--json` output, on small bounds, against its schema
+/// file; every schema file is exercised (the scenario run's here and in
+/// `a_regression_run_matches_the_schema_in_json_and_is_a_junit_failure`).
+#[test]
+fn every_json_output_matches_its_schema_file() {
+    let dir = scratch("reports", "schemas");
+    let small = ["--requests", "1", "--crashes", "1", "--stalls", "0"];
+    let with_small = |args: &[&'static str]| -> Vec<String> {
+        args.iter()
+            .chain(small.iter())
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let shard = |i: &str| {
+        let file = dir.join(format!("shard-{i}.json"));
+        let output = slotcheck(&[
+            "simulate",
+            "--runs",
+            "40",
+            "--seed",
+            "3",
+            "--depth",
+            "60",
+            "--shard",
+            i,
+            "--json-out",
+            file.to_str().unwrap(),
+        ]);
+        assert!(matches!(code(&output), 0 | 1), "{output:?}");
+        file.to_str().unwrap().to_string()
+    };
+    let shards = [shard("1/2"), shard("2/2")];
+    let validate_log = |log: &str, extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "validate".to_string(),
+            format!("{ROOT}/docs/examples/{log}"),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args.push("--json".into());
+        args
+    };
+    let runs: Vec<(&str, Vec<String>)> = vec![
+        (
+            "docs/report.schema.json",
+            vec![
+                "check".into(),
+                format!("{ROOT}/scenarios/SP-OCT-003.toml"),
+                "--json".into(),
+            ],
+        ),
+        (
+            "docs/schemas/check-design.schema.json",
+            with_small(&["check", "--design", "claim-first", "--json"]),
+        ),
+        (
+            "docs/schemas/compare.schema.json",
+            with_small(&["compare", "--json"]),
+        ),
+        (
+            "docs/schemas/compare-findings.schema.json",
+            vec![
+                "compare".into(),
+                "--findings".into(),
+                "--scenarios".into(),
+                format!("{ROOT}/scenarios/SP-OCT-003.toml"),
+                "--design".into(),
+                "claim-first".into(),
+                "--design".into(),
+                "owner-keyed".into(),
+                "--json".into(),
+                "--quiet".into(),
+            ],
+        ),
+        (
+            "docs/schemas/mutate.schema.json",
+            with_small(&[
+                "mutate",
+                "--design",
+                "claim-first",
+                "--max-deliveries",
+                "1",
+                "--json",
+                "-q",
+            ]),
+        ),
+        (
+            "docs/schemas/simulate.schema.json",
+            vec![
+                "simulate".into(),
+                "--swarm".into(),
+                "--runs".into(),
+                "40".into(),
+                "--seed".into(),
+                "11".into(),
+                "--json".into(),
+            ],
+        ),
+        (
+            "docs/schemas/simulate.schema.json",
+            [vec!["merge".to_string()], shards.to_vec()].concat(),
+        ),
+        (
+            "docs/schemas/validate-report.schema.json",
+            validate_log("stovepipe.ndjson", &[]),
+        ),
+        (
+            "docs/schemas/validate-report.schema.json",
+            validate_log("link.ndjson", &[]),
+        ),
+        (
+            "docs/schemas/validate-report.schema.json",
+            validate_log("stovepipe.ndjson", &["--design", "claim-first"]),
+        ),
+    ];
+    let mut exercised = std::collections::BTreeSet::new();
+    for (file, args) in &runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = slotcheck(&args);
+        let json: Value = serde_json::from_str(&stdout(&output))
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {output:?}"));
+        assert_matches(file, &json);
+        exercised.insert(*file);
+    }
+    let every: std::collections::BTreeSet<&str> = SCHEMA_FILES.iter().map(|s| s.file).collect();
+    assert_eq!(
+        exercised, every,
+        "each schema file is checked against real output"
     );
 }
 
@@ -98,4 +239,47 @@ fn a_regression_run_matches_the_schema_in_json_and_is_a_junit_failure() {
     assert!(page.contains("<details class=\"scenario\" id=\"s-SP-OCT-003\" open>"));
     assert!(page[regressions..].contains("process(R1) is visible again"));
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The one text-table renderer (comfy-table underneath): columns line up
+/// whatever the widths, and colour is laid on after the layout.
+#[test]
+fn a_text_table_lines_up_and_colour_adds_no_width() {
+    use slotcheck::check::Verdict;
+    use slotcheck::report::table::{Cell, Column, TextTable};
+    use slotcheck::report::Style;
+    let mut table = TextTable::new(vec![
+        Column::left("design"),
+        Column::right("states"),
+        Column::left("verdict").at_least(9),
+        Column::left("note"),
+    ]);
+    table.row(vec![
+        "a-much-longer-design-name".into(),
+        "7".into(),
+        Cell::painted("holds", Verdict::Holds),
+        "".into(),
+    ]);
+    table.row(vec![
+        "b".into(),
+        "12345".into(),
+        Cell::painted("violated", Verdict::Violated),
+        "cut short".into(),
+    ]);
+    let plain = table.render(Style::plain());
+    assert_eq!(
+        plain,
+        "design                     states  verdict    note\n\
+         a-much-longer-design-name       7  holds\n\
+         b                           12345  violated   cut short\n"
+    );
+    let coloured = table.render(Style { color: true });
+    let stripped = ["\x1b[32m", "\x1b[1;31m", "\x1b[1m", "\x1b[0m"]
+        .iter()
+        .fold(coloured.clone(), |text, code| text.replace(code, ""));
+    assert_eq!(stripped, plain, "colour adds codes, never width");
+    assert!(
+        coloured.contains("\x1b[1;31mviolated\x1b[0m"),
+        "{coloured:?}"
+    );
 }

@@ -1,5 +1,6 @@
 //! `slotcheck check` over scenario files, through the built binary: the
-//! shipped scenarios pass, a changed expectation is a regression (exit 1),
+//! shipped scenarios pass, a changed expectation is a regression (exit 1)
+//! (a changed step count alone a story change: exit 0, or 4 when strict),
 //! bad input names file:line:column and the field (exit 2) and writes no
 //! report, and the reports are valid JUnit XML, JSON and ITF.
 
@@ -259,22 +260,126 @@ fn a_changed_expectation_exits_1_and_names_the_regression() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A scenario file whose pinned step count is wrong but whose verdicts are
+/// right: a story change, not a regression. It warns and exits 0, fails
+/// with exit 4 under `--strict-lengths`, and says so in every output.
 #[test]
-fn a_changed_step_count_is_a_regression_too() {
+fn a_changed_step_count_is_a_story_change_and_exits_4_only_when_strict() {
     let dir = scratch("steps");
     let text = shipped("SP-OCT-003").replace(
         "count-not-high = { verdict = \"violated\", steps = 8 }",
         "count-not-high = { verdict = \"violated\", steps = 7 }",
     );
+    assert!(text.contains("steps = 7 }"));
     let file = dir.join("x.toml");
     std::fs::write(&file, text).unwrap();
-    let output = slotcheck(&["check", file.to_str().unwrap(), "--design", "claim-first"]);
-    assert_eq!(code(&output), 1);
+    let (junit, page) = (dir.join("junit.xml"), dir.join("report.html"));
+    let run = |strict: bool| {
+        let mut args = vec![
+            "check",
+            file.to_str().unwrap(),
+            "--design",
+            "claim-first",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ];
+        if strict {
+            args.push("--strict-lengths");
+        }
+        slotcheck(&args)
+    };
+
+    let output = run(false);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
     assert!(
-        stdout(&output).contains("REGRESSION: expected violated (7 steps), got violated (8 steps)"),
-        "{}",
-        stdout(&output)
+        text.contains("story change: expected violated (7 steps), got violated (8 steps)"),
+        "{text}"
     );
+    assert!(!text.contains("REGRESSION"), "{text}");
+    assert!(
+        text.contains(" 0 regressions, 0 inconclusive, 1 story change"),
+        "{text}"
+    );
+    assert!(
+        stderr(&output).contains("warning: 1 story change"),
+        "{}",
+        stderr(&output)
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(!xml_elements(&xml).iter().any(|n| n == "failure"), "{xml}");
+    assert!(
+        xml.contains("<system-out>story change: expected violated (7 steps)"),
+        "{xml}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("violated (8 steps) (expected violated (7 steps))</a> <span class=\"tag\">STORY CHANGE</span>"),
+        "{html}"
+    );
+    assert!(!html.contains("class=\"bad regression\""));
+
+    let output = run(true);
+    assert_eq!(code(&output), 4, "{}", stderr(&output));
+    assert!(!stderr(&output).contains("warning"));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<failure message=\"story change: expected violated (7 steps), got violated (8 steps) (the verdict as pinned)\" type=\"story-change\">"),
+        "{xml}"
+    );
+
+    let output = slotcheck(&[
+        "check",
+        file.to_str().unwrap(),
+        "--design",
+        "claim-first",
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["summary"]["story_changes"], 1);
+    assert_eq!(report["summary"]["regressions"], 0);
+    assert_eq!(report["summary"]["exit"], 0);
+    let changed: Vec<&serde_json::Value> = report["scenarios"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "story-change")
+        .collect();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0]["property"], "count-not-high");
+    assert_eq!(changed[0]["expected_steps"], 7);
+    assert_eq!(changed[0]["steps"], 8);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A wrong pinned verdict stays a regression (exit 1), with or without
+/// `--strict-lengths`, even when its step count is pinned too.
+#[test]
+fn a_changed_verdict_is_still_a_regression_under_either_flag() {
+    let dir = scratch("verdict");
+    let text = shipped("SP-OCT-003").replace(
+        "count-not-high = { verdict = \"violated\", steps = 8 }",
+        "count-not-high = \"holds\"",
+    );
+    assert!(text.contains("count-not-high = \"holds\""));
+    let file = dir.join("x.toml");
+    std::fs::write(&file, text).unwrap();
+    for strict in [false, true] {
+        let mut args = vec!["check", file.to_str().unwrap(), "--design", "claim-first"];
+        if strict {
+            args.push("--strict-lengths");
+        }
+        let output = slotcheck(&args);
+        assert_eq!(code(&output), 1, "{}", stderr(&output));
+        assert!(
+            stdout(&output).contains("REGRESSION: expected holds, got violated (8 steps)"),
+            "{}",
+            stdout(&output)
+        );
+        assert!(!stdout(&output).contains("story change"));
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -465,7 +570,7 @@ fn bounds_out_of_range_exit_2() {
         &err,
         &format!("{line}:12"),
         "bounds.requests",
-        "requests must be from 1 to 32, not 0",
+        "must be a whole number from 1 to 32, not 0",
     );
 
     let text = sp_oct_003_with("crashes = 1", "crashes = 300");
@@ -801,7 +906,7 @@ fn the_html_report_outlines_a_regression() {
     let dir = scratch("html-regression");
     let text = shipped("SP-OCT-003").replace(
         "no-wedge = { verdict = \"violated\", steps = 8 }",
-        "no-wedge = { verdict = \"violated\", steps = 7 }",
+        "no-wedge = \"holds\"",
     );
     let file = dir.join("SP-OCT-003.toml");
     std::fs::write(&file, text).unwrap();
@@ -814,9 +919,8 @@ fn the_html_report_outlines_a_regression() {
     ]);
     assert_eq!(code(&output), 1, "{}", stderr(&output));
     let html = std::fs::read_to_string(&page).unwrap();
-    // The verdict word is right, the step count is not: still a regression.
     assert!(
-        html.contains("<td class=\"bad regression\"><a href=\"#r-SP-OCT-003---claim-first-no-wedge\">violated (8 steps) (expected violated (7 steps))</a> <span class=\"tag\">REGRESSION</span></td>"),
+        html.contains("<td class=\"bad regression\"><a href=\"#r-SP-OCT-003---claim-first-no-wedge\">violated (8 steps) (expected holds)</a> <span class=\"tag\">REGRESSION</span></td>"),
         "{html}"
     );
     assert!(html.contains("1 differ from what is expected"));

@@ -384,6 +384,21 @@ pub trait Trace {
     fn legend(&self) -> String {
         String::new()
     }
+
+    /// Whether [`Trace::name_actors`] renames a story's actors (then
+    /// `validate` finds the cursors along its path for it).
+    const NAMES_ACTORS: bool = false;
+
+    /// A story of `actions` told by the model, its actors renamed to the
+    /// log's where the model numbers them otherwise; `before[j]` is the
+    /// cursor step `j` was taken from.
+    fn name_actors(
+        &self,
+        _story: &mut [StoryStep],
+        _actions: &[<Self::Model as Model>::Action],
+        _before: &[Self::Cursor],
+    ) {
+    }
 }
 
 /// The rows that differ between two renderings, in the order of `after`

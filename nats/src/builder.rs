@@ -420,6 +420,17 @@ impl Builder {
         Ok(())
     }
 
+    /// The nak fault: the oldest buffered message is handed back at once
+    /// instead of read.
+    pub async fn nak_oldest(&mut self) -> Result<Option<String>, Error> {
+        self.drain();
+        let Some(held) = self.buffer.pop_front() else {
+            return Ok(None);
+        };
+        self.nak(&held).await?;
+        Ok(Some(held.ask))
+    }
+
     /// Hands the message of the build back at once and stops the build.
     pub async fn nak_building(&mut self) -> Result<Option<String>, Error> {
         let Some(held) = self.building.take() else {

@@ -63,18 +63,29 @@ pub fn fetch_expiry_of(wait: Duration) -> Duration {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timing {
     pub ms_per_tick: u64,
+    /// The consumer's ack wait in ticks: the source's minute (12) unless a
+    /// story's bounds say otherwise (`--ack-wait`).
+    pub ack_wait_ticks: u64,
 }
 
 impl Timing {
+    /// The source's timers at `ms_per_tick` real ms a tick.
+    pub const fn scaled(ms_per_tick: u64) -> Timing {
+        Timing {
+            ms_per_tick,
+            ack_wait_ticks: 12,
+        }
+    }
     fn ticks(self, n: u64) -> Duration {
         Duration::from_millis(n * self.ms_per_tick)
     }
     pub fn tick(self) -> Duration {
         self.ticks(1)
     }
-    /// A redelivery comes a minute after the last heartbeat.
+    /// A redelivery comes an ack wait (the source's minute) after the last
+    /// heartbeat.
     pub fn ack_wait(self) -> Duration {
-        self.ticks(12)
+        self.ticks(self.ack_wait_ticks)
     }
     /// Heartbeats and in-progress every ten seconds.
     pub fn heartbeat(self) -> Duration {
@@ -98,6 +109,6 @@ impl Default for Timing {
     /// 250 ms a tick: 5 s of source time in a quarter second, so the ack
     /// wait is 3 s and a story of a minute and a half takes five seconds.
     fn default() -> Self {
-        Timing { ms_per_tick: 250 }
+        Timing::scaled(250)
     }
 }

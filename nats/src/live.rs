@@ -56,7 +56,7 @@ impl LiveOptions {
             seed,
             asks: 6,
             builders: 3,
-            timing: Timing { ms_per_tick: 100 },
+            timing: Timing::scaled(100),
             limit: Duration::from_secs(20),
             crash_rate: 0.05,
             late_rate: 0.05,

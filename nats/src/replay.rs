@@ -116,13 +116,14 @@ pub async fn replay(
     let has_late = script
         .steps
         .iter()
-        .any(|s| matches!(s.action, Action::FetchLate(_)));
+        .any(|s| matches!(s.action, Action::FetchLate(_) | Action::SlowAnswer(_)));
     let timing = Timing {
         ms_per_tick: options.ms_per_tick.unwrap_or(if has_late {
             250.max(late_delay.as_millis() as u64 * 12 / 50 * 50)
         } else {
             250
         }),
+        ack_wait_ticks: script.ack_wait_ticks,
     };
     if design.duplicate_check()
         != Design::parse(&script.design).is_some_and(|d| d.duplicate_check())
@@ -226,7 +227,7 @@ pub async fn replay(
                     (Some(real), None) => Err(format!("got {real}, the story has nothing")),
                 }
             }
-            Action::FetchLate(b) => {
+            Action::FetchLate(b) | Action::SlowAnswer(b) => {
                 proxies[b].set_delay(late_delay);
                 last_request.insert(b, Instant::now());
                 match builders[b].fetch().await? {
@@ -316,6 +317,31 @@ pub async fn replay(
                 .await?
                 .map(|a| format!("result of {a}, acked, key deleted"))
                 .ok_or_else(|| "not building".to_string()),
+            Action::FinishAckLost(b) => {
+                builders[b].lose_next_ack = true;
+                builders[b]
+                    .finish()
+                    .await?
+                    .map(|a| format!("result of {a}, key deleted, the ack not sent"))
+                    .ok_or_else(|| "not building".to_string())
+            }
+            Action::Nak(b) => {
+                let model = builder_view(&step.before, &script.builders[b])
+                    .buffer
+                    .first()
+                    .cloned();
+                match (builders[b].nak_oldest().await?, model) {
+                    (Some(real), Some(model)) => {
+                        // The server hands it out again at once: no ack
+                        // wait of it runs out later in the story.
+                        restarted.remove(&real);
+                        binding
+                            .bind(&model, &real)
+                            .map(|()| format!("naked {real}"))
+                    }
+                    (real, model) => Err(format!("naked {real:?}, the story {model:?}")),
+                }
+            }
             Action::Crash(b) => {
                 proxies[b].cut();
                 builders[b].crash().await?;

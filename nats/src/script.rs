@@ -19,7 +19,25 @@ pub enum Action {
     Finish(usize),
     Crash(usize),
     Delay(usize),
+    /// With the margin: the network delays a fetch's answer past it; on the
+    /// server, the same delayed link as `FetchLate`.
+    SlowAnswer(usize),
+    /// A finish whose ack is not sent.
+    FinishAckLost(usize),
+    /// The oldest buffered ask handed back with a nak instead of read.
+    Nak(usize),
 }
+
+/// The model option the real builder cannot follow, and why: the source's
+/// builder gets the running key and puts it in two round trips, and another
+/// builder's get or put can come between them on any server; `atomic-start`
+/// is the reading in which nothing can. A builder that makes the two one
+/// step (KV create, or an update at the revision read) is another design
+/// (after-1649-revision-start), not the source's.
+pub const ATOMIC_START_REFUSED: &str =
+    "`atomic-start` makes the KV get and the put of the running key one step; \
+the source's builder does them in two round trips (a get, then a put), so no run of it on a \
+real server follows an atomic-start story (docs/real-jetstream.md, The atomic-start stories)";
 
 /// One step: its words, the action, and the model's state after it.
 #[derive(Clone, Debug)]
@@ -39,6 +57,9 @@ pub struct Script {
     /// Each builder's clock offset, in seconds of source time.
     pub offsets_s: Vec<i64>,
     pub max_deliver: i64,
+    /// The consumer's ack wait in ticks (12, the source's minute, unless
+    /// the story's bounds set `--ack-wait`).
+    pub ack_wait_ticks: u64,
     pub steps: Vec<Step>,
 }
 
@@ -121,12 +142,27 @@ impl Script {
         let max_deliver = bounds["max_deliver"]
             .as_i64()
             .ok_or("`#meta.bounds.max_deliver` is missing")?;
-        if meta["options"].as_array().is_some_and(|o| !o.is_empty()) {
+        if let Some(options) = meta["options"].as_array().filter(|o| !o.is_empty()) {
+            if options.iter().any(|o| o.as_str() == Some("atomic-start")) {
+                return Err(ATOMIC_START_REFUSED.into());
+            }
             return Err(format!(
-                "`#meta.options` is {}: the real builder follows the source's order only",
+                "`#meta.options` is {}: the real builder follows the contract's default readings only",
                 meta["options"]
             ));
         }
+        // The builder's heartbeat period and freshness window are the
+        // source's; only the consumer's ack wait is a server setting.
+        for (bound, source) in [("heartbeat_ticks", 2), ("fresh_for_ticks", 5)] {
+            if bounds[bound].as_i64().is_some_and(|t| t != source) {
+                return Err(format!(
+                    "`#meta.bounds.{bound}` is {}: the real builder keeps the source's {} s",
+                    bounds[bound],
+                    source * 5
+                ));
+            }
+        }
+        let ack_wait_ticks = bounds["ack_wait_ticks"].as_u64().unwrap_or(12);
         let states = document["states"].as_array().ok_or("`states` is missing")?;
         let first = states.first().ok_or("`states` is empty")?;
         let builder_pairs = pairs(&first["builders"]);
@@ -166,6 +202,9 @@ impl Script {
                         "finish" => Action::Finish(b),
                         "crash" => Action::Crash(b),
                         "delay" => Action::Delay(b),
+                        "slow-answer" => Action::SlowAnswer(b),
+                        "finish-ack-lost" => Action::FinishAckLost(b),
+                        "nak" => Action::Nak(b),
                         _ => return Err(format!("states[{}]: unknown step `{words}`", i + 1)),
                     }
                 }
@@ -185,6 +224,7 @@ impl Script {
             asks,
             offsets_s,
             max_deliver,
+            ack_wait_ticks,
             steps,
         })
     }

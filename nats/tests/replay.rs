@@ -201,3 +201,148 @@ fn after_1649_without_delay_gets_its_answer_within_the_fetch() {
     }
     assert_eq!(late_answers(&outcome), 0);
 }
+
+/// The ask's evidence from the server: its message, result and key history.
+fn ask_evidence<'a>(outcome: &'a Outcome, ask: &str) -> &'a slotcheck_nats::bus::AskEvidence {
+    outcome
+        .evidence
+        .asks
+        .iter()
+        .find(|a| a.ask == ask)
+        .unwrap_or_else(|| panic!("no evidence of {ask}"))
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
+    let outcome = run("check-only-skew-15-double-run", "skew_15", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(outcome.violations.double_runs.len(), 1);
+    assert_eq!(late_answers(&outcome), 1);
+    assert_eq!(
+        outcome.evidence.delivered, 3,
+        "two asks, one of them delivered again"
+    );
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_twice_when_a_heartbeat_is_50s_late() {
+    let outcome = run(
+        "after-1649-late-heartbeat-double-run",
+        "after_late_twice",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(key_putters(&outcome, "A1"), ["b1", "b2"]);
+    assert_eq!(outcome.evidence.delivered, 2);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes() {
+    let outcome = run(
+        "after-1649-late-heartbeat-loses-ask",
+        "after_late_lost",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    // b2 read b1's fresh key and acked the redelivery away; only b1 ever
+    // put the key, and b1 died before its result.
+    let a1 = ask_evidence(&outcome, "A1");
+    assert!(!a1.in_stream && a1.result_by.is_none());
+    assert_eq!(a1.running_key_history, ["b1", "b1"]);
+    assert_eq!(outcome.evidence.delivered, 2);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
+    let outcome = run("after-1649-lost-ack-rebuild", "lost_ack", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    // The result is announced and the key deleted, yet the message stayed
+    // and came back after the ack wait, to find no key.
+    let a1 = ask_evidence(&outcome, "A1");
+    assert_eq!(a1.result_by.as_deref(), Some("b1"));
+    assert!(a1.in_stream);
+    assert_eq!(a1.running_key_history, ["b1", "(deleted)", "b1"]);
+    assert_eq!(
+        (outcome.evidence.delivered, outcome.evidence.redelivered),
+        (2, 1)
+    );
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
+    let outcome = run("after-1649-naks-exhaust-deliveries", "naks", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    // Three deliveries (the crashed one and two naked at once), none of
+    // them built: the message stays in the stream, never handed out again.
+    let naks = outcome
+        .log
+        .lines()
+        .filter(|l| l.contains("\"nak\""))
+        .count();
+    assert_eq!(naks, 2);
+    assert_eq!(outcome.evidence.delivered, 3);
+    let a1 = ask_evidence(&outcome, "A1");
+    assert!(a1.in_stream && a1.result_by.is_none());
+    assert!(a1.running_key_history.is_empty(), "never built");
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
+    let outcome = run("after-1649-slow-answer-double-run", "slow_twice", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&outcome), 1);
+    assert_eq!(outcome.violations.double_runs.len(), 1);
+    assert_eq!(outcome.evidence.delivered, 3);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
+    let outcome = run("after-1649-slow-answer-loses-ask", "slow_lost", options());
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&outcome), 1);
+    let lost: Vec<_> = outcome
+        .evidence
+        .asks
+        .iter()
+        .filter(|a| a.result_by.is_none())
+        .collect();
+    assert_eq!(lost.len(), 1);
+    assert!(!lost[0].in_stream, "the duplicate check acked it away");
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
+    let outcome = run(
+        "after-1649-slow-answer-run-after-result",
+        "slow_after",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    assert_eq!(late_answers(&outcome), 1);
+    assert_eq!(outcome.violations.runs_after_result.len(), 1);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_at_an_ack_wait_of_15s_builds_after_a_result() {
+    let outcome = run(
+        "after-1649-ack-wait-15-run-after-result",
+        "ack_wait_15",
+        options(),
+    );
+    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    // The redelivery came while b1 still built A1 (its heartbeat late by
+    // less than the source's period), and b2 read it after b1's finish had
+    // deleted the key.
+    assert_eq!(outcome.violations.runs_after_result.len(), 1);
+    assert_eq!(key_putters(&outcome, "A1"), ["b1", "(deleted)", "b2"]);
+    assert_eq!(outcome.evidence.delivered, 3);
+}

@@ -32,7 +32,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 }
 
 /// 100 ms a tick: an ack wait of 1.2 s.
-const TIMING: Timing = Timing { ms_per_tick: 100 };
+const TIMING: Timing = Timing::scaled(100);
 
 async fn bus(run: &str) -> Bus {
     let names = Names::of(run);

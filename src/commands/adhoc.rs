@@ -3,12 +3,14 @@
 //! story). A model takes part by saying how its bounds read ([`ToolModel`]).
 
 use crate::check::{check, Limits, Outcome, Verdict};
+use crate::models::ModelBounds;
 use crate::models::{self, ToolModel};
+use crate::report::comparison::{self, Comparison, DesignCheck, PropertyRecord, RunRecord};
 use crate::report::itf::{self, Output};
 use crate::report::see::{self, CheckOutputArgs, CompareOutputArgs};
+use crate::report::table::{Cell, Column, TextTable};
 use crate::report::{self, JsonArgs, Style};
 use crate::simulate::check_trace_files;
-use serde_json::{json, Value};
 use slotcheck_models::PropertyKind;
 use std::path::Path;
 
@@ -53,7 +55,7 @@ pub fn compare<M: ToolModel>(
         .map(|m| (m.variant().to_string(), check(m.clone(), &[], limits)))
         .collect();
     let heading = format!("{}, {}", first.model_name(), first.bounds_line());
-    let report = json_text(&report::comparison_json(first.bounds_json(), &columns));
+    let report = report::json_text(&Comparison::of(first.bounds_json(), &columns));
     if json.json {
         print!("{report}");
     } else {
@@ -84,10 +86,6 @@ pub fn compare<M: ToolModel>(
         o.stats.cut.is_some() || o.results.iter().any(|r| r.verdict == Verdict::Inconclusive)
     });
     Ok(if cut { 3 } else { 0 })
-}
-
-fn json_text(value: &Value) -> String {
-    serde_json::to_string_pretty(value).expect("JSON") + "\n"
 }
 
 /// Why a check exits 1 although no property is violated: the witnesses it
@@ -161,8 +159,8 @@ pub fn check_design<M: ToolModel>(
     );
     let code = outcome.exit_code() as u8;
     let note = unreached_note(&outcome);
-    let report =
-        (json.json || json.json_out.is_some()).then(|| json_text(&check_json(&model, &outcome)));
+    let report = (json.json || json.json_out.is_some())
+        .then(|| report::json_text(&check_json(&model, &outcome)));
     if json.json {
         print!("{}", report.as_deref().unwrap_or_default());
         if let Some(note) = &note {
@@ -195,31 +193,29 @@ pub fn check_design<M: ToolModel>(
 }
 
 /// `check --design D --json`: verdicts, stories and statistics.
-fn check_json<M: ToolModel>(model: &M, outcome: &Outcome<M>) -> Value {
+fn check_json<M: ToolModel>(model: &M, outcome: &Outcome<M>) -> DesignCheck {
     let design = model.variant();
-    let results: Vec<Value> = outcome
+    let results = outcome
         .results
         .iter()
-        .map(|r| {
-            json!({
-                "property": r.name,
-                "verdict": r.verdict.word(),
-                "steps": report::steps(r),
-                "explanation": r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
-                "story": match (r.verdict, outcome.story(model, r.name)) {
-                    (Verdict::Violated, Some(s)) => report::story_json(&s),
-                    _ => Value::Null,
-                },
-            })
+        .map(|r| PropertyRecord {
+            explanation: r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
+            property: r.name.to_string(),
+            steps: report::steps(r),
+            story: match (r.verdict, outcome.story(model, r.name)) {
+                (Verdict::Violated, Some(s)) => Some(comparison::steps_of(&s)),
+                _ => None,
+            },
+            verdict: r.verdict.word(),
         })
         .collect();
-    json!({
-        "model": model.model_name(),
-        "design": design,
-        "bounds": model.bounds_json(),
-        "results": results,
-        "stats": report::stats_json(design, &outcome.stats),
-    })
+    DesignCheck {
+        bounds: model.bounds_json(),
+        design: design.to_string(),
+        model: model.model_name().to_string(),
+        results,
+        stats: RunRecord::of(design, &outcome.stats),
+    }
 }
 
 fn print_check_text<M: ToolModel>(
@@ -231,18 +227,16 @@ fn print_check_text<M: ToolModel>(
     let design = model.variant();
     let style = Style::for_stdout();
     println!("{}\n", style.bold(&format!("slotcheck check: {heading}")));
-    let width = outcome
-        .results
-        .iter()
-        .map(|r| r.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(20)
-        + 2;
+    let mut verdicts = TextTable::new(vec![Column::left("").at_least(20), Column::left("")]);
+    verdicts.headless = true;
+    verdicts.margin = "  ".into();
     for r in &outcome.results {
-        let cell = report::verdict_cell(r);
-        println!("  {:<width$}{}", r.name, style.verdict(r.verdict, &cell));
+        verdicts.row(vec![
+            r.name.into(),
+            Cell::painted(report::verdict_cell(r), r.verdict),
+        ]);
     }
+    print!("{}", verdicts.render(style));
     if let Some(note) = note {
         println!("\n{note}");
     }

@@ -11,6 +11,7 @@ use crate::report::see::{CheckOutputArgs, Format};
 use crate::report::{JsonArgs, Style};
 use crate::scenario;
 use clap::{ArgMatches, Args};
+use slotcheck_models::link::Link;
 use std::path::{Path, PathBuf};
 
 /// A budget ran out before a verdict.
@@ -74,10 +75,14 @@ pub struct ScenarioArgs {
     /// Scenario runs: write a JUnit XML report here (a testsuite per scenario).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Scenario runs: print only the regressions (each with its story) and the summary, not a
-    /// line per check (what CI reads); the reports written are whole.
+    /// Scenario runs: print only the regressions and story changes (each with its story) and
+    /// the summary, not a line per check (what CI reads); the reports written are whole.
     #[arg(long)]
     pub regressions_only: bool,
+    /// Scenario runs: a story change (a pinned step count differs while the verdict is as
+    /// pinned) fails the run with exit 4; without it, a story change is a warning and exits 0.
+    #[arg(long)]
+    pub strict_lengths: bool,
     /// Scenario runs: run nothing; print which cells of each model's coverage grid (slots,
     /// faults, deliveries, requests; link: asks, faults, skew) the scenario files cover, and
     /// which they leave out and why. Exit 1: a cell the grid wants covered is not.
@@ -100,6 +105,9 @@ impl ScenarioArgs {
         }
         if self.regressions_only {
             given.push("--regressions-only");
+        }
+        if self.strict_lengths {
+            given.push("--strict-lengths");
         }
         if self.grid {
             given.push("--grid");
@@ -171,10 +179,13 @@ fn check_skew_range(args: CheckArgs, design: String) -> Result<u8, String> {
             "--skew-range is for the link model's clock skew: add --model link".to_string(),
         );
     }
-    let bounds = args.model.link.bounds(args.model.bounds.crashes)?;
+    let bounds = args.model.bounds.bounds::<Link>()?;
+    bounds
+        .validate()
+        .map_err(|e| format!("--model link: {e}"))?;
     let options = options(&args.model.bounds.options)?;
     let range = args.skew_range.as_deref().expect("--skew-range given");
-    if args.model.link.skew.is_some() {
+    if args.model.bounds.has("skew") {
         return Err("--skew-range varies the skew: leave out --skew".to_string());
     }
     let range = skew::parse_range(range)?;
@@ -280,6 +291,7 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
         out: args.out,
         html: args.output.html,
         regressions_only: args.scenarios.regressions_only,
+        strict_lengths: args.scenarios.strict_lengths,
     };
     let code = scenario::check_command(run);
     // The grid's coverage after the summary (a run that could not start

@@ -6,7 +6,7 @@ use super::args::LimitArgs;
 use crate::models::{ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::report::see::CompareOutputArgs;
-use crate::report::{html, JsonArgs, Style};
+use crate::report::{self, html, JsonArgs, Style};
 use crate::scenario::findings;
 use clap::{ArgMatches, Args};
 use std::path::PathBuf;
@@ -93,7 +93,7 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
     let inputs = crate::scenario::files(&paths).map_err(|e| e.to_string())?;
     itf::check_outputs(&outputs, &inputs)?;
     let table = findings::run(&paths, model, &args.limits.limits()?, &args.designs)?;
-    let json = serde_json::to_string_pretty(&findings::json(&table)).expect("JSON") + "\n";
+    let json = report::json_text(&findings::record(&table));
     if args.json.json {
         print!("{json}");
     } else if args.markdown {

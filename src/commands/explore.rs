@@ -3,6 +3,7 @@
 
 use crate::explore;
 use crate::models::whole;
+use crate::models::ModelBounds;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use clap::Args;
 

@@ -74,9 +74,7 @@ pub fn run_link(
     let options = LiveOptions {
         asks: link.asks,
         builders: link.builders,
-        timing: Timing {
-            ms_per_tick: link.ms_per_tick,
-        },
+        timing: Timing::scaled(link.ms_per_tick),
         limit: std::time::Duration::from_secs_f64(timeout),
         crash_rate: percent(crash_percent),
         late_rate: percent(stall_percent),

@@ -8,7 +8,7 @@
 //! `compare.rs`, `check.rs`, `mutate.rs`, `explore.rs`, `simulate.rs` a
 //! command each; `signals.rs` what SIGINT and SIGTERM do to a run; `adhoc.rs`
 //! `compare` and `check --design` for every model;
-//! `skew.rs` the link model's `check --skew-range`; `real.rs` `--on
+//! `schemas.rs` every `--json` output's schema file; `skew.rs` the link model's `check --skew-range`; `real.rs` `--on
 //! sqlite|mariadb` and `live.rs` `slotcheck live` (its stovepipe runs in
 //! `live_stovepipe.rs`, its link runs in `live_link.rs`); `replay_nats.rs`
 //! `replay --on nats` (a link story on a real nats-server); `bench.rs` and
@@ -29,6 +29,7 @@ pub mod mutate;
 #[cfg(feature = "real")]
 pub mod real;
 pub mod replay_nats;
+pub mod schemas;
 pub mod signals;
 pub mod simulate;
 pub mod simulate_bench;

@@ -2,6 +2,7 @@
 //! (with `--scenarios`) on each scenario's; the report printed and written.
 
 use super::args::LimitArgs;
+use crate::models::ModelBounds;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::mutate::{self as mutation, Equivalents};
 use crate::report::{self, itf, JsonArgs, Style};
@@ -155,7 +156,7 @@ fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, St
                     .any(|r| r.mutants.iter().any(|m| &m.name == *name))
         })
         .collect();
-    let json = serde_json::to_string_pretty(&mutation::json(&reports)).expect("JSON") + "\n";
+    let json = report::json_text(&mutation::records(&reports));
     if args.json.json {
         print!("{json}");
     } else {

@@ -3,6 +3,7 @@
 
 use super::simulate_bench;
 use crate::models::whole;
+use crate::models::ModelBounds;
 use crate::models::{self, ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::simulate::{
@@ -203,7 +204,7 @@ pub fn run_cli<M: ToolModel>(
     itf::check_outputs(&outputs, &[])?;
     let mut timing = Timing::default();
     let (report, runs) = simulate_all(models, &settings, &mut timing)?;
-    let json = serde_json::to_string_pretty(&report).expect("JSON") + "\n";
+    let json = crate::report::json_text(&report);
     if args.json.json {
         print!("{json}");
     } else {
@@ -253,6 +254,6 @@ pub fn merge_files(files: &[PathBuf]) -> Result<u8, String> {
     }
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let merged = merge_named(&reports, &names)?;
-    println!("{}", serde_json::to_string_pretty(&merged).expect("JSON"));
+    print!("{}", crate::report::json_text(&merged));
     Ok(exit_code(&merged))
 }

@@ -4,6 +4,7 @@
 //! Stovepipe's own measurement, as `bench.rs` is.
 
 use crate::check::{check, Limits};
+use crate::models::ModelBounds;
 use crate::models::{ModelArgs, ToolModel};
 use crate::simulate::shrink;
 use crate::simulate::{

@@ -6,7 +6,8 @@
 //! the first skew that breaks one is told as its shortest story.
 
 use crate::check::{check, Limits, Outcome, Verdict};
-use crate::models::ToolModel;
+use crate::models::ModelBounds;
+
 use crate::report::{self, Style};
 use slotcheck_models::link::{Bounds, Link, Options, TICK_SECONDS};
 use slotcheck_models::{Narrated, PropertyKind};

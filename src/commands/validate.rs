@@ -3,9 +3,9 @@
 //! explain the log). The search is the `validate` room's; this file reads
 //! the log, builds each queue's trace and reports.
 
+use crate::report::validation::{DesignValidation, Validation};
 use crate::validate::{self, Verdict};
 use clap::Args;
-use serde_json::{json, Value};
 use slotcheck_models::events::{self, Entry, Log, ModelName};
 use slotcheck_models::link::{
     self,
@@ -212,9 +212,9 @@ fn report(
             .unwrap_or(0)
     };
     if args.json {
-        println!(
+        print!(
             "{}",
-            serde_json::to_string_pretty(&report_json(file, model, results, code)).unwrap()
+            crate::report::json_text(&report_json(file, model, results, code))
         );
     } else {
         print!("{}", report_text(file, results, one_design));
@@ -222,18 +222,29 @@ fn report(
     Ok(code)
 }
 
-fn report_json(file: &str, model: &str, results: &[DesignResult], code: u8) -> Value {
-    json!({
-        "log": file,
-        "model": model,
-        "exit_code": code,
-        "explained_by": results.iter().filter(|r| r.exit_code() <= 1).map(|r| r.design).collect::<Vec<_>>(),
-        "designs": results.iter().map(|r| json!({
-            "design": r.design,
-            "exit_code": r.exit_code(),
-            "queues": r.queues.iter().map(|(q, v)| validate::json(q, v)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
+fn report_json(file: &str, model: &str, results: &[DesignResult], code: u8) -> Validation {
+    Validation {
+        designs: results
+            .iter()
+            .map(|r| DesignValidation {
+                design: r.design.to_string(),
+                exit_code: r.exit_code(),
+                queues: r
+                    .queues
+                    .iter()
+                    .map(|(q, v)| validate::record(q, v))
+                    .collect(),
+            })
+            .collect(),
+        exit_code: code,
+        explained_by: results
+            .iter()
+            .filter(|r| r.exit_code() <= 1)
+            .map(|r| r.design.to_string())
+            .collect(),
+        log: file.to_string(),
+        model: model.to_string(),
+    }
 }
 
 fn report_text(file: &str, results: &[DesignResult], one_design: bool) -> String {

@@ -1,22 +1,17 @@
 //! The link model as the tool runs it: the [`ToolModel`] (how flags and a
 //! scenario file give a model, what the simulator draws and lowers, its
-//! mutants); its bounds as flags, JSON and words are in `link_bounds.rs`.
+//! mutants); its table of bounds is in `link_bounds.rs`.
 
-use super::bounds::{meta_bounds_and_options, scenario_whole, BoundError, Whole};
-pub use super::link_bounds::{
-    bounds_json, bounds_line, options, LinkArgs, ScenarioBounds, DEFAULT_BOUNDS,
-};
-use super::link_bounds::{extra_faults, timings};
+use super::bounds::{meta_bounds_and_options, Bound};
+pub use super::link_bounds::{options, DEFAULT_BOUNDS};
 use super::{ModelArgs, ToolModel};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value};
 use slotcheck_models::link::{
-    all_designs, design_named, Action, Bounds, Link, Options, State, DESIGNS, TICK_SECONDS,
+    all_designs, design_named, Action, Bounds, Link, Options, State, DESIGNS,
 };
 use slotcheck_models::NamedOptions;
-use std::ops::RangeInclusive;
-use toml::Spanned;
 
 pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
     let design = design_named(design).ok_or_else(|| {
@@ -48,14 +43,6 @@ const LINK_KINDS: &[&str] = &[
     "drop",
 ];
 
-fn optional_whole(value: &Option<Spanned<Whole>>, field: &str) -> Result<u8, BoundError> {
-    value.as_ref().map_or(Ok(0), |v| scenario_whole(v, field))
-}
-
-fn timing_or(value: &Option<Spanned<Whole>>, field: &str, or: u16) -> Result<u16, BoundError> {
-    value.as_ref().map_or(Ok(or), |v| scenario_whole(v, field))
-}
-
 /// The initial state of `model` with these clock offsets (in ticks,
 /// non-decreasing from b1, as [`Link::initial_states`] names them): only the
 /// offsets depend on the skew.
@@ -73,7 +60,28 @@ fn init_with_offsets(model: &Link, offsets: &[i8]) -> State {
 /// `-1` always give a valid bound; the CLI and the stories say seconds.
 impl ToolModel for Link {
     const NAME: &'static str = "link";
-    type ScenarioBounds = ScenarioBounds;
+    type Bounds = Bounds;
+    const DEFAULT_BOUNDS: Bounds = DEFAULT_BOUNDS;
+
+    fn bound_table() -> &'static [Bound<Bounds>] {
+        super::link_bounds::BOUNDS
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+
+    fn on_bounds(&self, bounds: Bounds) -> Self {
+        Link { bounds, ..*self }
+    }
+
+    fn validate_bounds(bounds: &Bounds) -> Result<(), String> {
+        bounds.validate()
+    }
+
+    fn first_design(bounds: Bounds) -> Self {
+        Link::new(&DESIGNS[0], bounds)
+    }
 
     fn design_names() -> Vec<&'static str> {
         all_designs().map(|d| d.name).collect()
@@ -102,68 +110,11 @@ impl ToolModel for Link {
     }
 
     fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {
-        let bounds = flags.link.bounds(flags.bounds.crashes)?;
+        let bounds = flags.bounds.bounds::<Self>()?;
+        bounds
+            .validate()
+            .map_err(|e| format!("--model link: {e}"))?;
         model_for(design, bounds, options(&flags.bounds.options)?)
-    }
-
-    fn from_scenario(raw: &Spanned<ScenarioBounds>) -> Result<Self, BoundError> {
-        let b = raw.get_ref();
-        let bounds = Bounds {
-            asks: scenario_whole(&b.asks, "asks")?,
-            builders: scenario_whole(&b.builders, "builders")?,
-            skew: scenario_whole(&b.skew, "skew")?,
-            horizon: scenario_whole(&b.horizon, "horizon")?,
-            longest_build: scenario_whole(&b.longest_build, "longest_build")?,
-            crashes: scenario_whole(&b.crashes, "crashes")?,
-            late_heartbeats: scenario_whole(&b.late_heartbeats, "late_heartbeats")?,
-            late_by: scenario_whole(&b.late_by, "late_by")?,
-            max_deliver: scenario_whole(&b.max_deliver, "max_deliver")?,
-            slow_answers: optional_whole(&b.slow_answers, "slow_answers")?,
-            lost_acks: optional_whole(&b.lost_acks, "lost_acks")?,
-            naks: optional_whole(&b.naks, "naks")?,
-            ack_wait: timing_or(&b.ack_wait, "ack_wait", DEFAULT_BOUNDS.ack_wait)?,
-            heartbeat_every: timing_or(
-                &b.heartbeat_every,
-                "heartbeat_every",
-                DEFAULT_BOUNDS.heartbeat_every,
-            )?,
-            fresh_for: timing_or(&b.fresh_for, "fresh_for", DEFAULT_BOUNDS.fresh_for)?,
-        };
-        if let Err(message) = bounds.validate() {
-            // The model's messages name the bound in words (`longest build must
-            // ...`); point at the key that holds it.
-            let keyed = [
-                ("asks", "asks", b.asks.span()),
-                ("builders", "builders", b.builders.span()),
-                ("skew", "skew", b.skew.span()),
-                ("horizon", "horizon", b.horizon.span()),
-                ("longest build", "longest_build", b.longest_build.span()),
-                ("late by", "late_by", b.late_by.span()),
-                ("max deliver", "max_deliver", b.max_deliver.span()),
-            ];
-            let timing_keys = [
-                ("ack wait", "ack_wait", &b.ack_wait),
-                ("heartbeat every", "heartbeat_every", &b.heartbeat_every),
-                ("fresh for", "fresh_for", &b.fresh_for),
-            ];
-            let keyed = keyed.into_iter().chain(
-                timing_keys
-                    .into_iter()
-                    .filter_map(|(w, k, v)| v.as_ref().map(|v| (w, k, v.span()))),
-            );
-            let (field, span) = keyed
-                .into_iter()
-                .find(|(words, _, _)| message.starts_with(words))
-                .map_or(("bounds".to_string(), raw.span()), |(_, key, span)| {
-                    (format!("bounds.{key}"), span)
-                });
-            return Err(BoundError {
-                span,
-                field,
-                message,
-            });
-        }
-        Ok(Link::new(&DESIGNS[0], bounds))
     }
 
     fn with_design(&self, design: &str) -> Result<Self, String> {
@@ -262,102 +213,6 @@ impl ToolModel for Link {
         }
     }
 
-    /// Small enough that one walk stays well under a hundred steps: at most
-    /// 24 ticks, three asks, three builders.
-    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
-        vec![
-            ("asks", 1..=3),
-            ("builders", 2..=3),
-            // Up to 60 s, past the source's 35 s.
-            ("skew_ticks", 0..=12),
-            // 30 s to 120 s: an ack wait (60 s) and a redelivery fit.
-            ("horizon_ticks", 6..=24),
-            ("longest_build_ticks", 1..=18),
-            ("crashes", 0..=2),
-            ("late_heartbeats", 0..=2),
-            // 5 s to 50 s: the README's late-heartbeat finding needs 50.
-            ("late_by_ticks", 1..=10),
-            // Above the crashes: fewer deliveries than crashes lose an ask in
-            // every design, which would bury the rest (`--range` lowers it).
-            ("max_deliver", 3..=4),
-        ]
-    }
-
-    fn bound_values(&self) -> Vec<(&'static str, u32)> {
-        let b = self.bounds;
-        let mut values = vec![
-            ("asks", b.asks as u32),
-            ("builders", b.builders as u32),
-            ("skew_ticks", b.skew_ticks() as u32),
-            ("horizon_ticks", b.horizon_ticks() as u32),
-            ("longest_build_ticks", b.longest_build_ticks() as u32),
-            ("crashes", b.crashes as u32),
-            ("late_heartbeats", b.late_heartbeats as u32),
-            ("late_by_ticks", b.late_by_ticks() as u32),
-            ("max_deliver", b.max_deliver as u32),
-        ];
-        // The budgets beyond the contract only where given, so that every
-        // trace and report of the contract's reading reads as it did.
-        for (key, _, _, n) in extra_faults(&b) {
-            values.push((key, n as u32));
-        }
-        if !b.timings_are_the_sources() {
-            values.extend([
-                ("ack_wait_ticks", b.ack_wait_ticks() as u32),
-                ("heartbeat_ticks", b.heartbeat_ticks() as u32),
-                ("fresh_for_ticks", b.fresh_for_ticks() as u32),
-            ]);
-        }
-        values
-    }
-
-    /// The timings: the source's unless `--range` widens them.
-    fn swarm_kept(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
-        let b = self.bounds;
-        let kept = |t: u8| t as u32..=t as u32;
-        vec![
-            ("ack_wait_ticks", kept(b.ack_wait_ticks())),
-            ("heartbeat_ticks", kept(b.heartbeat_ticks())),
-            ("fresh_for_ticks", kept(b.fresh_for_ticks())),
-        ]
-    }
-
-    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
-        let mut b = self.bounds;
-        for &(name, value) in values {
-            let too_large = || format!("{name} {value} is too large");
-            let count = || u8::try_from(value).map_err(|_| too_large());
-            let seconds = || {
-                u16::try_from(value)
-                    .ok()
-                    .and_then(|v| v.checked_mul(TICK_SECONDS))
-                    .ok_or_else(too_large)
-            };
-            match name {
-                "asks" => b.asks = count()?,
-                "builders" => b.builders = count()?,
-                "skew_ticks" => b.skew = seconds()?,
-                "horizon_ticks" => b.horizon = seconds()?,
-                "longest_build_ticks" => b.longest_build = seconds()?,
-                "crashes" => b.crashes = count()?,
-                "late_heartbeats" => b.late_heartbeats = count()?,
-                "late_by_ticks" => b.late_by = seconds()?,
-                "max_deliver" => b.max_deliver = count()?,
-                "slow_answers" => b.slow_answers = count()?,
-                "lost_acks" => b.lost_acks = count()?,
-                "naks" => b.naks = count()?,
-                "ack_wait_ticks" => b.ack_wait = seconds()?,
-                "heartbeat_ticks" => b.heartbeat_every = seconds()?,
-                "fresh_for_ticks" => b.fresh_for = seconds()?,
-                other => return Err(format!("unknown link bound `{other}`")),
-            }
-        }
-        // The CLI's own check, so a drawn or lowered bound is never one the
-        // CLI would refuse.
-        b.validate()?;
-        Ok(Link { bounds: b, ..*self })
-    }
-
     fn option_names(&self) -> Vec<&'static str> {
         self.options.names()
     }
@@ -370,28 +225,6 @@ impl ToolModel for Link {
         let design =
             design_named(design).ok_or_else(|| format!("unknown link design `{design}`"))?;
         let (mut model, names) = meta_bounds_and_options(&Link::new(design, DEFAULT_BOUNDS), meta)?;
-        // The budgets beyond the contract are in `#meta` only when not zero.
-        let bounds = meta.get("bounds").and_then(Value::as_object);
-        let extra = |key: &str| -> Result<u8, String> {
-            bounds.and_then(|b| b.get(key)).map_or(Ok(0), |v| {
-                v.as_u64()
-                    .and_then(|n| u8::try_from(n).ok())
-                    .ok_or_else(|| format!("`#meta.bounds.{key}` is not a small whole number"))
-            })
-        };
-        model.bounds.slow_answers = extra("slow_answers")?;
-        model.bounds.lost_acks = extra("lost_acks")?;
-        model.bounds.naks = extra("naks")?;
-        // So are the timings, where they are not the source's.
-        for key in ["ack_wait_ticks", "heartbeat_ticks", "fresh_for_ticks"] {
-            if let Some(v) = bounds.and_then(|b| b.get(key)) {
-                let ticks = v
-                    .as_u64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| format!("`#meta.bounds.{key}` is not a small whole number"))?;
-                model = model.with_bounds(&[(key, ticks)])?;
-            }
-        }
         for name in names {
             model.options.set(&name)?;
         }
@@ -453,37 +286,12 @@ impl ToolModel for Link {
                 .collect(),
         )
     }
-
-    fn bounds_json(&self) -> Value {
-        bounds_json(&self.bounds, &self.options)
-    }
-
-    fn bounds_line(&self) -> String {
-        bounds_line(&self.bounds, &self.options)
-    }
-
-    fn bounds_flags(&self) -> String {
-        let b = self.bounds;
-        let mut flags = format!(
-            "--asks {} --builders {} --skew {} --horizon {} --longest-build {} --crashes {} --late-heartbeats {} --late-by {} --max-deliver {}",
-            b.asks, b.builders, b.skew, b.horizon, b.longest_build, b.crashes, b.late_heartbeats, b.late_by, b.max_deliver
-        );
-        for (_, _, flag, n) in extra_faults(&b) {
-            flags.push_str(&format!(" {flag} {n}"));
-        }
-        for (_, _, flag, s) in timings(&b) {
-            flags.push_str(&format!(" {flag} {s}"));
-        }
-        for option in self.options.names() {
-            flags.push_str(&format!(" --option {option}"));
-        }
-        flags
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::models::ModelBounds;
     use rand::SeedableRng;
     use stateright::Model;
 

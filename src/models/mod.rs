@@ -2,9 +2,10 @@
 //! needs of a model beyond stateright's `Model` and the models crate's
 //! `Narrated` and `Packed`: its designs, how it is built from flags, a
 //! scenario file or a trace, how its bounds read, what the simulator draws
-//! and lowers, and its mutants. `stovepipe.rs` and `link.rs` implement it,
-//! each with its own flags and defaults; `bounds.rs` reads bounds the same
-//! way for every model.
+//! and lowers, and its mutants. `stovepipe.rs` and `link.rs` implement it;
+//! each model's bounds are a table of rows ([`bounds::Bound`]), from which
+//! `bounds.rs` makes every form of them (flags, scenario `[bounds]`, JSON,
+//! words, swarm ranges) the same way for every model.
 //!
 //! This file is also the registry: the one place that names every model
 //! ([`ModelName`], [`MODELS`], [`for_model`], [`ModelArgs`]). The rooms
@@ -25,23 +26,21 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value as Json};
 use slotcheck_models::link::Link;
 use slotcheck_models::stovepipe::Stovepipe;
 use slotcheck_models::{Narrated, Packed};
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::ops::RangeInclusive;
-use toml::Spanned;
 
-pub use bounds::{whole, BoundError};
+pub use bounds::{whole, Bound, BoundError, ModelBounds, Swarm};
 
-/// What the tool needs of a model, in one trait: its name and designs; how
-/// it is built from the command line, a scenario file and a trace's
-/// `#meta`; how its bounds read in reports; its bounds by name and the kind
-/// of each action (for the simulator, which draws, lowers and records
-/// them); and its mutants.
+/// What the tool needs of a model, in one trait: its name and designs; its
+/// bounds as a table (every form of them, flags, scenario `[bounds]`, JSON,
+/// words, names and swarm ranges, is made from it: [`ModelBounds`]); how it
+/// is built from the command line and a trace's `#meta`; the kind of each
+/// action (for the simulator, which draws, lowers and records them); and
+/// its mutants.
 pub trait ToolModel:
     Packed
     + Narrated<
@@ -56,9 +55,25 @@ pub trait ToolModel:
     /// `model` field of a trace's `#meta`.
     const NAME: &'static str;
 
-    /// A scenario file's `[bounds]` table as this model reads it (every
-    /// bound required, each value spanned so that an error points at it).
-    type ScenarioBounds: DeserializeOwned;
+    /// The model's bounds, as its table reads and sets them.
+    type Bounds: Copy + Debug + 'static;
+
+    /// The bounds a command uses when given none.
+    const DEFAULT_BOUNDS: Self::Bounds;
+
+    /// The model's bounds, one row each, in the order every form lists
+    /// them: the flags, the scenario `[bounds]`, the JSON, the one-line
+    /// form and the swarm ranges are made from it ([`ModelBounds`]).
+    fn bound_table() -> &'static [Bound<Self::Bounds>];
+    /// This model's bounds.
+    fn bounds(&self) -> Self::Bounds;
+    /// The same design and options on other bounds (checked already).
+    fn on_bounds(&self, bounds: Self::Bounds) -> Self;
+    /// The model's own check of its bounds, beyond each row's range (a
+    /// bound that must be a whole number of ticks, or depends on another);
+    /// the message starts with the bound's key, or the key in words
+    /// (`longest build`), so that a scenario's error points at it.
+    fn validate_bounds(bounds: &Self::Bounds) -> Result<(), String>;
 
     // ------------------------------------------------ designs and building
 
@@ -101,9 +116,9 @@ pub trait ToolModel:
     fn designs_help() -> String;
     /// The model of `design` on the bounds and options the command line gives.
     fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String>;
-    /// The model (of its first design, no option set) on the bounds a
-    /// scenario file gives; the error points at the value at fault.
-    fn from_scenario(bounds: &Spanned<Self::ScenarioBounds>) -> Result<Self, BoundError>;
+    /// The model of its first design, no option set, on these bounds
+    /// (checked already): what a scenario file's `[bounds]` gives.
+    fn first_design(bounds: Self::Bounds) -> Self;
     /// The same bounds and options with another design (a name, or for a
     /// model that composes designs a composition); the error says why not.
     fn with_design(&self, design: &str) -> Result<Self, String>;
@@ -111,17 +126,6 @@ pub trait ToolModel:
     fn set_option(&mut self, name: &str) -> Result<(), String>;
     /// The model a trace's `#meta` describes (`design`, `bounds`, `options`).
     fn from_meta(meta: &Map<String, Json>) -> Result<Self, String>;
-
-    // ------------------------------------------------ how its bounds read
-
-    /// The bounds and options as JSON (the `bounds` of a report).
-    fn bounds_json(&self) -> Json;
-    /// The bounds in words: `requests 2, max_concurrent 1, ...`.
-    fn bounds_line(&self) -> String;
-    /// The command-line flags that give these bounds and options
-    /// (`--requests 2 --max-concurrent 1 ...`), for the commands slotcheck
-    /// suggests.
-    fn bounds_flags(&self) -> String;
 
     // ------------------------------------------------ what the simulator needs
 
@@ -148,19 +152,6 @@ pub trait ToolModel:
     fn settled(&self, state: &Self::State) -> bool;
     /// What is not settled in `state`, in words.
     fn unsettled(&self, state: &Self::State) -> String;
-    /// Every bound by name, with the range a swarm run draws it from.
-    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)>;
-    /// Bounds a swarm run keeps at this model's value unless `--range` widens
-    /// them (drawn only then, after the others, so that every run of the
-    /// ranges above draws as it did).
-    fn swarm_kept(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
-        Vec::new()
-    }
-    /// Every bound by name, with this model's value.
-    fn bound_values(&self) -> Vec<(&'static str, u32)>;
-    /// The same model with the named bounds changed; an error when a value is
-    /// out of the model's range.
-    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String>;
     /// The model's options by name (`split-read`).
     fn option_names(&self) -> Vec<&'static str>;
     /// The initial state a walk starts from: uniform among the model's
@@ -312,47 +303,65 @@ pub fn design_names() -> impl clap::builder::TypedValueParser<Value = String> {
     }
 }
 
-/// Which model a command runs, and its bounds (each model's own flags).
+/// `--option`'s help: every model's options.
+const OPTIONS_HELP: &str = "A model option (repeatable): split-read (R, Q and the head read in three steps); link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing), atomic-start (a builder reads the running key and puts it, or acks the duplicate, in one step)";
+
+/// Which model a command runs, and its bounds: every model's bound flags,
+/// made from the models' tables.
 #[derive(Args, Clone, Debug)]
 pub struct ModelArgs {
     /// The model: stovepipe (the admission queue) or link (the builders).
     #[arg(long, value_enum, default_value_t = ModelName::Stovepipe)]
     pub model: ModelName,
     #[command(flatten)]
-    pub bounds: stovepipe::BoundsArgs,
-    #[command(flatten)]
-    pub link: link::LinkArgs,
+    pub bounds: bounds::BoundFlags,
 }
 
 impl ModelArgs {
     /// A flag of another model than the one chosen is an error that names it.
-    pub fn check_flags(&self, matches: Option<&ArgMatches>) -> Result<(), String> {
-        if self.model == ModelName::Stovepipe {
-            return match self.link.given().as_slice() {
-                [] => Ok(()),
-                given => Err(format!("{} only for --model link", given.join(", "))),
-            };
+    pub fn check_flags(&self, _matches: Option<&ArgMatches>) -> Result<(), String> {
+        struct Foreign<'a>(&'a bounds::BoundFlags);
+        impl ForModel for Foreign<'_> {
+            type Out = (Vec<String>, Vec<String>);
+            fn run<M: ToolModel>(self) -> Self::Out {
+                let own = M::bound_table()
+                    .iter()
+                    .map(|row| format!("--{}", row.flag))
+                    .collect();
+                (self.0.not_of::<M>(), own)
+            }
         }
-        let stovepipe_only = ["requests", "max_concurrent", "stalls", "max_deliveries"];
-        let given: Vec<String> = stovepipe_only
+        let chosen = self.model.name();
+        let (foreign, own) = for_model(chosen, Foreign(&self.bounds)).expect("a model");
+        let Some(first) = foreign.first() else {
+            return Ok(());
+        };
+        // The model whose flag the first one is.
+        struct Has<'a>(&'a str);
+        impl ForModel for Has<'_> {
+            type Out = bool;
+            fn run<M: ToolModel>(self) -> bool {
+                M::bound_table()
+                    .iter()
+                    .any(|row| format!("--{}", row.flag) == self.0)
+            }
+        }
+        let owner = MODELS
             .iter()
-            .filter(|id| matches.and_then(|m| m.value_source(id)) == Some(ValueSource::CommandLine))
-            .map(|id| format!("--{}", id.replace('_', "-")))
-            .collect();
-        if !given.is_empty() {
-            return Err(format!(
-                "{} only for --model stovepipe (link: --asks, --builders, --skew, --horizon, --longest-build, --late-heartbeats, --late-by, --max-deliver, --crashes)",
-                given.join(", ")
-            ));
-        }
-        Ok(())
+            .find(|m| for_model(m, Has(first)) == Some(true))
+            .expect("every flag is some model's");
+        Err(format!(
+            "{} only for --model {owner} ({chosen}: {})",
+            foreign.join(", "),
+            own.join(", ")
+        ))
     }
 
     /// The model and bound flags typed on the command line, as typed;
     /// `--model` itself only with `with_model`.
     pub fn given(&self, matches: Option<&ArgMatches>, with_model: bool) -> Vec<String> {
         let command = ModelArgs::augment_args(clap::Command::new("bounds"));
-        let mut given: Vec<String> = command
+        command
             .get_arguments()
             .filter(|a| with_model || a.get_id() != "model")
             .filter(|a| {
@@ -360,14 +369,6 @@ impl ModelArgs {
                     == Some(ValueSource::CommandLine)
             })
             .filter_map(|a| a.get_long().map(|long| format!("--{long}")))
-            .collect();
-        // Link bounds have no default value, so clap cannot tell where they
-        // came from; they are set only when given.
-        for flag in self.link.given() {
-            if !given.iter().any(|g| g == flag) {
-                given.push(flag.to_string());
-            }
-        }
-        given
+            .collect()
     }
 }

@@ -1,20 +1,17 @@
-//! The stovepipe model as the tool runs it: its flags and default bounds,
-//! the bounds as JSON and in words, how a scenario file gives them, and the
-//! rest of [`ToolModel`] (what the simulator draws and lowers, its mutants).
+//! The stovepipe model as the tool runs it: its default bounds and its
+//! table of bounds (from which its flags, scenario `[bounds]`, JSON, words
+//! and swarm ranges are made), and the rest of [`ToolModel`] (what the
+//! simulator draws and lowers, its mutants).
 
-use super::bounds::{meta_bounds_and_options, scenario_whole, whole, BoundError, Whole};
+use super::bounds::{meta_bounds_and_options, Bound, ModelBounds, Swarm};
 use super::{model_of_design, ModelArgs, ToolModel};
-use clap::Args;
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use slotcheck_models::stovepipe::mutation;
 use slotcheck_models::stovepipe::{
-    compose, composition_help, request_name, Action, Bounds, Options, State, Stovepipe, DESIGNS,
+    compose, composition_help, request_name, Action, Bounds, State, Stovepipe, DESIGNS,
     MAX_REQUESTS, REPAIRS,
 };
 use slotcheck_models::NamedOptions;
-use std::ops::RangeInclusive;
-use toml::Spanned;
 
 /// The bounds `compare` uses when given none: the richest on which every
 /// design finishes in a few seconds on a 2-core machine (measured; see the
@@ -27,94 +24,86 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
     max_deliveries: 2,
 };
 
-pub fn bounds_json(bounds: &Bounds, options: &Options) -> Value {
-    json!({
-        "model": "stovepipe",
-        "requests": bounds.requests,
-        "max_concurrent": bounds.max_concurrent,
-        "crashes": bounds.crashes,
-        "stalls": bounds.stalls,
-        "max_deliveries": bounds.max_deliveries,
-        "options": options.names(),
-    })
-}
-
-/// `requests 2, max_concurrent 1, ...` for headings.
-pub fn bounds_line(bounds: &Bounds, options: &Options) -> String {
-    let mut line = format!(
-        "requests {}, max_concurrent {}, crashes {}, stalls {}, max_deliveries {}",
-        bounds.requests,
-        bounds.max_concurrent,
-        bounds.crashes,
-        bounds.stalls,
-        bounds.max_deliveries
-    );
-    for option in options.names() {
-        line.push_str(&format!(", option {option}"));
-    }
-    line
-}
-
-/// The stovepipe model's bounds (see `docs/stovepipe.md`, "Bounds").
-#[derive(Args, Clone, Debug)]
-pub struct BoundsArgs {
-    /// N: how many requests arrive (at any time, in ID order).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.requests,
-          value_parser = whole(1u8, Some(32)))]
-    pub requests: u8,
-    /// K: the queue's limit on concurrent builds.
-    #[arg(long, value_name = "K", default_value_t = DEFAULT_BOUNDS.max_concurrent,
-          value_parser = whole(1u8, Some(32)))]
-    pub max_concurrent: u8,
-    /// How many times a worker may crash (its message becomes visible again, attempt +1);
-    /// link: a builder [default: 2; link: 1].
-    #[arg(long, value_name = "N", value_parser = whole(0u8, Some(u8::MAX)))]
-    pub crashes: Option<u8>,
-    /// How many times a message's visibility may expire while its worker still runs.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.stalls,
-          value_parser = whole(0u8, Some(u8::MAX)))]
-    pub stalls: u8,
-    /// Attempts before a message is dead-lettered.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_BOUNDS.max_deliveries,
-          value_parser = whole(1u8, Some(u8::MAX)))]
-    pub max_deliveries: u8,
-    /// A model option (repeatable): split-read (R, Q and the head read in three steps);
-    /// link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing), atomic-start (a builder reads the running key and puts it, or acks the duplicate, in one step).
-    #[arg(long = "option", value_name = "NAME")]
-    pub options: Vec<String>,
-}
-
-impl BoundsArgs {
-    fn bounds(&self) -> Bounds {
-        Bounds {
-            requests: self.requests,
-            max_concurrent: self.max_concurrent,
-            crashes: self.crashes.unwrap_or(DEFAULT_BOUNDS.crashes),
-            stalls: self.stalls,
-            max_deliveries: self.max_deliveries,
-        }
-    }
-
-    fn model_options(&self) -> Result<Options, String> {
-        let mut options = Options::default();
-        for name in &self.options {
-            options.set(name).map_err(|e| format!("--option: {e}"))?;
-        }
-        Ok(options)
-    }
-}
-
-/// The stovepipe model's bounds as a scenario writes them: all required, so
-/// that a scenario does not change when a default does.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScenarioBounds {
-    requests: Spanned<Whole>,
-    max_concurrent: Spanned<Whole>,
-    crashes: Spanned<Whole>,
-    stalls: Spanned<Whole>,
-    max_deliveries: Spanned<Whole>,
-}
+/// The stovepipe model's bounds (see `docs/stovepipe.md`, "Bounds"), in
+/// the order every form lists them. Every one is always told, so a scenario
+/// gives every one.
+const BOUNDS: &[Bound<Bounds>] = &[
+    Bound {
+        key: "requests",
+        flag: "requests",
+        json: "requests",
+        name: "requests",
+        words: "requests {}",
+        value_name: "N",
+        help: "how many requests arrive (at any time, in ID order)",
+        range: 1..=32,
+        swarm: Swarm::Drawn(1, 8),
+        unit: 1,
+        told: None,
+        get: |b| b.requests.into(),
+        set: |b, v| b.requests = v as u8,
+    },
+    Bound {
+        key: "max_concurrent",
+        flag: "max-concurrent",
+        json: "max_concurrent",
+        name: "max_concurrent",
+        words: "max_concurrent {}",
+        value_name: "K",
+        help: "the queue's limit on concurrent builds",
+        range: 1..=32,
+        swarm: Swarm::Drawn(1, 3),
+        unit: 1,
+        told: None,
+        get: |b| b.max_concurrent.into(),
+        set: |b, v| b.max_concurrent = v as u8,
+    },
+    Bound {
+        key: "crashes",
+        flag: "crashes",
+        json: "crashes",
+        name: "crashes",
+        words: "crashes {}",
+        value_name: "N",
+        help: "how many times a worker may crash (its message becomes visible again, attempt +1)",
+        range: 0..=255,
+        swarm: Swarm::Drawn(0, 4),
+        unit: 1,
+        told: None,
+        get: |b| b.crashes.into(),
+        set: |b, v| b.crashes = v as u8,
+    },
+    Bound {
+        key: "stalls",
+        flag: "stalls",
+        json: "stalls",
+        name: "stalls",
+        words: "stalls {}",
+        value_name: "N",
+        help: "how many times a message's visibility may expire while its worker still runs",
+        range: 0..=255,
+        swarm: Swarm::Drawn(0, 2),
+        unit: 1,
+        told: None,
+        get: |b| b.stalls.into(),
+        set: |b, v| b.stalls = v as u8,
+    },
+    Bound {
+        key: "max_deliveries",
+        flag: "max-deliveries",
+        json: "max_deliveries",
+        name: "max_deliveries",
+        words: "max_deliveries {}",
+        value_name: "N",
+        help: "attempts before a message is dead-lettered",
+        range: 1..=255,
+        swarm: Swarm::Drawn(1, 3),
+        unit: 1,
+        told: None,
+        get: |b| b.max_deliveries.into(),
+        set: |b, v| b.max_deliveries = v as u8,
+    },
+];
 
 /// The worker a scripted stovepipe step names, if any; deliveries create
 /// workers 1, 2, ... in order.
@@ -201,7 +190,28 @@ const STOVEPIPE_KINDS: &[&str] = &[
 
 impl ToolModel for Stovepipe {
     const NAME: &'static str = "stovepipe";
-    type ScenarioBounds = ScenarioBounds;
+    type Bounds = Bounds;
+    const DEFAULT_BOUNDS: Bounds = DEFAULT_BOUNDS;
+
+    fn bound_table() -> &'static [Bound<Bounds>] {
+        BOUNDS
+    }
+
+    fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+
+    fn on_bounds(&self, bounds: Bounds) -> Self {
+        Stovepipe { bounds, ..*self }
+    }
+
+    fn validate_bounds(bounds: &Bounds) -> Result<(), String> {
+        bounds.validate()
+    }
+
+    fn first_design(bounds: Bounds) -> Self {
+        Stovepipe::new(DESIGNS[0], bounds)
+    }
 
     fn design_names() -> Vec<&'static str> {
         DESIGNS.iter().map(|d| d.name).collect()
@@ -242,40 +252,16 @@ impl ToolModel for Stovepipe {
             }
             _ => e,
         })?;
-        let b = flags.bounds.bounds();
+        let b = flags.bounds.bounds::<Self>()?;
         b.validate()?;
         let mut model = Stovepipe::new(design, b);
-        model.options = flags.bounds.model_options()?;
-        Ok(model)
-    }
-
-    fn from_scenario(raw: &Spanned<ScenarioBounds>) -> Result<Self, BoundError> {
-        let b = raw.get_ref();
-        let bounds = Bounds {
-            requests: scenario_whole(&b.requests, "requests")?,
-            max_concurrent: scenario_whole(&b.max_concurrent, "max_concurrent")?,
-            crashes: scenario_whole(&b.crashes, "crashes")?,
-            stalls: scenario_whole(&b.stalls, "stalls")?,
-            max_deliveries: scenario_whole(&b.max_deliveries, "max_deliveries")?,
-        };
-        if let Err(message) = bounds.validate() {
-            // The message names the bound; point at it.
-            let (field, span) = if message.starts_with("requests") {
-                ("bounds.requests", b.requests.span())
-            } else if message.starts_with("max_concurrent") {
-                ("bounds.max_concurrent", b.max_concurrent.span())
-            } else if message.starts_with("max_deliveries") {
-                ("bounds.max_deliveries", b.max_deliveries.span())
-            } else {
-                ("bounds", raw.span())
-            };
-            return Err(BoundError {
-                span,
-                field: field.into(),
-                message,
-            });
+        for name in &flags.bounds.options {
+            model
+                .options
+                .set(name)
+                .map_err(|e| format!("--option: {e}"))?;
         }
-        Ok(Stovepipe::new(DESIGNS[0], bounds))
+        Ok(model)
     }
 
     fn with_design(&self, design: &str) -> Result<Self, String> {
@@ -356,44 +342,6 @@ impl ToolModel for Stovepipe {
             Action::Crash(i) | Action::Stall(i) => Some(self.actor(s, &Action::Step(i))),
             _ => None,
         }
-    }
-
-    fn swarm_ranges(&self) -> Vec<(&'static str, RangeInclusive<u32>)> {
-        vec![
-            ("requests", 1..=8),
-            ("max_concurrent", 1..=3),
-            ("crashes", 0..=4),
-            ("stalls", 0..=2),
-            ("max_deliveries", 1..=3),
-        ]
-    }
-
-    fn bound_values(&self) -> Vec<(&'static str, u32)> {
-        let b = self.bounds;
-        vec![
-            ("requests", b.requests as u32),
-            ("max_concurrent", b.max_concurrent as u32),
-            ("crashes", b.crashes as u32),
-            ("stalls", b.stalls as u32),
-            ("max_deliveries", b.max_deliveries as u32),
-        ]
-    }
-
-    fn with_bounds(&self, values: &[(&str, u32)]) -> Result<Self, String> {
-        let mut b = self.bounds;
-        for &(name, value) in values {
-            let value = u8::try_from(value).map_err(|_| format!("{name} {value} is too large"))?;
-            match name {
-                "requests" => b.requests = value,
-                "max_concurrent" => b.max_concurrent = value,
-                "crashes" => b.crashes = value,
-                "stalls" => b.stalls = value,
-                "max_deliveries" => b.max_deliveries = value,
-                other => return Err(format!("unknown stovepipe bound `{other}`")),
-            }
-        }
-        b.validate()?;
-        Ok(Stovepipe { bounds: b, ..*self })
     }
 
     fn option_names(&self) -> Vec<&'static str> {
@@ -486,26 +434,6 @@ impl ToolModel for Stovepipe {
         }
         ladder.sort_by_key(|(size, m)| (*size, m.bounds.requests));
         ladder.into_iter().map(|(_, m)| m).collect()
-    }
-
-    fn bounds_json(&self) -> Value {
-        bounds_json(&self.bounds, &self.options)
-    }
-
-    fn bounds_line(&self) -> String {
-        bounds_line(&self.bounds, &self.options)
-    }
-
-    fn bounds_flags(&self) -> String {
-        let b = self.bounds;
-        let mut flags = format!(
-            "--requests {} --max-concurrent {} --crashes {} --stalls {} --max-deliveries {}",
-            b.requests, b.max_concurrent, b.crashes, b.stalls, b.max_deliveries
-        );
-        for option in self.options.names() {
-            flags.push_str(&format!(" --option {option}"));
-        }
-        flags
     }
 }
 

@@ -20,13 +20,14 @@
 
 mod output;
 
-pub use output::{html, json, text};
+pub use output::{html, records, text};
 
 use crate::check::{budget, check, Limits, Outcome, Verdict};
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
+use crate::report::mutation::KillRecord;
 use crate::report::{self, count};
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -144,11 +145,14 @@ impl Kill {
         )
     }
 
-    fn json(&self) -> Value {
-        json!({
-            "property": self.property, "mutant": self.mutant, "design": self.design,
-            "bounds": self.bounds, "flags": self.flags,
-        })
+    fn record(&self) -> KillRecord {
+        KillRecord {
+            bounds: self.bounds.clone(),
+            design: self.design.clone(),
+            flags: self.flags.clone(),
+            mutant: self.mutant.clone(),
+            property: self.property.to_string(),
+        }
     }
 }
 

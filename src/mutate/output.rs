@@ -2,19 +2,14 @@
 //! design's score), JSON, and an HTML page.
 
 use super::*;
+use crate::report::mutation::{DesignMutants, Fate as RecordFate, MutantRecord};
+use crate::report::table::{Cell, Column, TextTable};
 use crate::report::{count, Style};
-use serde_json::{json, Value};
 
 /// The report for people: each mutant's fate (with the bounds that killed
 /// it, when they are not `given`), then each design's score.
 pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Style) -> String {
     let mut out = String::new();
-    let width = reports
-        .iter()
-        .flat_map(|r| r.mutants.iter().map(|m| m.name.len()))
-        .max()
-        .unwrap_or(20)
-        + 2;
     for r in reports {
         if let Some(why) = &r.unlisted {
             out.push_str(&style.bold(&format!("{}: ", r.design)));
@@ -27,6 +22,7 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
             r.design,
             count(r.mutants.len() as u64, "mutant")
         )));
+        let mut fates = headless_table(2);
         for m in &r.mutants {
             let (line, verdict) = match &m.fate {
                 Fate::Killed(kill) => (
@@ -64,90 +60,111 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
                 ),
                 Fate::Inconclusive(why) => (format!("inconclusive: {why}"), Verdict::Inconclusive),
             };
-            out.push_str(&format!(
-                "  {:<width$}{}\n",
-                m.name,
-                style.verdict(verdict, &line)
-            ));
+            fates.row(vec![m.name.as_str().into(), Cell::painted(line, verdict)]);
         }
+        out.push_str(&fates.render(style));
         out.push('\n');
     }
     out.push_str(&style.bold("mutation score (killed / mutants not listed as equivalent)\n"));
+    // The widths the score lines have always had (the book's scores are
+    // a `big` block, most of an hour to re-run); a longer name widens them.
+    let mut scores = headless_table(3);
+    scores.columns[0].min_width = 36;
+    scores.columns[1] = Column::right("").at_least("100.0%".len() + 1);
     for r in reports {
-        if r.unlisted.is_some() {
-            out.push_str(&format!(
-                "  {:<38}inconclusive: mutants not listed\n",
-                r.design
-            ));
-            continue;
-        }
-        out.push_str(&format!(
-            "  {:<38}{:>6.1}%  {} killed, {} survived ({} known), {} equivalent\n",
-            r.design,
-            100.0 * r.score(),
-            r.killed(),
-            r.survived(),
-            r.known(),
-            r.equivalent()
-        ));
+        scores.row(if r.unlisted.is_some() {
+            vec![
+                r.design.as_str().into(),
+                "".into(),
+                "inconclusive: mutants not listed".into(),
+            ]
+        } else {
+            vec![
+                r.design.as_str().into(),
+                format!("{:.1}%", 100.0 * r.score()).into(),
+                format!(
+                    "{} killed, {} survived ({} known), {} equivalent",
+                    r.killed(),
+                    r.survived(),
+                    r.known(),
+                    r.equivalent()
+                )
+                .into(),
+            ]
+        });
     }
+    out.push_str(&scores.render(style));
     out.push_str(&format!(
         "\nA mutant's story: slotcheck check{model_flag} --design DESIGN --mutant NAME --property PROPERTY [its bounds]\n"
     ));
     out
 }
 
-pub fn json(reports: &[DesignReport]) -> Value {
-    Value::Array(
-        reports
-            .iter()
-            .map(|r| {
-                json!({
-                    "design": r.design,
-                    "mutants": r.mutants.iter().map(|m| {
-                        let mut entry = json!({"name": m.name, "change": m.change});
-                        match &m.fate {
-                            Fate::Killed(kill) => {
-                                entry["fate"] = json!("killed");
-                                entry["killed_by"] = kill.json();
-                            }
-                            Fate::Survived(larger) => {
-                                entry["fate"] = json!("survived");
-                                if let Some(kill) = larger {
-                                    entry["killed_on_larger_bounds"] = kill.json();
-                                }
-                            }
-                            Fate::Equivalent(why) => {
-                                entry["fate"] = json!("equivalent");
-                                entry["why"] = json!(why);
-                            }
-                            Fate::Known(why) => {
-                                entry["fate"] = json!("known-survivor");
-                                entry["why"] = json!(why);
-                            }
-                            Fate::ListedButKilled { listed_as, why, kill } => {
-                                entry["fate"] = json!("listed-but-killed");
-                                entry["listed_as"] = json!(listed_as);
-                                entry["why"] = json!(why);
-                                entry["killed_by"] = kill.json();
-                            }
-                            Fate::Inconclusive(why) => {
-                                entry["fate"] = json!("inconclusive");
-                                entry["why"] = json!(why);
-                            }
-                        }
-                        entry
-                    }).collect::<Vec<_>>(),
-                    "killed": r.killed(),
-                    "survived": r.survived(),
-                    "known_survivors": r.known(),
-                    "equivalent": r.equivalent(),
-                    "score": r.score(),
-                    "unlisted": r.unlisted,
-                })
-            })
-            .collect(),
-    )
+/// A table of `columns` columns without headings, indented two spaces.
+fn headless_table(columns: usize) -> TextTable {
+    let mut table = TextTable::new(vec![Column::left(""); columns]);
+    table.headless = true;
+    table.margin = "  ".into();
+    table
+}
+
+/// The report as its typed record (`mutate --json` serializes it).
+pub fn records(reports: &[DesignReport]) -> Vec<DesignMutants> {
+    reports
+        .iter()
+        .map(|r| DesignMutants {
+            design: r.design.clone(),
+            equivalent: r.equivalent(),
+            killed: r.killed(),
+            known_survivors: r.known(),
+            mutants: r.mutants.iter().map(mutant_record).collect(),
+            score: r.score(),
+            survived: r.survived(),
+            unlisted: r.unlisted.clone(),
+        })
+        .collect()
+}
+
+fn mutant_record(m: &MutantReport) -> MutantRecord {
+    let mut record = MutantRecord {
+        change: m.change.clone(),
+        fate: RecordFate::Killed,
+        killed_by: None,
+        killed_on_larger_bounds: None,
+        listed_as: None,
+        name: m.name.clone(),
+        why: None,
+    };
+    match &m.fate {
+        Fate::Killed(kill) => record.killed_by = Some(kill.record()),
+        Fate::Survived(larger) => {
+            record.fate = RecordFate::Survived;
+            record.killed_on_larger_bounds = larger.as_ref().map(Kill::record);
+        }
+        Fate::Equivalent(why) => {
+            record.fate = RecordFate::Equivalent;
+            record.why = Some(why.clone());
+        }
+        Fate::Known(why) => {
+            record.fate = RecordFate::KnownSurvivor;
+            record.why = Some(why.clone());
+        }
+        Fate::ListedButKilled {
+            listed_as,
+            why,
+            kill,
+        } => {
+            record.fate = RecordFate::ListedButKilled;
+            record.listed_as = Some(listed_as.to_string());
+            record.why = Some(why.clone());
+            record.killed_by = Some(kill.record());
+        }
+        Fate::Inconclusive(why) => {
+            record.fate = RecordFate::Inconclusive;
+            record.why = Some(why.clone());
+        }
+    }
+    record
 }
 
 /// The report as a page: a table per design, a row per mutant.

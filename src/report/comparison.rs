@@ -128,3 +128,68 @@ pub fn steps_of(steps: &[StoryStep]) -> Vec<StepRecord> {
         })
         .collect()
 }
+
+/// One design checked alone (`check --design D --json`): each property's
+/// verdict, a violation's story, and the run's figures.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct DesignCheck {
+    /// The bounds and options the design ran on.
+    pub bounds: Value,
+    pub design: String,
+    /// The model (`stovepipe`, `link`).
+    pub model: String,
+    pub results: Vec<PropertyRecord>,
+    pub stats: RunRecord,
+}
+
+/// A property's verdict, with why and (for a violation) the story.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct PropertyRecord {
+    /// Why the property fails (or the witness holds) in the path's last
+    /// state, if there is a path.
+    pub explanation: Option<String>,
+    pub property: String,
+    pub steps: Option<usize>,
+    /// The shortest counterexample told step by step; `null` unless violated.
+    pub story: Option<Vec<StepRecord>>,
+    pub verdict: &'static str,
+}
+
+/// The what-to-merge table (`compare --findings --json`): the findings as
+/// columns, the designs as rows, a cell per design and finding.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FindingsTable {
+    pub cells: Vec<FindingCell>,
+    pub designs: Vec<FindingDesign>,
+    pub findings: Vec<FindingColumn>,
+    /// The designs that hold every finding (or reach every witness).
+    pub holds_every_finding: Vec<String>,
+    pub model: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FindingColumn {
+    /// The scenario's bounds in words.
+    pub bounds: String,
+    pub id: String,
+    pub property: String,
+    pub title: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FindingDesign {
+    /// What it changes, as a diff of the contract's admit table.
+    pub change: String,
+    /// What it costs to build.
+    pub cost: String,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FindingCell {
+    pub design: String,
+    /// The finding's scenario id.
+    pub finding: Option<String>,
+    pub steps: Option<usize>,
+    pub verdict: String,
+}

@@ -61,6 +61,9 @@ pub struct ResultRow {
     /// count, or an inconclusive run, which is no regression); `None`: a
     /// regression is `expected` other than `got`.
     pub regression: Option<bool>,
+    /// The verdict as expected but the pinned step count not (a scenario's
+    /// story change): tagged, not outlined.
+    pub story_change: bool,
     /// The verdict found (`holds`, `violated`, `reached`, `not-reached`,
     /// `inconclusive`).
     pub got: String,
@@ -266,7 +269,7 @@ fn verdict_text(row: &ResultRow) -> String {
         (got, _) => got.to_string(),
     };
     if let Some(expected) = &row.expected {
-        if row.is_regression() {
+        if row.is_regression() || row.story_change {
             text.push_str(&format!(" (expected {expected})"));
         }
     }
@@ -326,6 +329,7 @@ fn verdict_table(
                                     Some(row) => td class={ (cell_class(row)) @if row.is_regression() { " regression" } } {
                                         (verdict_link(row, links))
                                         @if row.is_regression() { " " span class="tag" { "REGRESSION" } }
+                                        @if row.story_change { " " span class="tag" { "STORY CHANGE" } }
                                     },
                                 }
                             }
@@ -407,7 +411,8 @@ fn scenario_section(
         .collect();
     let regressions = rows.iter().filter(|r| r.is_regression()).count();
     let unsure = rows.iter().filter(|r| r.got == "inconclusive").count();
-    let tally = match (&section.skipped, regressions, unsure) {
+    let changed = rows.iter().filter(|r| r.story_change).count();
+    let mut tally = match (&section.skipped, regressions, unsure) {
         (Some(why), _, _) => format!("skipped: {why}"),
         (None, 0, 0) => format!("{} as expected", report::count(rows.len() as u64, "check")),
         (None, _, _) => format!(
@@ -416,6 +421,12 @@ fn scenario_section(
             rows.len() - regressions - unsure
         ),
     };
+    if changed > 0 && section.skipped.is_none() {
+        tally.push_str(&format!(
+            " ({} among them)",
+            report::count(changed as u64, "story change")
+        ));
+    }
     let design = |r: &ResultRow| r.design.clone();
     let body = html! {
         p class="bounds" { (section.bounds) }
@@ -425,7 +436,9 @@ fn scenario_section(
         (verdict_table(&rows, false, design, links))
         (verdict_table(&rows, true, design, links))
     };
-    let open = regressions + unsure > 0;
+    // A story change is shown open too: its new story is what to read
+    // before re-pinning its length.
+    let open = regressions + unsure + changed > 0;
     html! {
         details class="scenario" id={ "s-" (section.id) } open[open] {
             summary {
@@ -433,6 +446,9 @@ fn scenario_section(
                     (section.id) " — " (section.title)
                     @if regressions > 0 {
                         " " span class="tag" { (regressions) " REGRESSION" @if regressions > 1 { "S" } }
+                    }
+                    @if changed > 0 {
+                        " " span class="tag" { (changed) " STORY CHANGE" @if changed > 1 { "S" } }
                     }
                 }
                 span class="tally" { (tally) }

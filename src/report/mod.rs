@@ -5,7 +5,8 @@
 //! renders (their JSON is serde's, their schema schemars'); `mod.rs` tables,
 //! stories, JSON and small text helpers; `itf.rs` ITF traces and the
 //! checking and writing of output files; `diagram/` sequence diagrams
-//! (Mermaid, SVG); `junit.rs` JUnit (quick-junit); `html.rs` the HTML
+//! (Mermaid, SVG); `mutation.rs`, `validation.rs` the typed results of
+//! `mutate` and `validate`; `table.rs` text tables (comfy-table); `junit.rs` JUnit (quick-junit); `html.rs` the HTML
 //! report (maud); `see.rs` the `--format` and `--html` flags and pages. It reads `check`'s results and
 //! any `Narrated` model's stories; it never runs a model, names one, or
 //! reaches into `simulate`, `scenario` or the commands.
@@ -15,12 +16,14 @@ pub mod diagram;
 pub mod html;
 pub mod itf;
 pub mod junit;
+pub mod mutation;
 pub mod results;
 pub mod see;
+pub mod table;
+pub mod validation;
 
 use crate::check::{Outcome, PropertyResult, Stats, Verdict};
 use clap::Args;
-use serde_json::Value;
 use slotcheck_models::{Narrated, PropertyKind, StoryStep};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -101,10 +104,6 @@ pub fn steps<M: Narrated>(result: &PropertyResult<M>) -> Option<usize> {
     result.trace.as_ref().map(|t| t.steps())
 }
 
-fn pad(text: &str, width: usize) -> String {
-    format!("{text:<width$}")
-}
-
 /// One table, a design a row: each `always` property's verdict, then the
 /// witnesses (all reached, or which not); then the statistics of each design.
 pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: Style) -> String {
@@ -117,26 +116,21 @@ pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: St
         .filter(|r| r.kind == PropertyKind::Always)
         .map(|r| r.name)
         .collect();
-    let design_width = columns
-        .iter()
-        .map(|(d, _)| d.len())
-        .max()
-        .unwrap_or(6)
-        .max(6)
-        + 2;
-    let width = |name: &str| name.len().max("violated (24 steps)".len()) + 2;
-    let mut out = style.bold(&pad("design", design_width));
-    for name in &properties {
-        out.push_str(&style.bold(&pad(name, width(name))));
-    }
-    out.push_str(&style.bold("witnesses"));
-    out.push('\n');
+    // A verdict column keeps the width of a long verdict, so tables of
+    // several runs line up.
+    let mut headings = vec![table::Column::left("design")];
+    headings.extend(
+        properties
+            .iter()
+            .map(|name| table::Column::left(name).at_least("violated (24 steps)".len())),
+    );
+    headings.push(table::Column::left("witnesses"));
+    let mut verdicts = table::TextTable::new(headings);
     for (design, outcome) in columns {
-        out.push_str(&pad(design, design_width));
+        let mut row: Vec<table::Cell> = vec![design.as_str().into()];
         for name in &properties {
             if let Some(r) = outcome.result(name) {
-                let cell = pad(&verdict_cell(r), width(name));
-                out.push_str(&style.verdict(r.verdict, &cell));
+                row.push(table::Cell::painted(verdict_cell(r), r.verdict));
             }
         }
         let witnesses: Vec<_> = outcome
@@ -158,9 +152,10 @@ pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: St
             }
         };
         let verdict = missing.first().map_or(Verdict::Reached, |r| r.verdict);
-        out.push_str(&style.verdict(verdict, &cell));
-        out.push('\n');
+        row.push(table::Cell::painted(cell, verdict));
+        verdicts.row(row);
     }
+    let mut out = verdicts.render(style);
     out.push('\n');
     out.push_str(&stats_table(
         &columns
@@ -172,27 +167,32 @@ pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: St
     out
 }
 
+/// Each design's run: states, unique states, depth, seconds, and why it
+/// was cut short if it was.
 pub fn stats_table(rows: &[(String, Stats)], style: Style) -> String {
-    let w = rows.iter().map(|(d, _)| d.len()).max().unwrap_or(6).max(12) + 2;
-    let mut out = style.bold(&format!(
-        "{:<w$}{:>14}{:>12}{:>8}{:>10}\n",
-        "design", "states", "unique", "depth", "seconds"
-    ));
+    let mut stats = table::TextTable::new(vec![
+        table::Column::left("design"),
+        table::Column::right("states"),
+        table::Column::right("unique"),
+        table::Column::right("depth"),
+        table::Column::right("seconds"),
+        table::Column::left(""),
+    ]);
     for (design, s) in rows {
-        out.push_str(&format!(
-            "{:<w$}{:>14}{:>12}{:>8}{:>10.2}{}\n",
-            design,
-            s.states,
-            s.unique,
-            s.depth.map_or("-".to_string(), |d| d.to_string()),
-            s.seconds,
-            match s.cut {
-                Some(cut) => format!("  cut short: {}", cut.describe()),
-                None => String::new(),
-            }
-        ));
+        stats.row(vec![
+            design.as_str().into(),
+            s.states.to_string().into(),
+            s.unique.to_string().into(),
+            s.depth.map_or("-".to_string(), |d| d.to_string()).into(),
+            format!("{:.2}", s.seconds).into(),
+            s.cut
+                .map_or(String::new(), |cut| {
+                    format!("cut short: {}", cut.describe())
+                })
+                .into(),
+        ]);
     }
-    out
+    stats.render(style)
 }
 
 /// A story as numbered lines, each step with the rows it changed.
@@ -214,20 +214,9 @@ pub fn story_text(steps: &[StoryStep], ending: &str) -> String {
     out
 }
 
-/// A story's steps as JSON (`comparison::StepRecord`).
-pub fn story_json(steps: &[StoryStep]) -> Value {
-    serde_json::to_value(comparison::steps_of(steps)).expect("JSON")
-}
-
-/// A run's figures as JSON (`comparison::RunRecord`).
-pub fn stats_json(design: &str, s: &Stats) -> Value {
-    serde_json::to_value(comparison::RunRecord::of(design, s)).expect("JSON")
-}
-
-/// The comparison as one JSON object: bounds, results, stats
-/// (`comparison::Comparison`).
-pub fn comparison_json<M: Narrated>(bounds: Value, columns: &[(String, Outcome<M>)]) -> Value {
-    serde_json::to_value(comparison::Comparison::of(bounds, columns)).expect("JSON")
+/// A typed report as the JSON a program reads: pretty, with a final newline.
+pub fn json_text<T: serde::Serialize>(report: &T) -> String {
+    serde_json::to_string_pretty(report).expect("a report is JSON") + "\n"
 }
 
 /// Escapes text for XML attributes and content; characters XML 1.0 cannot

@@ -16,6 +16,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_REGRESSION: u8 = 1;
 pub const EXIT_INVALID: u8 = 2;
 pub const EXIT_INCONCLUSIVE: u8 = 3;
+/// With `--strict-lengths` only: a story change and nothing worse.
+pub const EXIT_STORY_CHANGE: u8 = 4;
 
 /// A scenario run (`slotcheck check [PATH...]`): each scenario with its
 /// checks, and the totals.
@@ -107,15 +109,22 @@ enum VerdictWord {
 pub enum Status {
     /// As expected (a pinned violation included).
     Ok,
-    /// Not as expected: another verdict, or another step count.
+    /// Not as expected: another verdict.
     Regression,
+    /// Every verdict as expected, but the shortest story's length is not
+    /// the pinned one: a harmless change or a repair breaks a pinned count
+    /// as readily as a bug, so this is not a regression of the design.
+    #[serde(rename = "story-change")]
+    StoryChange,
     /// A budget ran out before the verdict was decided.
     Inconclusive,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RunSummary {
-    /// The exit status: 0 all as expected, 1 a regression, 3 inconclusive.
+    /// The exit status: 0 all as expected (story changes included, unless
+    /// `--strict-lengths`), 1 a regression, 3 inconclusive, 4 a story
+    /// change under `--strict-lengths`.
     pub exit: u8,
     pub inconclusive: usize,
     pub ok: usize,
@@ -123,6 +132,11 @@ pub struct RunSummary {
     #[serde(serialize_with = "millis")]
     pub seconds: f64,
     pub skipped: usize,
+    /// Checks whose verdict is as pinned but whose step count is not.
+    pub story_changes: usize,
+    /// Whether a story change fails the run (`--strict-lengths`).
+    #[serde(skip)]
+    pub strict_lengths: bool,
 }
 
 /// One check run's figures.
@@ -150,10 +164,11 @@ impl ScenarioRun {
                 .filter(|r| r.status == status)
                 .count()
         };
-        let (ok, regressions, inconclusive) = (
+        let (ok, regressions, inconclusive, story_changes) = (
             count(Status::Ok),
             count(Status::Regression),
             count(Status::Inconclusive),
+            count(Status::StoryChange),
         );
         let exit = if regressions > 0 {
             EXIT_REGRESSION
@@ -172,8 +187,21 @@ impl ScenarioRun {
                 skipped,
                 seconds,
                 exit,
+                story_changes,
+                strict_lengths: false,
             },
         }
+    }
+
+    /// The run with `--strict-lengths`: a story change (and nothing worse)
+    /// exits 4 instead of 0.
+    pub fn strict_lengths(mut self, strict: bool) -> Self {
+        let n = &mut self.summary;
+        n.strict_lengths = strict;
+        if strict && n.exit == EXIT_OK && n.story_changes > 0 {
+            n.exit = EXIT_STORY_CHANGE;
+        }
+        self
     }
 
     pub fn results(&self) -> impl Iterator<Item = &CheckResult> {
@@ -192,6 +220,12 @@ impl ScenarioRun {
             super::count(n.regressions as u64, "regression"),
             n.inconclusive,
         );
+        if n.story_changes > 0 {
+            line.push_str(&format!(
+                ", {}",
+                super::count(n.story_changes as u64, "story change")
+            ));
+        }
         if n.skipped > 0 {
             line.push_str(&format!(", {} skipped", n.skipped));
         }

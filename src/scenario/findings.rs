@@ -7,10 +7,11 @@
 
 use crate::check::{Limits, Verdict};
 use crate::models::{self, ForModel, ToolModel};
+use crate::report::comparison::{FindingCell, FindingColumn, FindingDesign, FindingsTable};
 use crate::report::html::{Matrix, MatrixDesign, MatrixFinding, Page, ResultRow, StatsRow};
+use crate::report::table::{Cell, Column as Heading, TextTable};
 use crate::report::Style;
 use crate::scenario::{self, Selection};
-use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// A finding: a column.
@@ -163,36 +164,28 @@ fn verdict_words(cell: &ResultRow) -> String {
 /// The table for a terminal: findings numbered, then a row per design with
 /// each cell's steps (or `holds`), then the costs.
 pub fn text(table: &Table, style: Style) -> String {
-    let mut out = String::new();
-    let id_width = table.columns.iter().map(|c| c.id.len()).max().unwrap_or(2) + 2;
-    out.push_str(&style.bold(&format!(
-        "     {:<id_width$}{:<22}bounds\n",
-        "finding", "property"
-    )));
+    let mut findings = TextTable::new(vec![
+        Heading::left(""),
+        Heading::left("finding"),
+        Heading::left("property"),
+        Heading::left("bounds"),
+    ]);
     for (i, c) in table.columns.iter().enumerate() {
-        out.push_str(&format!(
-            "F{:<3} {:<id_width$}{:<22}{}\n",
-            i + 1,
-            c.id,
-            c.property,
-            c.bounds
-        ));
+        findings.row(vec![
+            format!("F{}", i + 1).into(),
+            c.id.as_str().into(),
+            c.property.into(),
+            c.bounds.as_str().into(),
+        ]);
     }
+    let mut out = findings.render(style);
     out.push('\n');
-    let name_width = table
-        .designs
-        .iter()
-        .map(|d| d.name.len())
-        .max()
-        .unwrap_or(6)
-        + 2;
-    out.push_str(&style.bold(&format!("{:<name_width$}", "design")));
-    for i in 0..table.columns.len() {
-        out.push_str(&style.bold(&format!("{:<7}", format!("F{}", i + 1))));
-    }
-    out.push('\n');
+    let mut headings = vec![Heading::left("design")];
+    // Each finding's column as wide as `holds`, however short its cells.
+    headings.extend((1..=table.columns.len()).map(|i| Heading::left(&format!("F{i}")).at_least(5)));
+    let mut verdicts = TextTable::new(headings);
     for d in &table.designs {
-        out.push_str(&format!("{:<name_width$}", d.name));
+        let mut row: Vec<Cell> = vec![d.name.as_str().into()];
         for c in &table.columns {
             let (text, verdict) = match table.cell(&d.name, &c.id) {
                 None => ("-".to_string(), Verdict::Inconclusive),
@@ -202,17 +195,19 @@ pub fn text(table: &Table, style: Style) -> String {
                     _ => ("?".to_string(), Verdict::Inconclusive),
                 },
             };
-            out.push_str(&style.verdict(verdict, &format!("{text:<7}")));
+            row.push(Cell::painted(text, verdict));
         }
-        out.push('\n');
+        verdicts.row(row);
     }
+    out.push_str(&verdicts.render(style));
     out.push_str(
         "\na number: violated, the steps of the shortest counterexample; holds: not on the finding's bounds; ?: a budget ran out\n\n",
     );
-    out.push_str(&style.bold("cost\n"));
+    let mut costs = TextTable::new(vec![Heading::left("cost"), Heading::left("")]);
     for d in table.designs.iter().filter(|d| !d.cost.is_empty()) {
-        out.push_str(&format!("{:<name_width$}{}\n", d.name, d.cost));
+        costs.row(vec![d.name.as_str().into(), d.cost.as_str().into()]);
     }
+    out.push_str(&costs.render(style));
     let clean = table.clean();
     out.push_str(&format!(
         "\nholds every finding: {}\n",
@@ -317,28 +312,41 @@ pub fn stories(table: &Table) -> String {
     out
 }
 
-pub fn json(table: &Table) -> Value {
-    json!({
-        "model": table.model,
-        "findings": table.columns.iter().map(|c| json!({
-            "id": c.id,
-            "title": c.title,
-            "property": c.property,
-            "bounds": c.bounds,
-        })).collect::<Vec<_>>(),
-        "designs": table.designs.iter().map(|d| json!({
-            "name": d.name,
-            "change": d.change,
-            "cost": d.cost,
-        })).collect::<Vec<_>>(),
-        "cells": table.cells.iter().map(|c| json!({
-            "design": c.design,
-            "finding": c.scenario,
-            "verdict": c.got,
-            "steps": c.steps,
-        })).collect::<Vec<_>>(),
-        "holds_every_finding": table.clean(),
-    })
+/// The table as its typed record (`compare --findings --json`).
+pub fn record(table: &Table) -> FindingsTable {
+    FindingsTable {
+        cells: table
+            .cells
+            .iter()
+            .map(|c| FindingCell {
+                design: c.design.clone(),
+                finding: c.scenario.clone(),
+                steps: c.steps,
+                verdict: c.got.clone(),
+            })
+            .collect(),
+        designs: table
+            .designs
+            .iter()
+            .map(|d| FindingDesign {
+                change: d.change.clone(),
+                cost: d.cost.clone(),
+                name: d.name.clone(),
+            })
+            .collect(),
+        findings: table
+            .columns
+            .iter()
+            .map(|c| FindingColumn {
+                bounds: c.bounds.clone(),
+                id: c.id.clone(),
+                property: c.property.to_string(),
+                title: c.title.clone(),
+            })
+            .collect(),
+        holds_every_finding: table.clean().into_iter().map(String::from).collect(),
+        model: table.model.to_string(),
+    }
 }
 
 /// The HTML page: the table, the findings and the designs in words, then

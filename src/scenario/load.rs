@@ -5,7 +5,7 @@
 use super::*;
 use super::{format::*, plan::*, source::*};
 use crate::check::Verdict;
-use crate::models::{self, ForModel, ToolModel, MODELS};
+use crate::models::{self, ForModel, ModelBounds, ToolModel, MODELS};
 use crate::report::line_column;
 use serde_json::Value as Json;
 use slotcheck_models::{Narrated, PropertyKind};
@@ -47,9 +47,10 @@ impl ForModel for ModelScenario<'_, '_> {
 
     fn run<M: ToolModel>(self) -> Self::Out {
         let source = self.0;
-        let raw: ScenarioFile<M::ScenarioBounds> =
+        let raw: ScenarioFile<models::bounds::ScenarioBounds> =
             toml::from_str(source.text).map_err(|e| source.toml(e))?;
-        let mut base = M::from_scenario(&raw.bounds)
+        let mut base = models::bounds::scenario_bounds::<M>(&raw.bounds)
+            .map(M::first_design)
             .map_err(|e| source.error(Some(e.span), Some(e.field), e.message))?;
         for option in &raw.options {
             base.set_option(option.get_ref())

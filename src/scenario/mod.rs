@@ -31,7 +31,7 @@ mod template;
 pub use load::{files, load, load_all, parse};
 pub use run::{
     check_command, check_selection, run_all, CheckRun, EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK,
-    EXIT_REGRESSION,
+    EXIT_REGRESSION, EXIT_STORY_CHANGE,
 };
 pub use source::InputError;
 pub use template::{template, write_template};
@@ -74,7 +74,8 @@ pub struct Finding {
 pub use crate::report::results::Status;
 
 impl Finding {
-    /// `ok (violated, 8 steps)`, `REGRESSION: expected holds, got violated (7 steps)`.
+    /// `ok (violated, 8 steps)`, `REGRESSION: expected holds, got violated (7 steps)`,
+    /// `story change: expected violated (7 steps), got violated (8 steps) ...`.
     pub fn describe(&self) -> String {
         let got = Expected {
             verdict: self.verdict,
@@ -86,6 +87,10 @@ impl Finding {
                 None => format!("ok ({})", got.verdict.word()),
             },
             Status::Regression => format!("REGRESSION: expected {}, got {got}", self.expected),
+            Status::StoryChange => format!(
+                "story change: expected {}, got {got} (the verdict as pinned)",
+                self.expected
+            ),
             Status::Inconclusive => format!(
                 "inconclusive: {}",
                 self.cut.unwrap_or("the run was cut short")
@@ -121,6 +126,9 @@ fn judge(expected: Expected, verdict: Verdict, steps: Option<usize>) -> Status {
         Status::Inconclusive
     } else if verdict == expected.verdict && expected.steps.is_none_or(|n| Some(n) == steps) {
         Status::Ok
+    } else if verdict == expected.verdict {
+        // Only the shortest story's length moved.
+        Status::StoryChange
     } else {
         Status::Regression
     }
@@ -297,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn a_verdict_differs_by_steps_or_word_and_inconclusive_is_its_own() {
+    fn a_verdict_differs_by_word_a_story_by_steps_and_inconclusive_is_its_own() {
         let violated = |steps| Expected {
             verdict: Verdict::Violated,
             steps,
@@ -312,6 +320,10 @@ mod tests {
         );
         assert_eq!(
             judge(violated(Some(8)), Verdict::Violated, Some(9)),
+            Status::StoryChange
+        );
+        assert_eq!(
+            judge(violated(Some(8)), Verdict::Holds, None),
             Status::Regression
         );
         assert_eq!(

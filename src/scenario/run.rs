@@ -58,7 +58,8 @@ pub fn run_all(
         } else {
             let (findings, runs) = scenario.run(selection, limits);
             for f in &findings {
-                if regressions_only && f.status != Status::Regression {
+                let flagged = matches!(f.status, Status::Regression | Status::StoryChange);
+                if regressions_only && !flagged {
                     continue;
                 }
                 print(&format!(
@@ -68,7 +69,7 @@ pub fn run_all(
                     f.subject,
                     f.describe()
                 ));
-                if f.status == Status::Regression {
+                if flagged {
                     if let Some(story) = &f.story {
                         print(&indent(story, "      "));
                     }
@@ -121,8 +122,12 @@ pub struct CheckRun {
     pub out: Option<PathBuf>,
     /// The HTML report's file.
     pub html: Option<PathBuf>,
-    /// Print only the regressions' lines (and the summary).
+    /// Print only the regressions' lines and the story changes' (and the
+    /// summary).
     pub regressions_only: bool,
+    /// `--strict-lengths`: a story change fails the run (exit 4) instead
+    /// of a warning.
+    pub strict_lengths: bool,
 }
 
 impl CheckRun {
@@ -146,7 +151,9 @@ impl CheckRun {
 }
 
 /// Exit statuses of a scenario run.
-pub use crate::report::results::{EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK, EXIT_REGRESSION};
+pub use crate::report::results::{
+    EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK, EXIT_REGRESSION, EXIT_STORY_CHANGE,
+};
 
 /// Refuses a selection that leaves nothing to check: each filter must
 /// select something among the scenarios the others leave, and together
@@ -291,12 +298,20 @@ pub fn check_command(run: CheckRun) -> u8 {
                 println!("{line}");
             }
         },
-    );
+    )
+    .strict_lengths(run.strict_lengths);
     let json_text = report.json();
     if run.json {
         print!("{json_text}");
     } else {
         println!("\n{}", report.summary_line());
+    }
+    let changes = report.summary.story_changes;
+    if changes > 0 && !run.strict_lengths {
+        eprintln!(
+            "warning: {}: a shortest story's length differs from the pinned steps while its verdict is as pinned; not a regression (exit 0 unless something else fails); re-pin the steps, or pass --strict-lengths to fail on it (exit 4)",
+            crate::report::count(changes as u64, "story change")
+        );
     }
     let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     if let Some(file) = &run.junit {

@@ -7,7 +7,10 @@
 //! say). Walks so crowd out from the states already covered, which is what
 //! finds the interleavings a fresh walk reaches once in a hundred thousand:
 //! an interleaving needing many unlikely choices in a row is reached a few
-//! choices at a time, each new state a stepping stone.
+//! choices at a time, each new state a stepping stone. Half the resumed
+//! runs start instead from a state on the path to the kept state drawn
+//! (its initial state included): early states, shared by many kept paths,
+//! are so retried often, with whatever faults they have left.
 //!
 //! Nothing model-specific is used: the fingerprint is the state's hash (and
 //! the run's bounds), so the guidance is the same for every model.
@@ -22,6 +25,7 @@
 
 use super::walk::walk_from;
 use super::{plan, run_rng, Schedule, Settings, Walk};
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -129,6 +133,17 @@ impl<M: ToolModel> Guide<M> {
             &self.roots[self.nodes[node as usize].root as usize],
             actions,
         )
+    }
+
+    /// `node` and every node on the path to it, its root's included.
+    fn chain(&self, node: u32) -> Vec<u32> {
+        let mut chain = vec![node];
+        let mut at = self.nodes[node as usize].parent;
+        while at != ROOT {
+            chain.push(at);
+            at = self.nodes[at as usize].parent;
+        }
+        chain
     }
 
     fn keep(&mut self, node: u32) {
@@ -253,7 +268,18 @@ pub fn draw_and_walk<M: ToolModel>(
         let (ra, rb) = (guide.resumed[a], guide.resumed[b]);
         let k = if ra < rb || (ra == rb && a > b) { a } else { b };
         guide.resumed[k] += 1;
-        guide.kept[k]
+        let node = guide.kept[k];
+        // Half the time, from a state on the path to it instead: a prefix
+        // is shared by many kept paths, so an early state whose faults are
+        // not yet spent is retried far more often than its one turn among
+        // the kept states (owner-keyed-stall-crash needs a stall and a
+        // crash at two exact points).
+        if rng.random_bool(0.5) {
+            let path = guide.chain(node);
+            path[rng.random_range(0..path.len())]
+        } else {
+            node
+        }
     });
     let (model, start, origin) = match from {
         None => (model, None, Origin::Fresh),

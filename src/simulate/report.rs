@@ -1,6 +1,7 @@
 //! The JSON report of `simulate --json`, and `merge` of the shards' reports
 //! into the report of one run.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -9,7 +10,7 @@ use std::collections::BTreeMap;
 /// The JSON report of `simulate --json`: a function of the options alone
 /// (no timings), so that equal options give equal bytes and `merge` of the
 /// shards gives the single run's report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub model: String,
     pub seed: u64,
@@ -34,13 +35,13 @@ pub struct Report {
     pub designs: Vec<DesignReport>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ShardCover {
     pub of: u64,
     pub covered: Vec<u64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DesignReport {
     pub design: String,
     /// Runs done (of the covered shards).
@@ -59,7 +60,7 @@ pub struct DesignReport {
     pub cut: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ViolationReport {
     pub property: String,
     /// How many runs violated it.
@@ -86,7 +87,7 @@ pub struct ViolationReport {
     pub drawn: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WitnessReport {
     pub property: String,
     pub runs: u64,

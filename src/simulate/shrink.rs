@@ -9,6 +9,7 @@
 //! cut at its first violating state.
 
 use crate::check::{check, Limits, Verdict};
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
 use crate::simulate::discovered;
 use stateright::{Model, Property};

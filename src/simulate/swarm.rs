@@ -2,6 +2,7 @@
 //! ranges, its weights over action kinds), and the ranges as `--range`
 //! changes them.
 
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

@@ -2,6 +2,7 @@
 //! encoding (`#meta`) that every trace writer uses and replay reads back.
 
 use crate::check::Verdict;
+use crate::models::ModelBounds;
 use crate::models::ToolModel;
 use crate::report::itf;
 use serde_json::{json, Value as Json};

@@ -4,10 +4,12 @@
 //! must be one model step whose logged outcome is the event, after at most
 //! [`SILENT_PER_EVENT`] silent steps (faults, and steps the system does not
 //! log). A model says, through [`Trace`], which steps an event can be; this
-//! room knows no model, and uses `report` only to tell a story.
+//! room knows no model, and uses `report` only to tell a story and for
+//! the typed record its JSON is.
 
-use crate::report::{story_json, story_text};
-use serde_json::{json, Value};
+use crate::report::comparison::steps_of;
+use crate::report::story_text;
+use crate::report::validation::{QueueVerdict, RowValue, ViolatedProperty};
 use slotcheck_models::{Narrated, StoryStep, Trace};
 use stateright::{Expectation, Model};
 use std::collections::{HashMap, HashSet};
@@ -113,7 +115,7 @@ fn broken<M: Model>(properties: &[stateright::Property<M>], model: &M, state: &M
 /// Validates one queue's log.
 pub fn validate<T: Trace>(trace: &T) -> Verdict
 where
-    Action<T>: Clone,
+    Action<T>: Clone + PartialEq,
     <T::Model as Model>::State: Clone,
 {
     search(trace, false).0
@@ -123,7 +125,7 @@ where
 /// (the path of the first candidate left), for a test to write it again.
 pub fn validate_and_explain<T: Trace>(trace: &T) -> (Verdict, Option<Vec<StoryStep>>)
 where
-    Action<T>: Clone,
+    Action<T>: Clone + PartialEq,
     <T::Model as Model>::State: Clone,
 {
     search(trace, true)
@@ -131,7 +133,7 @@ where
 
 fn search<T: Trace>(trace: &T, explain: bool) -> (Verdict, Option<Vec<StoryStep>>)
 where
-    Action<T>: Clone,
+    Action<T>: Clone + PartialEq,
     <T::Model as Model>::State: Clone,
 {
     let model = trace.model();
@@ -141,18 +143,18 @@ where
     let starts = trace.starts();
     let inits: Vec<_> = starts.iter().map(|c| trace.state(c).clone()).collect();
     let roots = starts.len();
+    let mut candidates: Vec<(Key<T>, usize)> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, start)| {
+            let bits = broken(&properties, model, trace.state(start));
+            ((start.clone(), bits), i)
+        })
+        .collect();
     let mut arena: Vec<Node<Action<T>>> = (0..roots)
         .map(|i| Node {
             parent: i,
             actions: Vec::new(),
-        })
-        .collect();
-    let mut candidates: Vec<(Key<T>, usize)> = starts
-        .into_iter()
-        .enumerate()
-        .map(|(i, start)| {
-            let bits = broken(&properties, model, trace.state(&start));
-            ((start, bits), i)
         })
         .collect();
     let mut out = Vec::new();
@@ -235,10 +237,7 @@ where
         // The same order on every run, whatever the hash map's.
         candidates.sort_by_key(|(_, node)| *node);
     }
-    let explanation = explain.then(|| {
-        let (root, actions) = path_to(&arena, candidates[0].1);
-        model.tell(&inits[root], &actions)
-    });
+    let explanation = explain.then(|| tell(trace, &starts, &arena, candidates[0].1));
     // After the last event: the workers still running may have crashed
     // (the log cannot show it), which may end in a violation too.
     let mut ends: Vec<(u64, usize)> = candidates.iter().map(|((_, b), n)| (*b, *n)).collect();
@@ -284,7 +283,7 @@ where
         .expect("a log that conforms has a candidate");
     let (root, actions) = path_to(&arena, *node);
     let init = &inits[root];
-    let story = model.tell(init, &actions);
+    let story = tell(trace, &starts, &arena, *node);
     let violated = properties
         .iter()
         .enumerate()
@@ -321,13 +320,122 @@ where
 }
 
 /// The start `node`'s candidate comes from, and the actions from it.
-fn path_to<A: Clone>(arena: &[Node<A>], mut node: usize) -> (usize, Vec<A>) {
+fn path_to<A: Clone>(arena: &[Node<A>], node: usize) -> (usize, Vec<A>) {
+    let (root, parts) = parts_to(arena, node);
+    (root, parts.into_iter().flatten().collect())
+}
+
+/// The start `node`'s candidate comes from, and the actions of each node
+/// on the way: each event's (its silent steps, then its own step if it
+/// takes one), then each silent step after the last event.
+fn parts_to<A: Clone>(arena: &[Node<A>], mut node: usize) -> (usize, Vec<Vec<A>>) {
     let mut parts = Vec::new();
     while arena[node].parent != node {
         parts.push(arena[node].actions.clone());
         node = arena[node].parent;
     }
-    (node, parts.into_iter().rev().flatten().collect())
+    parts.reverse();
+    (node, parts)
+}
+
+/// The story of the path to `node`, with the log's names for the actors
+/// where the trace gives them.
+fn tell<T: Trace>(
+    trace: &T,
+    starts: &[T::Cursor],
+    arena: &[Node<Action<T>>],
+    node: usize,
+) -> Vec<StoryStep>
+where
+    Action<T>: Clone + PartialEq,
+{
+    let (root, parts) = parts_to(arena, node);
+    let actions: Vec<Action<T>> = parts.iter().flatten().cloned().collect();
+    let start = &starts[root];
+    let mut story = trace.model().tell(trace.state(start), &actions);
+    if T::NAMES_ACTORS {
+        if let Some(before) = cursors_along(trace, start, &parts) {
+            trace.name_actors(&mut story, &actions, &before);
+        }
+    }
+    story
+}
+
+/// The cursor before each step of a path the search found (`parts`, as
+/// [`parts_to`] gives them), found again: the search keeps none on its
+/// path, and the same steps may be read from the log more than one way
+/// (whichever is found first explains the log as well).
+fn cursors_along<T: Trace>(
+    trace: &T,
+    start: &T::Cursor,
+    parts: &[Vec<Action<T>>],
+) -> Option<Vec<T::Cursor>>
+where
+    Action<T>: Clone + PartialEq,
+{
+    // Each cursor reached so far, with the cursors before each step to it.
+    let mut frontier: Vec<(T::Cursor, Vec<T::Cursor>)> = vec![(start.clone(), Vec::new())];
+    let mut silent = Vec::new();
+    let mut explained = Vec::new();
+    for (j, part) in parts.iter().enumerate() {
+        let k = j.min(trace.len());
+        // In the order found, the same on every run.
+        let mut reached: Vec<(T::Cursor, Vec<T::Cursor>)> = Vec::new();
+        let mut seen: HashSet<T::Cursor> = HashSet::new();
+        // Within the part: a cursor, how many of its steps it has taken,
+        // and the cursors before them.
+        let mut layer: Vec<(T::Cursor, usize, Vec<T::Cursor>)> =
+            frontier.into_iter().map(|(c, h)| (c, 0, h)).collect();
+        while !layer.is_empty() {
+            let mut deeper = Vec::new();
+            for (cursor, taken, history) in layer {
+                if j < trace.len() && taken + 1 >= part.len() {
+                    explained.clear();
+                    trace.explain(&cursor, k, &mut explained);
+                    for (action, after) in explained.drain(..) {
+                        let own = match (&action, part.get(taken)) {
+                            (None, None) => Some(false),
+                            (Some(a), Some(b)) if a == b => Some(true),
+                            _ => None,
+                        };
+                        if let Some(own) = own {
+                            let mut h = history.clone();
+                            if own {
+                                h.push(cursor.clone());
+                            }
+                            if seen.insert(after.clone()) {
+                                reached.push((after, h));
+                            }
+                        }
+                    }
+                }
+                if j >= trace.len() && taken == part.len() && seen.insert(cursor.clone()) {
+                    reached.push((cursor.clone(), history.clone()));
+                }
+                let Some(next) = part.get(taken) else {
+                    continue;
+                };
+                silent.clear();
+                trace.silent(&cursor, k, &mut silent);
+                for (action, after) in silent.drain(..) {
+                    if action == *next {
+                        let mut h = history.clone();
+                        h.push(cursor.clone());
+                        deeper.push((after, taken + 1, h));
+                    }
+                }
+            }
+            if deeper.len() > CANDIDATE_BUDGET {
+                return None;
+            }
+            layer = deeper;
+        }
+        if reached.is_empty() || reached.len() > CANDIDATE_BUDGET {
+            return None;
+        }
+        frontier = reached;
+    }
+    frontier.into_iter().map(|(_, h)| h).next()
 }
 
 /// The first state along the path that breaks `property`.
@@ -415,30 +523,33 @@ pub fn text(queue: &str, verdict: &Verdict) -> String {
     }
 }
 
-/// A queue's verdict as JSON.
-pub fn json(queue: &str, verdict: &Verdict) -> Value {
-    let mut value = json!({
-        "queue": queue,
-        "verdict": verdict.word(),
-        "exit_code": verdict.exit_code(),
-    });
-    let object = value.as_object_mut().expect("an object");
+/// A queue's verdict as its typed record (`validate --json`).
+pub fn record(queue: &str, verdict: &Verdict) -> QueueVerdict {
+    let mut record = QueueVerdict {
+        exit_code: verdict.exit_code(),
+        queue: queue.to_string(),
+        verdict: verdict.word().to_string(),
+        ..QueueVerdict::default()
+    };
     match verdict {
         Verdict::Conforms {
             violated,
             story,
             legend,
         } => {
-            object.insert("names".into(), json!(legend));
-            object.insert(
-                "violated".into(),
+            record.names = Some(legend.clone());
+            record.violated = Some(
                 violated
                     .iter()
-                    .map(|v| json!({"property": v.property, "why": v.why, "certain": v.certain}))
+                    .map(|v| ViolatedProperty {
+                        certain: v.certain,
+                        property: v.property.clone(),
+                        why: v.why.clone(),
+                    })
                     .collect(),
             );
             if !violated.is_empty() {
-                object.insert("story".into(), story_json(story));
+                record.story = Some(steps_of(story));
             }
         }
         Verdict::Departs {
@@ -448,24 +559,26 @@ pub fn json(queue: &str, verdict: &Verdict) -> Value {
             allowed,
             says,
         } => {
-            object.insert("line".into(), json!(line));
-            object.insert("says".into(), json!(says));
-            object.insert("candidates".into(), json!(candidates));
-            object.insert(
-                "state".into(),
+            record.line = Some(*line);
+            record.says = Some(says.clone());
+            record.candidates = Some(*candidates);
+            record.state = Some(
                 state
                     .iter()
-                    .map(|(r, v)| json!({"row": r, "value": v}))
+                    .map(|(row, value)| RowValue {
+                        row: row.clone(),
+                        value: value.clone(),
+                    })
                     .collect(),
             );
-            object.insert("allowed".into(), json!(allowed));
+            record.allowed = Some(allowed.clone());
         }
         Verdict::Inconclusive { line, candidates } => {
-            object.insert("line".into(), json!(line));
-            object.insert("candidates".into(), json!(candidates));
+            record.line = Some(*line);
+            record.candidates = Some(*candidates);
         }
     }
-    value
+    record
 }
 
 /// The worst of several queues' exit codes: departs, then inconclusive,

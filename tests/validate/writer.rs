@@ -12,7 +12,7 @@ use slotcheck_models::events::Record;
 use slotcheck_models::StoryStep;
 use std::collections::HashMap;
 
-/// What one worker last read, by its story number.
+/// What one worker last read, by its name.
 #[derive(Default, Clone)]
 struct Seen {
     request_version: u64,
@@ -84,6 +84,12 @@ fn queue_row(words: &str, version: u64, column: &str) -> QueueRow {
     }
 }
 
+/// A story's worker as a system names it: the checker's `worker 3` is
+/// `worker-3`; a log's name, as validate's story gives it, stays.
+fn worker_id(told: &str) -> String {
+    told.replace(' ', "-")
+}
+
 /// `v3` as 3.
 fn version(word: &str) -> u64 {
     word.trim_matches(|c: char| !c.is_ascii_digit())
@@ -127,14 +133,19 @@ pub fn write(story: &[StoryStep]) -> Vec<Record<Event>> {
             // deliver process(R1) to worker 3 (attempt 1)
             let words: Vec<&str> = first.split(' ').collect();
             let (kind, request) = message(words[1]);
-            let attempt = version(words[6]) as u8;
+            let (to, attempt) = first
+                .split_once(" to ")
+                .unwrap()
+                .1
+                .split_once(" (attempt ")
+                .unwrap();
             out.push(record(
                 "broker",
                 Event::Deliver {
                     message: kind,
                     request,
-                    worker: format!("worker-{}", words[4]),
-                    attempt: Some(attempt),
+                    worker: worker_id(to),
+                    attempt: Some(version(attempt) as u8),
                 },
             ));
             continue;
@@ -148,10 +159,10 @@ pub fn write(story: &[StoryStep]) -> Vec<Record<Event>> {
             continue;
         }
         // worker 3 (process R1, delivery 1)
-        let number = actor.split(' ').nth(1).unwrap().to_string();
-        let request_name = actor.split(' ').nth(3).unwrap().trim_end_matches(',');
-        let worker = format!("worker-{number}");
-        let mine = seen.entry(number).or_default();
+        let (told, doing) = actor.split_once(" (").unwrap();
+        let request_name = doing.split(' ').nth(1).unwrap().trim_end_matches(',');
+        let worker = worker_id(told);
+        let mine = seen.entry(worker.clone()).or_default();
         let event = if let Some(rest) = first.strip_prefix("read ") {
             read(rest, step, mine, &mut column)
         } else if let Some(rest) = first.strip_prefix("re-read queue ") {

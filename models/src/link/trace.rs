@@ -46,8 +46,17 @@ pub struct Cursor {
     /// Each builder's lines still to come from its last step.
     pending: [Inline<Observation, STEP_LINES>; MAX_BUILDERS as usize],
     /// Late answers in each builder's subscription, not yet logged (it
-    /// logs them when it next fetches or reads).
-    landed: [Inline<Ask, BUFFER_ROOM>; MAX_BUILDERS as usize],
+    /// logs them when it next fetches or reads), each with the delivery
+    /// count it carries.
+    landed: [Inline<(Ask, u8), BUFFER_ROOM>; MAX_BUILDERS as usize],
+    /// The delivery count of the answer on the way to each builder: the
+    /// server counted it when it answered, and may deliver the message
+    /// again before the builder logs it.
+    answering: [u8; MAX_BUILDERS as usize],
+    /// The late answer each builder's last line logged, with its delivery
+    /// count: the `server` line after it says that count, not the
+    /// message's count now.
+    late: [Option<(Ask, u8)>; MAX_BUILDERS as usize],
 }
 
 /// Why a stream's log cannot be read against the model: a bad log (exit
@@ -295,8 +304,14 @@ impl LinkTrace {
                 Some(_) => {}
             }
         }
-        if let Action::Crash(b) = action {
-            n.landed[b as usize].clear();
+        match action {
+            Action::Crash(b) => n.landed[b as usize].clear(),
+            Action::FetchLate(b) | Action::SlowAnswer(b) => {
+                if let Some(a) = next.builders[b as usize].on_the_way {
+                    n.answering[b as usize] = next.messages[a as usize].deliveries;
+                }
+            }
+            _ => {}
         }
         n.state = next;
         (n, lines)

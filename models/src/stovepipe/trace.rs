@@ -12,6 +12,7 @@ use super::{
 };
 use crate::events::stovepipe::{Event, MessageName};
 use crate::events::{Header, Record};
+use crate::StoryStep;
 use std::collections::HashMap;
 
 mod observe;
@@ -68,6 +69,35 @@ pub struct QueueTrace {
 pub enum TraceError {
     Bad { line: usize, message: String },
     Beyond { line: usize, message: String },
+}
+
+/// `worker 2`, as a story names a worker, in `text`.
+fn told_worker(text: &str) -> Option<String> {
+    let at = text.find(WORKER)? + WORKER.len();
+    let digits = text[at..].chars().take_while(char::is_ascii_digit).count();
+    (digits > 0).then(|| text[at - WORKER.len()..at + digits].to_string())
+}
+
+const WORKER: &str = "worker ";
+
+/// `text` with each worker the story numbers (`worker 2`) named as in
+/// `names` (story's, log's), in one pass: a log's name is never renamed.
+fn rename_workers(text: &str, names: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(WORKER) {
+        let end = at + WORKER.len();
+        let digits = rest[end..].chars().take_while(char::is_ascii_digit).count();
+        let told = &rest[at..end + digits];
+        out.push_str(&rest[..at]);
+        match names.iter().find(|(t, _)| digits > 0 && t == told) {
+            Some((_, name)) => out.push_str(name),
+            None => out.push_str(told),
+        }
+        rest = &rest[end + digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The worker an event is by, if a worker's step logs it.
@@ -392,6 +422,28 @@ impl crate::Trace for QueueTrace {
                 let action = Action::FinishBuild(r);
                 out.push((action, self.take(c, action, None).0));
             }
+        }
+    }
+
+    const NAMES_ACTORS: bool = true;
+
+    /// A story's workers by the log's ids: the teller numbers them in the
+    /// order of their deliveries (`worker 2`); the cursor before each
+    /// worker's step knows which of the log's it is.
+    fn name_actors(&self, story: &mut [StoryStep], actions: &[Action], before: &[Cursor]) {
+        let mut names: Vec<(String, String)> = Vec::new();
+        for ((step, &action), cursor) in story.iter().zip(actions).zip(before) {
+            let id = acting_index(action).and_then(|i| cursor.tags.get(i)?.id);
+            let (Some(id), Some(told)) = (id, told_worker(&step.actor)) else {
+                continue;
+            };
+            if !names.iter().any(|(t, _)| *t == told) {
+                names.push((told, self.id_names[id as usize].clone()));
+            }
+        }
+        for step in story.iter_mut() {
+            step.actor = rename_workers(&step.actor, &names);
+            step.action = rename_workers(&step.action, &names);
         }
     }
 

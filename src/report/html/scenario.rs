@@ -38,6 +38,7 @@ pub fn page(run: &ScenarioRun, from: &str) -> Page {
                 witness: r.witness,
                 expected: Some(expected),
                 regression: Some(r.status == Status::Regression),
+                story_change: r.status == Status::StoryChange,
                 got: r.verdict.word().to_string(),
                 good: r.verdict.is_good(),
                 steps: r.steps.filter(|_| r.verdict != Verdict::Holds),

@@ -45,6 +45,8 @@ impl crate::Trace for LinkTrace {
             put_at: [None; MAX_ASKS as usize],
             pending: Default::default(),
             landed: Default::default(),
+            answering: Default::default(),
+            late: Default::default(),
         }
     }
 
@@ -84,9 +86,19 @@ impl crate::Trace for LinkTrace {
         match &record.event {
             Event::Publish { .. } => return out.push((None, c.clone())),
             Event::Server { ask, num_delivered } => {
-                let a = ask.as_ref().and_then(|a| self.ask_index.get(a));
-                let agrees = match (a, num_delivered) {
-                    (Some(&a), Some(n)) => c.state.messages[a as usize].deliveries as u64 == *n,
+                let a = ask.as_ref().and_then(|a| self.ask_index.get(a)).copied();
+                // After a late answer, the count it carried (the server
+                // may have delivered the message again since); after a
+                // fetch, the count the fetch made.
+                let late = self
+                    .builder_index
+                    .get(&record.actor)
+                    .and_then(|&b| c.late[b as usize].filter(|&(l, _)| Some(l) == a));
+                let count = late
+                    .map(|(_, n)| n)
+                    .or_else(|| a.map(|a| c.state.messages[a as usize].deliveries));
+                let agrees = match (count, num_delivered) {
+                    (Some(count), Some(n)) => count as u64 == *n,
                     _ => true,
                 };
                 if agrees {
@@ -101,6 +113,16 @@ impl crate::Trace for LinkTrace {
         };
         let bi = b as usize;
         let event = &record.event;
+        // Any line of the builder ends what its last late answer showed.
+        let cleared;
+        let c = if c.late[bi].is_some() {
+            let mut n = c.clone();
+            n.late[bi] = None;
+            cleared = n;
+            &cleared
+        } else {
+            c
+        };
         if let Some(next) = c.pending[bi].first() {
             if self.agrees(b, next, event) {
                 let mut n = c.clone();
@@ -113,14 +135,16 @@ impl crate::Trace for LinkTrace {
         match event {
             Event::LateAnswer { ask } | Event::Fetch { got: Some(ask) } => {
                 let a = self.ask_index[ask];
-                if let Some(i) = c.landed[bi].iter().position(|&x| x == a) {
+                if let Some(i) = c.landed[bi].iter().position(|&(x, _)| x == a) {
                     let mut n = c.clone();
+                    n.late[bi] = Some(n.landed[bi][i]);
                     n.landed[bi].remove(i);
                     out.push((None, n));
                 } else if matches!(event, Event::LateAnswer { .. }) && builder.on_the_way == Some(a)
                 {
-                    let (n, lines) = self.take(c, Action::Land(b));
+                    let (mut n, lines) = self.take(c, Action::Land(b));
                     if lines.is_empty() {
+                        n.late[bi] = Some((a, c.answering[bi]));
                         out.push((Some(Action::Land(b)), n));
                     }
                 }
@@ -167,7 +191,7 @@ impl crate::Trace for LinkTrace {
                     let a = s.builders[bi].on_the_way.expect("a late answer lands");
                     let (mut n, lines) = self.take(c, action);
                     if lines.is_empty() && n.landed[bi].len() < BUFFER_ROOM {
-                        n.landed[bi].push(a);
+                        n.landed[bi].push((a, c.answering[bi]));
                         out.push((action, n));
                     }
                 }
@@ -248,7 +272,7 @@ impl crate::Trace for LinkTrace {
                 ));
                 continue;
             }
-            for &a in c.landed[b as usize].iter() {
+            for &(a, _) in c.landed[b as usize].iter() {
                 allowed.push(self.render(
                     &actor,
                     Event::LateAnswer {
