@@ -45,6 +45,13 @@ fn run(name: &str, run: &str, options: Options) -> Outcome {
     outcome
 }
 
+/// Replays a finding's trace and asserts the server reproduced it.
+fn reproduced(name: &str, run_name: &str, options: Options) -> Outcome {
+    let outcome = run(name, run_name, options);
+    assert_eq!(outcome.verdict, Verdict::Reproduced, "{name}");
+    outcome
+}
+
 fn options() -> Options {
     Options {
         design: None,
@@ -76,12 +83,11 @@ fn key_putters(outcome: &Outcome, ask: &str) -> Vec<String> {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn before_1649_builds_a_late_answer_twice() {
-    let outcome = run(
+    let outcome = reproduced(
         "before-1649-late-answer-double-run",
         "late_answer",
         options(),
     );
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
     assert_eq!(
         late_answers(&outcome),
         1,
@@ -101,12 +107,11 @@ fn before_1649_builds_a_late_answer_twice() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn before_1649_builds_twice_when_a_heartbeat_is_50s_late() {
-    let outcome = run(
+    let outcome = reproduced(
         "before-1649-late-heartbeat-double-run",
         "late_heartbeat",
         options(),
     );
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
     assert_eq!(late_answers(&outcome), 0);
     assert_eq!(key_putters(&outcome, "A1"), ["b1", "b2"]);
     assert_eq!(outcome.evidence.delivered, 2);
@@ -115,12 +120,11 @@ fn before_1649_builds_twice_when_a_heartbeat_is_50s_late() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn check_only_loses_an_ask_started_late_from_a_buffer() {
-    let outcome = run(
+    let outcome = reproduced(
         "check-only-loses-late-started-ask",
         "late_started",
         options(),
     );
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
     let lost: Vec<_> = outcome
         .evidence
         .asks
@@ -134,15 +138,13 @@ fn check_only_loses_an_ask_started_late_from_a_buffer() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn check_only_builds_twice_between_the_get_and_the_put() {
-    let outcome = run("check-only-get-put-double-run", "get_put", options());
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    reproduced("check-only-get-put-double-run", "get_put", options());
 }
 
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
-    let outcome = run("after-1649-skew-40-loses-ask", "skew_40", options());
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    reproduced("after-1649-skew-40-loses-ask", "skew_40", options());
     let at_35 = run(
         "after-1649-skew-40-loses-ask",
         "skew_35",
@@ -215,8 +217,7 @@ fn ask_evidence<'a>(outcome: &'a Outcome, ask: &str) -> &'a slotcheck_nats::bus:
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
-    let outcome = run("check-only-skew-15-double-run", "skew_15", options());
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    let outcome = reproduced("check-only-skew-15-double-run", "skew_15", options());
     assert_eq!(outcome.violations.double_runs.len(), 1);
     assert_eq!(late_answers(&outcome), 1);
     assert_eq!(
@@ -228,12 +229,11 @@ fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_twice_when_a_heartbeat_is_50s_late() {
-    let outcome = run(
+    let outcome = reproduced(
         "after-1649-late-heartbeat-double-run",
         "after_late_twice",
         options(),
     );
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
     assert_eq!(key_putters(&outcome, "A1"), ["b1", "b2"]);
     assert_eq!(outcome.evidence.delivered, 2);
 }
@@ -241,12 +241,11 @@ fn after_1649_builds_twice_when_a_heartbeat_is_50s_late() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes() {
-    let outcome = run(
+    let outcome = reproduced(
         "after-1649-late-heartbeat-loses-ask",
         "after_late_lost",
         options(),
     );
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
     // b2 read b1's fresh key and acked the redelivery away; only b1 ever
     // put the key, and b1 died before its result.
     let a1 = ask_evidence(&outcome, "A1");
@@ -258,8 +257,7 @@ fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes(
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
-    let outcome = run("after-1649-lost-ack-rebuild", "lost_ack", options());
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    let outcome = reproduced("after-1649-lost-ack-rebuild", "lost_ack", options());
     // The result is announced and the key deleted, yet the message stayed
     // and came back after the ack wait, to find no key.
     let a1 = ask_evidence(&outcome, "A1");
@@ -275,8 +273,7 @@ fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
-    let outcome = run("after-1649-naks-exhaust-deliveries", "naks", options());
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    let outcome = reproduced("after-1649-naks-exhaust-deliveries", "naks", options());
     // Three deliveries (the crashed one and two naked at once), none of
     // them built: the message stays in the stream, never handed out again.
     let naks = outcome
@@ -294,8 +291,7 @@ fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
-    let outcome = run("after-1649-slow-answer-double-run", "slow_twice", options());
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    let outcome = reproduced("after-1649-slow-answer-double-run", "slow_twice", options());
     assert_eq!(late_answers(&outcome), 1);
     assert_eq!(outcome.violations.double_runs.len(), 1);
     assert_eq!(outcome.evidence.delivered, 3);
@@ -304,8 +300,7 @@ fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
-    let outcome = run("after-1649-slow-answer-loses-ask", "slow_lost", options());
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
+    let outcome = reproduced("after-1649-slow-answer-loses-ask", "slow_lost", options());
     assert_eq!(late_answers(&outcome), 1);
     let lost: Vec<_> = outcome
         .evidence
@@ -320,12 +315,11 @@ fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
-    let outcome = run(
+    let outcome = reproduced(
         "after-1649-slow-answer-run-after-result",
         "slow_after",
         options(),
     );
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
     assert_eq!(late_answers(&outcome), 1);
     assert_eq!(outcome.violations.runs_after_result.len(), 1);
 }
@@ -333,12 +327,11 @@ fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_at_an_ack_wait_of_15s_builds_after_a_result() {
-    let outcome = run(
+    let outcome = reproduced(
         "after-1649-ack-wait-15-run-after-result",
         "ack_wait_15",
         options(),
     );
-    assert_eq!(outcome.verdict, Verdict::Reproduced);
     // The redelivery came while b1 still built A1 (its heartbeat late by
     // less than the source's period), and b2 read it after b1's finish had
     // deleted the key.
