@@ -69,6 +69,52 @@ pub enum Swarm {
 }
 
 impl<B> Bound<B> {
+    /// A count (asks, crashes, stalls): a whole number `N` from 0 to 255,
+    /// the same name in a scenario, JSON and swarm ranges, never drawn and
+    /// always told. A row gives its words, help and whatever else differs.
+    pub const fn count(
+        key: &'static str,
+        flag: &'static str,
+        get: fn(&B) -> u64,
+        set: fn(&mut B, u64),
+    ) -> Self {
+        Bound {
+            key,
+            flag,
+            json: key,
+            name: key,
+            words: "",
+            value_name: "N",
+            help: "",
+            range: 0..=255,
+            swarm: Swarm::Fixed,
+            unit: 1,
+            told: None,
+            get,
+            set,
+        }
+    }
+
+    /// A time: whole seconds on the command line, in scenarios, JSON
+    /// (`json`, `skew_s`) and words; ticks of 5 s in `name` (`skew_ticks`).
+    pub const fn seconds(
+        key: &'static str,
+        flag: &'static str,
+        json: &'static str,
+        name: &'static str,
+        get: fn(&B) -> u64,
+        set: fn(&mut B, u64),
+    ) -> Self {
+        Bound {
+            json,
+            name,
+            value_name: "SECONDS",
+            range: 0..=65535,
+            unit: 5,
+            ..Bound::count(key, flag, get, set)
+        }
+    }
+
     /// Whether the outputs tell this bound for these bounds.
     pub fn is_told(&self, bounds: &B) -> bool {
         self.told.is_none_or(|told| told(bounds))
