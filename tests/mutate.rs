@@ -237,3 +237,88 @@ fn verdicts_only_kills_by_a_changed_verdict_and_not_by_a_length_alone() {
     }
     assert!(masked > 0, "some mutant changes only a length here");
 }
+
+/// Masking seen through (docs/power.md): a mutant of claim-first that only
+/// a story's length tells from the design on one narrow set of bounds, so
+/// that `--verdicts-only` spares it there, is killed by a changed verdict
+/// on a grid cell's bounds, where the design keeps the property.
+#[test]
+fn a_grid_cell_kills_by_a_verdict_a_mutant_that_only_a_length_tells_on_narrow_bounds() {
+    let cell = "scenarios/grid-1-slot-stall-1-delivery-2-requests.toml";
+    let output = slotcheck(&[
+        "mutate",
+        "--design",
+        "claim-first",
+        "--requests",
+        "1",
+        "--crashes",
+        "1",
+        "--stalls",
+        "0",
+        "--verdicts-only",
+        "--scenarios",
+        cell,
+        "--json",
+        "-q",
+    ]);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mutants = report[0]["mutants"].as_array().unwrap();
+    let word = |s: &Value| s.as_str().unwrap().split(' ').next().unwrap().to_string();
+    let narrow = "requests 1, max_concurrent 1, crashes 1, stalls 0, max_deliveries 2";
+    let seen_through: Vec<&str> = mutants
+        .iter()
+        .filter(|m| m["on_given_bounds"]["change"] == "length-only" && m["fate"] == "killed")
+        .map(|m| {
+            // On the narrow bounds the verdicts agree and a length differs...
+            let length = &m["on_given_bounds"]["length"];
+            assert_eq!(length["bounds"], narrow);
+            assert_eq!(word(&length["mutant"]), word(&length["design"]));
+            assert_ne!(length["mutant"], length["design"]);
+            // ...and the cell's bounds kill it by a verdict.
+            let kill = &m["killed_by"];
+            assert_ne!(kill["bounds"], narrow, "{}", m["name"]);
+            assert_ne!(word(&kill["mutant"]), word(&kill["design"]));
+            m["name"].as_str().unwrap()
+        })
+        .collect();
+    assert!(
+        seen_through.contains(&"claim-first/write-processing/write-skipped"),
+        "{seen_through:?}"
+    );
+    // That mutant: no-wedge, which the design keeps in the cell.
+    let skipped = mutants
+        .iter()
+        .find(|m| m["name"] == "claim-first/write-processing/write-skipped")
+        .unwrap();
+    assert_eq!(skipped["killed_by"]["property"], "no-wedge");
+    assert_eq!(skipped["killed_by"]["design"], "holds");
+    // The text names the cell it dies in.
+    let text = slotcheck(&[
+        "mutate",
+        "--design",
+        "claim-first",
+        "--requests",
+        "1",
+        "--crashes",
+        "1",
+        "--stalls",
+        "0",
+        "--verdicts-only",
+        "--scenarios",
+        cell,
+        "-q",
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    let (_, masked) = text
+        .split_once("masked on the given bounds")
+        .expect("the masked mutants listed");
+    let row = masked
+        .lines()
+        .find(|l| l.contains("claim-first/write-processing/write-skipped"))
+        .expect("the masked mutants list it");
+    assert!(row.contains("a length (count-not-high)"), "{row}");
+    assert!(
+        row.contains("grid-1-slot-stall-1-delivery-2-requests"),
+        "{row}"
+    );
+}

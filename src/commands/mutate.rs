@@ -8,6 +8,7 @@ use crate::mutate::{self as mutation, Equivalents};
 use crate::report::{self, itf, JsonArgs, Style};
 use crate::scenario;
 use clap::Args;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -18,9 +19,11 @@ pub struct MutateArgs {
     #[arg(long, value_name = "DESIGN", value_parser = models::design_names())]
     pub design: Vec<String>,
     /// Also check every mutant on the bounds of each scenario file of the model under PATH
-    /// (repeatable; `--scenarios scenarios` for the shipped ones), smallest first: a mutant is
-    /// killed on any. Scenarios marked `slow` are left out.
-    #[arg(long, value_name = "PATH")]
+    /// (a directory or files; repeatable, and several may follow one flag, so a shell glob
+    /// works: `--scenarios scenarios` for the shipped ones, `--scenarios scenarios/grid-*.toml`
+    /// for the grid's cells alone), smallest first: a mutant is killed on any. Scenarios
+    /// marked `slow` are left out.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
     pub scenarios: Vec<PathBuf>,
     /// The list of equivalent mutants (that cannot change behaviour) and of known survivors,
     /// each with why (default: mutants/equivalent.toml, if it exists). One that is killed is
@@ -39,7 +42,8 @@ pub struct MutateArgs {
     /// Kill a mutant only by a changed verdict, not by a changed shortest length alone: what
     /// sees through masking (a design that already violates a property shows a new bug only
     /// where its verdicts change; with --scenarios, in any scenario's bounds, the grid's cells
-    /// among them). A length-only difference is a story change.
+    /// among them). A length-only difference is a story change. The report then lists the
+    /// mutants no verdict tells from their design on the given bounds, and what kills them.
     #[arg(long)]
     pub verdicts_only: bool,
     #[command(flatten)]
@@ -105,6 +109,8 @@ fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, St
     let model_name = designs[0].model_name();
     let mut sets: Vec<Vec<M>> = designs.iter().map(|d| vec![d.clone()]).collect();
     let mut heading = designs[0].bounds_line();
+    // The scenarios whose bounds each set of bounds is (by its flags).
+    let mut cells: BTreeMap<String, String> = BTreeMap::new();
     if !args.scenarios.is_empty() {
         let scenarios = scenario::load_all(&scenario_files, &scenario::Selection::default())
             .map_err(|e| e.to_string())?;
@@ -122,6 +128,12 @@ fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, St
         mine.sort_by_key(states);
         for s in &mine {
             let mut meta = s.meta();
+            let flags = M::from_meta(meta.as_object().expect("meta is an object"))?.bounds_flags();
+            let names = cells.entry(flags).or_default();
+            if !names.is_empty() {
+                names.push_str(", ");
+            }
+            names.push_str(&s.heading.id);
             for (set, design) in sets.iter_mut().zip(&designs) {
                 meta["design"] = serde_json::json!(design.variant());
                 let object = meta.as_object().expect("meta is an object");
@@ -168,7 +180,13 @@ fn run_mutate<M: ToolModel>(designs: Vec<M>, args: &MutateArgs) -> Result<u8, St
         let model_flag = models::model_flag(model_name);
         print!(
             "{}",
-            mutation::text(&reports, &designs[0].bounds_line(), &model_flag, style)
+            mutation::text(
+                &reports,
+                &designs[0].bounds_line(),
+                &cells,
+                &model_flag,
+                style
+            )
         );
     }
     for name in &listed {

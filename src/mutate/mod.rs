@@ -179,10 +179,27 @@ pub enum Fate {
     Inconclusive(String),
 }
 
+/// With `--verdicts-only`: what a mutant changes on the given bounds (the
+/// first), where the default criterion would judge it. It tells a mutant
+/// that masking hides there from one that changes nothing there.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OnGivenBounds {
+    /// A verdict differs: killed there by either criterion.
+    Verdict,
+    /// Only a shortest length differs (the first such property): the
+    /// default criterion kills it there, `--verdicts-only` does not.
+    LengthOnly(Kill),
+    /// Nothing differs: it survives there by either criterion.
+    Nothing,
+}
+
 pub struct MutantReport {
     pub name: String,
     pub change: String,
     pub fate: Fate,
+    /// With `--verdicts-only` (and a check on the given bounds that was
+    /// not cut short); else `None`.
+    pub on_given_bounds: Option<OnGivenBounds>,
 }
 
 pub struct DesignReport {
@@ -252,33 +269,48 @@ fn difference<M: ToolModel>(
 }
 
 /// The fate of one mutant: checked on each set of bounds in turn (the
-/// design's outcome there beside it) until some property differs.
+/// design's outcome there beside it) until some property differs. With
+/// `verdicts_only`, also what it changes on the first bounds by the default
+/// criterion (the same check, judged twice).
 fn judge<M: ToolModel>(
     name: &str,
     sets: &[(&M, &Outcome<M>, &BTreeMap<String, M>)],
     limits: &Limits,
     verdicts_only: bool,
-) -> Fate {
-    for (model, original, found) in sets {
+) -> (Fate, Option<OnGivenBounds>) {
+    let mut on_given_bounds = None;
+    for (i, (model, original, found)) in sets.iter().enumerate() {
         // The same mutant on these bounds, if its step is taken there.
         let Some(mutant) = found.get(name) else {
             continue;
         };
         let outcome = check(mutant.clone(), &[], limits);
         if let Some(cut) = outcome.stats.cut.or(original.stats.cut) {
-            return Fate::Inconclusive(cut.describe().to_string());
+            return (
+                Fate::Inconclusive(cut.describe().to_string()),
+                on_given_bounds,
+            );
         }
-        if let Some((property, m, d)) = difference(original, &outcome, verdicts_only) {
-            return Fate::Killed(Kill {
-                property,
-                mutant: m,
-                design: d,
-                bounds: model.bounds_line(),
-                flags: model.bounds_flags(),
+        let kill = |(property, m, d): (&'static str, String, String)| Kill {
+            property,
+            mutant: m,
+            design: d,
+            bounds: model.bounds_line(),
+            flags: model.bounds_flags(),
+        };
+        let by_verdict = difference(original, &outcome, verdicts_only);
+        if verdicts_only && i == 0 {
+            on_given_bounds = Some(match (&by_verdict, difference(original, &outcome, false)) {
+                (Some(_), _) => OnGivenBounds::Verdict,
+                (None, Some(length)) => OnGivenBounds::LengthOnly(kill(length)),
+                (None, None) => OnGivenBounds::Nothing,
             });
         }
+        if let Some(found) = by_verdict {
+            return (Fate::Killed(kill(found)), on_given_bounds);
+        }
     }
-    Fate::Survived(None)
+    (Fate::Survived(None), on_given_bounds)
 }
 
 /// A rung of the ladder, worked out once for every survivor that climbs it:
@@ -313,7 +345,7 @@ fn search<M: ToolModel>(
             continue;
         }
         let sets = [(&rung.model, &rung.outcome, &rung.mutants)];
-        if let Fate::Killed(kill) = judge(name, &sets, limits, verdicts_only) {
+        if let (Fate::Killed(kill), _) = judge(name, &sets, limits, verdicts_only) {
             return Some(kill);
         }
     }
@@ -378,7 +410,8 @@ pub fn run<M: ToolModel>(
             };
             let rungs: Vec<OnceLock<Rung<M>>> = ladder.iter().map(|_| OnceLock::new()).collect();
             let next = AtomicUsize::new(0);
-            let fates: Mutex<Vec<Option<Fate>>> = Mutex::new(vec![None; listed.len()]);
+            type Judged = (Fate, Option<OnGivenBounds>);
+            let fates: Mutex<Vec<Option<Judged>>> = Mutex::new(vec![None; listed.len()]);
             std::thread::scope(|scope| {
                 for _ in 0..limits.threads.max(1) {
                     scope.spawn(|| loop {
@@ -386,12 +419,12 @@ pub fn run<M: ToolModel>(
                         let Some((name, _, _)) = listed.get(i) else {
                             break;
                         };
-                        let mut fate = judge(name, &sets, &one, verdicts_only);
+                        let (mut fate, given) = judge(name, &sets, &one, verdicts_only);
                         if fate == Fate::Survived(None) && !equivalents.reasons.contains_key(name) {
                             fate =
                                 Fate::Survived(search(name, &ladder, &rungs, &one, verdicts_only));
                         }
-                        fates.lock().expect("no thread panicked")[i] = Some(fate);
+                        fates.lock().expect("no thread panicked")[i] = Some((fate, given));
                     });
                 }
             });
@@ -399,8 +432,8 @@ pub fn run<M: ToolModel>(
             let mutants = listed
                 .into_iter()
                 .zip(fates)
-                .map(|((name, change, _), fate)| {
-                    let mut fate = fate.expect("every mutant judged");
+                .map(|((name, change, _), judged)| {
+                    let (mut fate, on_given_bounds) = judged.expect("every mutant judged");
                     let listed = [
                         (equivalents.reasons.get(&name), "equivalent"),
                         (equivalents.survivors.get(&name), "a known survivor"),
@@ -420,7 +453,12 @@ pub fn run<M: ToolModel>(
                             other => other,
                         };
                     }
-                    MutantReport { name, change, fate }
+                    MutantReport {
+                        name,
+                        change,
+                        fate,
+                        on_given_bounds,
+                    }
                 })
                 .collect();
             DesignReport {

@@ -2,13 +2,24 @@
 //! design's score), JSON, and an HTML page.
 
 use super::*;
-use crate::report::mutation::{DesignMutants, Fate as RecordFate, MutantRecord};
+use crate::report::mutation::{
+    DesignMutants, Fate as RecordFate, GivenBoundsRecord, GivenChange, MutantRecord,
+};
 use crate::report::table::{Cell, Column, TextTable};
 use crate::report::{count, Style};
+use std::collections::BTreeMap;
 
 /// The report for people: each mutant's fate (with the bounds that killed
-/// it, when they are not `given`), then each design's score.
-pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Style) -> String {
+/// it, when they are not `given`), with `--verdicts-only` the masked
+/// mutants, then each design's score. `cells` names the scenarios whose
+/// bounds a set of bounds is (by its flags).
+pub fn text(
+    reports: &[DesignReport],
+    given: &str,
+    cells: &BTreeMap<String, String>,
+    model_flag: &str,
+    style: Style,
+) -> String {
     let mut out = String::new();
     for r in reports {
         if let Some(why) = &r.unlisted {
@@ -65,6 +76,7 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
         out.push_str(&fates.render(style));
         out.push('\n');
     }
+    out.push_str(&masking(reports, given, cells, style));
     out.push_str(&style.bold("mutation score (killed / mutants not listed as equivalent)\n"));
     // The widths the score lines have always had (the book's scores are
     // a `big` block, most of an hour to re-run); a longer name widens them.
@@ -97,6 +109,96 @@ pub fn text(reports: &[DesignReport], given: &str, model_flag: &str, style: Styl
     out.push_str(&format!(
         "\nA mutant's story: slotcheck check{model_flag} --design DESIGN --mutant NAME --property PROPERTY [its bounds]\n"
     ));
+    out
+}
+
+/// With `--verdicts-only`: the mutants no verdict tells from their design
+/// on the given bounds (a length alone does, or nothing), each with the
+/// verdict and the scenario bounds that kill it, if any; then per design
+/// how many of each kind a verdict kills. Empty without the flag.
+fn masking(
+    reports: &[DesignReport],
+    given: &str,
+    cells: &BTreeMap<String, String>,
+    style: Style,
+) -> String {
+    let judged = |m: &&MutantReport| {
+        !matches!(m.fate, Fate::Equivalent(_))
+            && matches!(
+                m.on_given_bounds,
+                Some(OnGivenBounds::LengthOnly(_) | OnGivenBounds::Nothing)
+            )
+    };
+    if !reports.iter().flat_map(|r| &r.mutants).any(|m| judged(&m)) {
+        return String::new();
+    }
+    let mut out = style.bold(&format!(
+        "masked on the given bounds ({given}): no verdict differs there\n"
+    ));
+    let mut mutants = TextTable::new(vec![
+        Column::left("mutant"),
+        Column::left("on the given bounds"),
+        Column::left("killed by a verdict"),
+        Column::left("on the bounds of"),
+    ]);
+    mutants.margin = "  ".into();
+    let mut counts = TextTable::new(vec![
+        Column::left("design"),
+        Column::right("length only"),
+        Column::right("of them killed"),
+        Column::right("nothing"),
+        Column::right("of them killed"),
+    ]);
+    counts.margin = "  ".into();
+    for r in reports {
+        let (mut length, mut length_killed, mut nothing, mut nothing_killed) = (0, 0, 0, 0);
+        for m in r.mutants.iter().filter(judged) {
+            let there = match &m.on_given_bounds {
+                Some(OnGivenBounds::LengthOnly(kill)) => {
+                    length += 1;
+                    length_killed += usize::from(matches!(m.fate, Fate::Killed(_)));
+                    format!("a length ({})", kill.property)
+                }
+                _ => {
+                    nothing += 1;
+                    nothing_killed += usize::from(matches!(m.fate, Fate::Killed(_)));
+                    "nothing".to_string()
+                }
+            };
+            let (verdict, on) = match &m.fate {
+                Fate::Killed(kill) => (
+                    Cell::painted(kill.words(), Verdict::Holds),
+                    cells.get(&kill.flags).unwrap_or(&kill.bounds).clone(),
+                ),
+                Fate::Known(_) => (
+                    Cell::painted("survived (known)", Verdict::Inconclusive),
+                    String::new(),
+                ),
+                Fate::Inconclusive(_) => (
+                    Cell::painted("inconclusive", Verdict::Inconclusive),
+                    String::new(),
+                ),
+                _ => (Cell::painted("SURVIVED", Verdict::Violated), String::new()),
+            };
+            mutants.row(vec![
+                m.name.as_str().into(),
+                there.into(),
+                verdict,
+                on.into(),
+            ]);
+        }
+        counts.row(vec![
+            r.design.as_str().into(),
+            length.to_string().into(),
+            length_killed.to_string().into(),
+            nothing.to_string().into(),
+            nothing_killed.to_string().into(),
+        ]);
+    }
+    out.push_str(&mutants.render(style));
+    out.push('\n');
+    out.push_str(&counts.render(style));
+    out.push('\n');
     out
 }
 
@@ -133,6 +235,20 @@ fn mutant_record(m: &MutantReport) -> MutantRecord {
         killed_on_larger_bounds: None,
         listed_as: None,
         name: m.name.clone(),
+        on_given_bounds: m.on_given_bounds.as_ref().map(|given| match given {
+            OnGivenBounds::Verdict => GivenBoundsRecord {
+                change: GivenChange::Verdict,
+                length: None,
+            },
+            OnGivenBounds::LengthOnly(kill) => GivenBoundsRecord {
+                change: GivenChange::LengthOnly,
+                length: Some(kill.record()),
+            },
+            OnGivenBounds::Nothing => GivenBoundsRecord {
+                change: GivenChange::Nothing,
+                length: None,
+            },
+        }),
         why: None,
     };
     match &m.fate {

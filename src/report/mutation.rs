@@ -41,6 +41,10 @@ pub struct MutantRecord {
     pub listed_as: Option<String>,
     /// `design/step/operator`.
     pub name: String,
+    /// With `--verdicts-only`: what the mutant changes on the given bounds,
+    /// where the default criterion would judge it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_given_bounds: Option<GivenBoundsRecord>,
     /// The list's reason (equivalent, known), or why it is inconclusive.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
@@ -56,6 +60,26 @@ pub enum Fate {
     KnownSurvivor,
     ListedButKilled,
     Inconclusive,
+}
+
+/// What a mutant changes on the given bounds (`mutate --verdicts-only`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct GivenBoundsRecord {
+    pub change: GivenChange,
+    /// The first property whose shortest length alone differs (change
+    /// `length-only`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub length: Option<KillRecord>,
+}
+
+/// A verdict differs (killed there either way), only a shortest length
+/// does (what masking hides from `--verdicts-only`), or nothing does.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum GivenChange {
+    Verdict,
+    LengthOnly,
+    Nothing,
 }
 
 /// A property that tells a mutant from its design, on some bounds.
