@@ -194,13 +194,14 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// The HTML report of the run: a byte bound (the nightly set, this run and
-/// the slow scenario, must stay under 1 MB; this run leaves room for it),
-/// and every counterexample's story on the page or packed in it.
+/// The HTML report of the run: a byte bound (the nightly run keeps the
+/// whole set's page, slow scenarios included, under 1,000,000 bytes; this
+/// run's leaves them room), and every counterexample's story on the page
+/// or packed in it.
 fn the_page_keeps_every_story_in_under_a_megabyte(html: &Path, traces: &[PathBuf]) {
     let page = std::fs::read_to_string(html).unwrap();
     assert!(
-        page.len() < 900_000,
+        page.len() < 750_000,
         "the scenario report is {} bytes: the nightly set's must stay under 1 MB",
         page.len()
     );
