@@ -92,6 +92,10 @@ fn every_json_output_matches_its_schema_file() {
     };
     let runs: Vec<(&str, Vec<String>)> = vec![
         (
+            "docs/schemas/bench.schema.json",
+            vec!["bench".into(), "--quick".into(), "--json".into()],
+        ),
+        (
             "docs/report.schema.json",
             vec![
                 "check".into(),
@@ -281,5 +285,40 @@ fn a_text_table_lines_up_and_colour_adds_no_width() {
     assert!(
         coloured.contains("\x1b[1;31mviolated\x1b[0m"),
         "{coloured:?}"
+    );
+}
+
+/// A table printed a row at a time (the scenario run, the `live` tables):
+/// each line on the columns' least widths, so the rows line up under the
+/// heading without the table knowing its last row; a wider cell pushes only
+/// its own row.
+#[test]
+fn a_table_printed_a_row_at_a_time_lines_up_under_its_heading() {
+    use slotcheck::report::table::{Column, TextTable};
+    use slotcheck::report::Style;
+    let table = TextTable::new(vec![
+        Column::left("design").at_least(8),
+        Column::right("runs").at_least(5),
+        Column::left("first violation"),
+    ]);
+    let printed = [
+        table.heading(Style::plain()),
+        table.line(vec!["a".into(), "7".into(), "none".into()], Style::plain()),
+        table.line(
+            vec!["b".into(), "12345".into(), "run 3".into()],
+            Style::plain(),
+        ),
+        table.line(
+            vec!["a-long-design".into(), "1".into(), "none".into()],
+            Style::plain(),
+        ),
+    ]
+    .concat();
+    assert_eq!(
+        printed,
+        "design     runs  first violation\n\
+         a             7  none\n\
+         b         12345  run 3\n\
+         a-long-design      1  none\n"
     );
 }

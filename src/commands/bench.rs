@@ -10,7 +10,10 @@ use crate::check::{check, Limits, Verdict};
 use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
 use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
-use serde_json::{json, Value};
+use crate::report::bench::{
+    BenchReport, CommandOvershoot, MutateFigures, SearchFigures, SearchOvershoot, ValidateFigures,
+    ValidateLinkFigures,
+};
 use slotcheck_models::link::{design_named as link_design, Bounds as LinkBounds, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use slotcheck_models::{Narrated, Packed};
@@ -165,6 +168,18 @@ pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
     rows
 }
 
+/// `--quick`: the matrix's first bounds alone.
+fn measure_quick(progress: bool) -> Vec<Measurement> {
+    let (name, bounds, _) = matrix(false)[0];
+    DESIGNS
+        .into_iter()
+        .map(|design| {
+            let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
+            measure_one(name, design, model, 1, progress)
+        })
+        .collect()
+}
+
 /// How far past its `--timeout` a run that cannot finish stops: fail-open
 /// on the largest bounds, cut at `timeout`, with one thread and two.
 pub fn timeout_overshoot(timeout: Duration) -> Vec<(usize, f64)> {
@@ -237,12 +252,12 @@ pub fn command_overshoot(timeout: Duration) -> Result<Vec<(&'static str, f64, i3
         .collect()
 }
 
-/// `slotcheck mutate` on the default bounds, for the recommended design: its
-/// mutants and the seconds they take.
-pub fn mutate_time() -> (usize, f64) {
+/// `slotcheck mutate` on `bounds` (the default ones, but for `--quick`), for
+/// the recommended design: its mutants and the seconds they take.
+pub fn mutate_time(bounds: Bounds) -> (usize, f64) {
     let model = Stovepipe::new(
         design_named("owner-keyed-atomic-admit-dlq-cancels").expect("a design"),
-        DEFAULT_BOUNDS,
+        bounds,
     );
     let started = Instant::now();
     let reports = mutate::run(
@@ -255,17 +270,22 @@ pub fn mutate_time() -> (usize, f64) {
     (reports[0].mutants.len(), started.elapsed().as_secs_f64())
 }
 
-fn json_of(m: &Measurement) -> Value {
+/// A measurement as the report has it: rates to the unit, memory to 0.1,
+/// seconds to the millisecond.
+fn figures_of(m: &Measurement) -> SearchFigures {
     let round = |x: f64, places: i32| (x * 10f64.powi(places)).round() / 10f64.powi(places);
-    json!({
-        "bounds": m.bounds, "design": m.design, "threads": m.threads,
-        "unique": m.unique, "states": m.states,
-        "states_per_second": m.states_per_second.round(),
-        "peak_mib": m.peak_mib.map(|p| round(p, 1)),
-        "bytes_per_state": m.bytes_per_state.map(|b| round(b, 1)),
-        "seconds": round(m.seconds, 3),
-        "first_violation_seconds": m.first_violation.map(|t| round(t, 3)),
-    })
+    SearchFigures {
+        bounds: m.bounds.to_string(),
+        bytes_per_state: m.bytes_per_state.map(|b| round(b, 1)),
+        design: m.design.to_string(),
+        first_violation_seconds: m.first_violation.map(|t| round(t, 3)),
+        peak_mib: m.peak_mib.map(|p| round(p, 1)),
+        seconds: round(m.seconds, 3),
+        states: m.states,
+        states_per_second: m.states_per_second.round(),
+        threads: m.threads,
+        unique: m.unique,
+    }
 }
 
 /// `validate` on a log of at least `lines` lines of many independent queues
@@ -368,106 +388,88 @@ pub fn validate_link_time(lines: usize) -> (usize, usize, f64, usize) {
     (total, count, started.elapsed().as_secs_f64(), conforming)
 }
 
-pub fn run(large: bool, as_json: bool, progress: bool) -> Result<u8, String> {
-    let rows = measure(large, progress);
+/// `quick`: the first bounds of the matrix only (`mutate` on them too), logs
+/// of a thousand lines, no `--timeout` runs and no simulator: the command and
+/// its report checked in seconds.
+pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8, String> {
+    let rows = if quick {
+        measure_quick(progress)
+    } else {
+        measure(large, progress)
+    };
     let timeout = Duration::from_secs(2);
     let overshoot = if large {
         timeout_overshoot(timeout)
     } else {
         Vec::new()
     };
-    let (mutants, mutate_seconds) = mutate_time();
-    let (log_lines, log_queues, validate_seconds, conforming) = validate_time(100_000);
-    let (link_lines, link_streams, link_seconds, link_conforming) = validate_link_time(LINK_LINES);
-    let commands = command_overshoot(timeout)?;
+    let (mutate_bounds, mutate_on) = if quick {
+        let (name, bounds, _) = matrix(false)[0];
+        (name, bounds)
+    } else {
+        ("default bounds", DEFAULT_BOUNDS)
+    };
+    let (mutants, mutate_seconds) = mutate_time(mutate_on);
+    let log_size = if quick { 1000 } else { 100_000 };
+    let (log_lines, log_queues, validate_seconds, conforming) = validate_time(log_size);
+    let link_size = if quick { 1000 } else { LINK_LINES };
+    let (link_lines, link_streams, link_seconds, link_conforming) = validate_link_time(link_size);
+    let commands = if quick {
+        Vec::new()
+    } else {
+        command_overshoot(timeout)?
+    };
+    let design = "owner-keyed-atomic-admit-dlq-cancels".to_string();
+    let report = BenchReport {
+        checks: rows.iter().map(figures_of).collect(),
+        command_timeout: commands
+            .iter()
+            .map(|(command, s, code)| CommandOvershoot {
+                command: command.to_string(),
+                exit: *code,
+                stopped_after_seconds: *s,
+                timeout_seconds: timeout.as_secs_f64(),
+            })
+            .collect(),
+        mutate: MutateFigures {
+            bounds: mutate_bounds.to_string(),
+            design: design.clone(),
+            mutants,
+            seconds: mutate_seconds,
+        },
+        timeout: overshoot
+            .iter()
+            .map(|(threads, s)| SearchOvershoot {
+                stopped_after_seconds: *s,
+                threads: *threads,
+                timeout_seconds: timeout.as_secs_f64(),
+            })
+            .collect(),
+        validate: ValidateFigures {
+            conforming,
+            design,
+            lines: log_lines,
+            queues: log_queues,
+            seconds: validate_seconds,
+        },
+        validate_link: ValidateLinkFigures {
+            conforming: link_conforming,
+            design: "after-1649".into(),
+            lines: link_lines,
+            seconds: link_seconds,
+            streams: link_streams,
+        },
+    };
     if as_json {
-        let value = json!({
-            "checks": rows.iter().map(json_of).collect::<Vec<_>>(),
-            "timeout": overshoot.iter().map(|(threads, s)| json!({
-                "threads": threads, "timeout_seconds": timeout.as_secs_f64(), "stopped_after_seconds": s,
-            })).collect::<Vec<_>>(),
-            "mutate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "mutants": mutants, "seconds": mutate_seconds},
-            "validate": {"design": "owner-keyed-atomic-admit-dlq-cancels", "lines": log_lines, "queues": log_queues, "conforming": conforming, "seconds": validate_seconds},
-            "validate_link": {"design": "after-1649", "lines": link_lines, "streams": link_streams, "conforming": link_conforming, "seconds": link_seconds},
-            "command_timeout": commands.iter().map(|(command, s, code)| json!({
-                "command": command, "timeout_seconds": timeout.as_secs_f64(), "stopped_after_seconds": s, "exit": code,
-            })).collect::<Vec<_>>(),
-        });
-        println!("{}", serde_json::to_string_pretty(&value).expect("JSON"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("a report is JSON")
+        );
         return Ok(0);
     }
-    let width = DESIGNS.iter().map(|d| d.len()).max().unwrap_or(10) + 2;
-    println!(
-        "{:<13}{:<width$}{:>3}{:>11}{:>12}{:>11}{:>9}{:>10}{:>9}{:>10}",
-        "bounds",
-        "design",
-        "t",
-        "unique",
-        "states",
-        "states/s",
-        "B/state",
-        "peak MiB",
-        "seconds",
-        "1st viol"
-    );
-    for m in &rows {
-        println!(
-            "{:<13}{:<width$}{:>3}{:>11}{:>12}{:>11.0}{:>9}{:>10}{:>9.2}{:>10}",
-            m.bounds,
-            m.design,
-            m.threads,
-            m.unique,
-            m.states,
-            m.states_per_second,
-            m.bytes_per_state.map_or("-".into(), |b| format!("{b:.1}")),
-            m.peak_mib.map_or("-".into(), |p| format!("{p:.1}")),
-            m.seconds,
-            m.first_violation.map_or("-".into(), |t| format!("{t:.3}")),
-        );
-    }
-    println!(
-        "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders. t: threads.\n\
-         B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation."
-    );
-    let speedups: Vec<String> = rows
-        .iter()
-        .filter(|m| m.threads == 2)
-        .filter_map(|two| {
-            let one = rows
-                .iter()
-                .find(|m| m.threads == 1 && m.bounds == two.bounds && m.design == two.design)?;
-            Some(format!(
-                "{} {}: {:.2}x",
-                two.bounds,
-                two.design,
-                one.seconds / two.seconds
-            ))
-        })
-        .collect();
-    if !speedups.is_empty() {
-        println!("two threads against one: {}", speedups.join("; "));
-    }
-    for (threads, seconds) in &overshoot {
-        println!(
-            "--timeout {:.0} s (fail-open, N3 K2 c2 s1, {threads} thread{}): stopped after {seconds:.2} s",
-            timeout.as_secs_f64(),
-            if *threads == 1 { "" } else { "s" }
-        );
-    }
-    println!(
-        "mutate (owner-keyed-atomic-admit-dlq-cancels, default bounds): {mutants} mutants in {mutate_seconds:.1} s"
-    );
-    println!(
-        "validate (owner-keyed-atomic-admit-dlq-cancels): {log_lines} lines of {log_queues} queues in {validate_seconds:.2} s, {conforming} conform"
-    );
-    println!(
-        "validate (link, after-1649): {link_lines} lines of {link_streams} streams in {link_seconds:.2} s, {link_conforming} conform"
-    );
-    for (command, seconds, code) in &commands {
-        println!(
-            "--timeout {:.0} s, {command:<19} stopped after {seconds:.2} s (exit {code})",
-            timeout.as_secs_f64()
-        );
+    print!("{}", report.text());
+    if quick {
+        return Ok(0);
     }
     println!();
     // The simulator's side: runs per second and runs to the first violation

@@ -2,6 +2,8 @@
 //! design, or the recommended design's SQL variants (see `live.rs`).
 
 use super::live::LiveArgs;
+use crate::report::table::{Column, TextTable};
+use crate::report::Style;
 use crate::validate::{self, Verdict};
 use slotcheck_models::events;
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
@@ -360,10 +362,16 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
         args.runs,
         args.seed
     );
-    println!(
-        "{:<38} {:>5} {:>7} {:>10} {:>9}  first violation",
-        "design", "runs", "queues", "statements", "violated"
-    );
+    // Printed a row at a time, as each design's runs end.
+    let table = TextTable::new(vec![
+        Column::left("design").at_least(36),
+        Column::right("runs").at_least(4),
+        Column::right("queues").at_least(6),
+        Column::right("statements").at_least(10),
+        Column::right("violated").at_least(8),
+        Column::left("first violation"),
+    ]);
+    print!("{}", table.heading(Style::plain()));
     let mut stories = Vec::new();
     for design in DESIGNS {
         let (tally, _) = runs(backend, args, design.name, d, true)?;
@@ -372,9 +380,19 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
             None if tally.cut > 0 => format!("none ({} run(s) cut short)", tally.cut),
             None => "none".to_string(),
         };
-        println!(
-            "{:<38} {:>5} {:>7} {:>10} {:>9}  {first}",
-            design.name, tally.runs, tally.queues, tally.statements, tally.violated_queues
+        print!(
+            "{}",
+            table.line(
+                vec![
+                    design.name.into(),
+                    tally.runs.to_string().into(),
+                    tally.queues.to_string().into(),
+                    tally.statements.to_string().into(),
+                    tally.violated_queues.to_string().into(),
+                    first.into(),
+                ],
+                Style::plain()
+            )
         );
         if let Some(story) = tally.story {
             stories.push((design.name, story));
@@ -401,10 +419,18 @@ fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
         args.queues,
         args.seed
     );
-    println!(
-        "{:<16} {:<12} {:<11} {:>10} {:>9}  invariants",
-        "isolation", "read", "admit read", "statements", "violated"
-    );
+    // Printed a row at a time, as each variant's runs end; the invariants'
+    // verdict and what the model made of the logs share a heading.
+    let table = TextTable::new(vec![
+        Column::left("isolation").at_least(15),
+        Column::left("read").at_least(11),
+        Column::left("admit read").at_least(10),
+        Column::right("statements").at_least(10),
+        Column::right("violated").at_least(8),
+        Column::left("invariants").at_least(27),
+        Column::left(""),
+    ]);
+    print!("{}", table.heading(Style::plain()));
     let mut short = Vec::new();
     for level in levels {
         for read in ["joined", "transaction", "separate"] {
@@ -433,9 +459,20 @@ fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
                 if tally.first.is_some() || tally.cut > 0 || explained != tally.queues {
                     short.push(format!("{level} {read} {tx}"));
                 }
-                println!(
-                    "{:<16} {:<12} {:<11} {:>10} {:>9}  {verdict:<28} {logs}",
-                    level, read, tx, tally.statements, tally.violated_queues
+                print!(
+                    "{}",
+                    table.line(
+                        vec![
+                            level.into(),
+                            read.into(),
+                            tx.into(),
+                            tally.statements.to_string().into(),
+                            tally.violated_queues.to_string().into(),
+                            verdict.into(),
+                            logs.into(),
+                        ],
+                        Style::plain()
+                    )
                 );
             }
         }

@@ -148,6 +148,11 @@ struct BenchArgs {
     /// a quarter of an hour).
     #[arg(long)]
     large: bool,
+    /// Seconds, not minutes: the first bounds of the matrix only (mutate on them too), logs
+    /// of a thousand lines, no --timeout runs and no simulator table. Checks the command and
+    /// its report; its figures are not worth quoting.
+    #[arg(long, conflicts_with = "large")]
+    quick: bool,
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
     quiet: bool,
@@ -214,6 +219,7 @@ pub fn run() -> ExitCode {
             .and_then(|()| on_model(args.model.model, mutate::Mutate(args))),
         Command::Bench(args) => bench::run(
             args.large,
+            args.quick,
             args.json,
             crate::check::progress::wanted(args.quiet),
         ),

@@ -3,7 +3,7 @@
 //! at the top of the house, because the types live in several rooms
 //! (`report`, and `simulate` for the report `merge` also reads back).
 
-use crate::report::{comparison, mutation, results, validation};
+use crate::report::{bench, comparison, mutation, results, validation};
 use crate::simulate::Report as SimulationReport;
 use serde_json::Value;
 
@@ -21,11 +21,16 @@ fn of<T: schemars::JsonSchema>() -> Value {
 }
 
 /// Every `--json` output and its schema file.
-pub const SCHEMA_FILES: [SchemaFile; 7] = [
+pub const SCHEMA_FILES: [SchemaFile; 8] = [
     SchemaFile {
         file: "docs/report.schema.json",
         output: "check [PATH...]",
         schema: results::scenario_run_schema,
+    },
+    SchemaFile {
+        file: "docs/schemas/bench.schema.json",
+        output: "bench",
+        schema: of::<bench::BenchReport>,
     },
     SchemaFile {
         file: "docs/schemas/check-design.schema.json",

@@ -6,6 +6,8 @@
 use crate::check::{check, Limits};
 use crate::models::ModelBounds;
 use crate::models::{ModelArgs, ToolModel};
+use crate::report::table::{Cell, Column, TextTable};
+use crate::report::Style;
 use crate::simulate::shrink;
 use crate::simulate::{
     plan, run_rng, simulate, swarm_ranges, walk, PctSettings, Schedule, Settings, Timing,
@@ -136,6 +138,14 @@ pub fn first_violating_run(
     })
 }
 
+fn mode(swarm: bool) -> &'static str {
+    if swarm {
+        "swarm"
+    } else {
+        "plain"
+    }
+}
+
 /// Runs per claim at most in the benchmark.
 const BENCH_MAX_RUNS: u64 = 1_000_000;
 
@@ -144,13 +154,16 @@ const BENCH_MAX_RUNS: u64 = 1_000_000;
 /// claim. Timings vary; the run counts do not.
 pub fn bench(seed: u64) -> Result<String, String> {
     let mut out = format!("slotcheck simulate --bench (seed {seed})\n\n");
-    // The longest design name sets the first column, so that every row
-    // keeps its columns (and the README's check masks the rates by column).
-    let width = DESIGNS.iter().map(|d| d.name.len()).max().unwrap_or(0) + 2;
-    out.push_str(&format!(
-        "{:<width$}{:<8}{:>8}{:>12}{:>12}{:>14}\n",
-        "design", "mode", "runs", "states", "runs/s", "states/s"
-    ));
+    // The rates right-aligned under their headings (the README's check
+    // masks the rates by column).
+    let mut rates = TextTable::new(vec![
+        Column::left("design"),
+        Column::left("mode").at_least(6),
+        Column::right("runs").at_least(6),
+        Column::right("states").at_least(10),
+        Column::right("runs/s").at_least(10),
+        Column::right("states/s").at_least(12),
+    ]);
     const RUNS: u64 = 2000;
     for design in DESIGNS {
         for swarm in [false, true] {
@@ -162,21 +175,26 @@ pub fn bench(seed: u64) -> Result<String, String> {
             let mut timing = Timing::default();
             let run = simulate(&model, &settings, &mut timing)?;
             let per = |n: u64| n as f64 / timing.walk_seconds.max(1e-9);
-            out.push_str(&format!(
-                "{:<width$}{:<8}{:>8}{:>12}{:>12.0}{:>14.0}\n",
-                design.name,
-                if swarm { "swarm" } else { "plain" },
-                run.report.runs,
-                run.report.states,
-                per(run.report.runs),
-                per(run.report.states)
-            ));
+            rates.row(vec![
+                design.name.into(),
+                mode(swarm).into(),
+                run.report.runs.to_string().into(),
+                run.report.states.to_string().into(),
+                format!("{:.0}", per(run.report.runs)).into(),
+                format!("{:.0}", per(run.report.states)).into(),
+            ]);
         }
     }
-    out.push_str(&format!(
-        "\n{:<24}{:<13}{:<21}{:<7}{:>8}{:>10}{:>10}\n",
-        "claim", "design", "property", "mode", "runs", "ms", "shrunk"
-    ));
+    out.push_str(&rates.render(Style::plain()));
+    let mut firsts = TextTable::new(vec![
+        Column::left("claim").at_least(22),
+        Column::left("design").at_least(11),
+        Column::left("property").at_least(19),
+        Column::left("mode").at_least(5),
+        Column::right("runs").at_least(6),
+        Column::right("ms").at_least(8),
+        Column::right("shrunk").at_least(8),
+    ]);
     for claim in claims() {
         for swarm in [false, true] {
             let started = Instant::now();
@@ -199,21 +217,31 @@ pub fn bench(seed: u64) -> Result<String, String> {
                 }
                 None => "-".into(),
             };
-            out.push_str(&format!(
-                "{:<24}{:<13}{:<21}{:<7}{:>8}{:>10.1}{:>10}\n",
-                claim.name,
-                claim.design,
-                claim.property,
-                if swarm { "swarm" } else { "plain" },
-                found.map_or(format!(">{BENCH_MAX_RUNS}"), |(r, _)| (r + 1).to_string()),
-                ms,
-                shrunk
-            ));
+            firsts.row(vec![
+                claim.name.into(),
+                claim.design.into(),
+                claim.property.into(),
+                mode(swarm).into(),
+                found
+                    .map_or(format!(">{BENCH_MAX_RUNS}"), |(r, _)| (r + 1).to_string())
+                    .into(),
+                format!("{ms:.1}").into(),
+                shrunk.into(),
+            ]);
         }
     }
+    out.push('\n');
+    out.push_str(&firsts.render(Style::plain()));
     out.push_str(&findings_power(seed)?);
     // The exhaustive check for comparison: time to the same verdict.
     out.push_str("\nexhaustive check of the same bounds, for comparison:\n");
+    let mut exhaustive = TextTable::new(vec![
+        Column::left("claim").at_least(22),
+        Column::left("verdict").at_least(12),
+        Column::right("time").at_least(11),
+    ]);
+    exhaustive.margin = "  ".into();
+    exhaustive.headless = true;
     for claim in claims() {
         let model = Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
         let started = Instant::now();
@@ -221,13 +249,13 @@ pub fn bench(seed: u64) -> Result<String, String> {
         let verdict = outcome
             .result(claim.property)
             .map_or("?", |r| r.verdict.word());
-        out.push_str(&format!(
-            "  {:<24}{:<14}{:>10.1} ms\n",
-            claim.name,
-            verdict,
-            started.elapsed().as_secs_f64() * 1000.0
-        ));
+        exhaustive.row(vec![
+            claim.name.into(),
+            verdict.into(),
+            format!("{:.1} ms", started.elapsed().as_secs_f64() * 1000.0).into(),
+        ]);
     }
+    out.push_str(&exhaustive.render(Style::plain()));
     Ok(out)
 }
 
@@ -264,36 +292,41 @@ pub fn findings_power(seed: u64) -> Result<String, String> {
             }
         }
     }
-    let wf = rows.iter().map(|r| r.0.len()).max().unwrap_or(0) + 2;
-    let wd = rows.iter().map(|r| r.1.len()).max().unwrap_or(0) + 2;
     let mut out = format!(
-        "\nruns to the first violation of every finding (its own bounds, seed {seed}, at most {POWER_RUNS}):\n{:<wf$}{:<wd$}",
-        "finding", "design"
+        "\nruns to the first violation of every finding (its own bounds, seed {seed}, at most {POWER_RUNS}):\n"
     );
-    for (name, _) in &schedulers {
-        out.push_str(&format!("{name:>11}"));
-    }
-    out.push('\n');
+    let mut columns = vec![Column::left("finding"), Column::left("design")];
+    columns.extend(
+        schedulers
+            .iter()
+            .map(|(name, _)| Column::right(name).at_least(9)),
+    );
+    let mut table = TextTable::new(columns);
     let mut missed = vec![0; schedulers.len()];
     for (column, design, firsts) in &rows {
-        out.push_str(&format!("{column:<wf$}{design:<wd$}"));
+        let mut row: Vec<Cell> = vec![column.as_str().into(), design.as_str().into()];
         for (k, first) in firsts.iter().enumerate() {
-            let cell = match first {
-                Some(run) => (run + 1).to_string(),
-                None => {
-                    missed[k] += 1;
-                    format!(">{POWER_RUNS}")
+            row.push(
+                match first {
+                    Some(run) => (run + 1).to_string(),
+                    None => {
+                        missed[k] += 1;
+                        format!(">{POWER_RUNS}")
+                    }
                 }
-            };
-            out.push_str(&format!("{cell:>11}"));
+                .into(),
+            );
         }
-        out.push('\n');
+        table.row(row);
     }
-    out.push_str(&format!("{:<w$}", "not found", w = wf + wd));
-    for m in missed {
-        out.push_str(&format!("{:>11}", format!("{m} of {}", rows.len())));
-    }
-    out.push('\n');
+    let mut total: Vec<Cell> = vec!["not found".into(), "".into()];
+    total.extend(
+        missed
+            .iter()
+            .map(|m| format!("{m} of {}", rows.len()).into()),
+    );
+    table.row(total);
+    out.push_str(&table.render(Style::plain()));
     Ok(out)
 }
 

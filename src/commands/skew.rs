@@ -8,6 +8,7 @@
 use crate::check::{check, Limits, Outcome, Verdict};
 use crate::models::ModelBounds;
 
+use crate::report::table::{Cell, Column, TextTable};
 use crate::report::{self, Style};
 use slotcheck_models::link::{Bounds, Link, Options, TICK_SECONDS};
 use slotcheck_models::{Narrated, PropertyKind};
@@ -96,24 +97,26 @@ pub fn text(design: &str, points: &[Point], style: Style) -> String {
         return String::new();
     };
     let names: Vec<&str> = first.outcome.results.iter().map(|r| r.name).collect();
-    let width = names.iter().map(|n| n.len()).max().unwrap_or(10).max(20) + 2;
     let mut out = format!(
         "slotcheck check: the skew boundary of {design} on link, {} (the skew varied)\n\n",
         first.model.bounds_line()
     );
-    out.push_str(&format!("{:<8}", "skew"));
-    for name in &names {
-        out.push_str(&format!("{name:<width$}"));
-    }
-    out.push('\n');
+    // Every property's column as wide as a long verdict, so that the
+    // columns keep their places whatever the verdicts.
+    let mut columns = vec![Column::left("skew").at_least(6)];
+    columns.extend(names.iter().map(|n| Column::left(n).at_least(20)));
+    let mut table = TextTable::new(columns);
     for p in points {
-        out.push_str(&format!("{:<8}", format!("{} s", p.skew)));
-        for r in &p.outcome.results {
-            let cell = format!("{:<width$}", report::verdict_cell(r));
-            out.push_str(&style.verdict(r.verdict, &cell));
-        }
-        out.push('\n');
+        let mut row: Vec<Cell> = vec![format!("{} s", p.skew).into()];
+        row.extend(
+            p.outcome
+                .results
+                .iter()
+                .map(|r| Cell::painted(report::verdict_cell(r), r.verdict)),
+        );
+        table.row(row);
     }
+    out.push_str(&table.render(style));
     let (upto, broken) = boundary(points);
     let (from, to) = (first.skew, points.last().expect("a point").skew);
     out.push('\n');

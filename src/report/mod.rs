@@ -11,6 +11,7 @@
 //! any `Narrated` model's stories; it never runs a model, names one, or
 //! reaches into `simulate`, `scenario` or the commands.
 
+pub mod bench;
 pub mod comparison;
 pub mod diagram;
 pub mod html;

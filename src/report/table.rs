@@ -90,6 +90,28 @@ impl TextTable {
         self.rows.push(cells);
     }
 
+    /// The heading line alone (with its newline), laid out on the columns'
+    /// least widths: for a table printed a row at a time as each is decided.
+    pub fn heading(&self, style: Style) -> String {
+        TextTable {
+            rows: Vec::new(),
+            ..self.clone()
+        }
+        .render(style)
+    }
+
+    /// One row alone (with its newline), laid out on the columns' least
+    /// widths, so that rows printed one by one line up under [`Self::heading`]
+    /// (a cell wider than its column pushes the rest of its own row only).
+    pub fn line(&self, cells: Vec<Cell>, style: Style) -> String {
+        TextTable {
+            rows: vec![cells],
+            headless: true,
+            ..self.clone()
+        }
+        .render(style)
+    }
+
     /// The table as lines, each ending in a newline; the heading in bold and
     /// the toned cells in their verdict's colour when `style` has colour.
     pub fn render(&self, style: Style) -> String {

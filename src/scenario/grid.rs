@@ -8,6 +8,8 @@
 
 use super::template::designs_of;
 use super::Scenario;
+use crate::report::table::{Column, TextTable};
+use crate::report::Style;
 use serde_json::Value as Json;
 
 /// What a level asks of one bound (a bound a scenario leaves out is 0).
@@ -149,15 +151,18 @@ pub fn coverage_text(grid: &Grid, cells: &[Cell]) -> String {
         grid.model,
         axes.join(" x ")
     );
-    let width = cells.iter().map(|c| c.name().len()).max().unwrap_or(0) + 2;
+    let mut table = TextTable::new(vec![Column::left("cell"), Column::left("covered")]);
+    table.margin = "  ".into();
+    table.headless = true;
     for cell in cells {
         let what = match (&cell.covered_by[..], cell.left_out) {
             ([], Some(why)) => format!("left out: {why}"),
             ([], None) => "MISSING: no scenario covers it".to_string(),
             (by, _) => format!("covered by {}", by.join(", ")),
         };
-        out.push_str(&format!("  {:<width$}{what}\n", cell.name()));
+        table.row(vec![cell.name().into(), what.into()]);
     }
+    out.push_str(&table.render(Style::plain()));
     let covered = cells.iter().filter(|c| !c.covered_by.is_empty()).count();
     let left = cells
         .iter()

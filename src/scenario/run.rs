@@ -6,7 +6,8 @@ use super::load::*;
 use super::*;
 use crate::check::Limits;
 use crate::report::results::{RunFigures, ScenarioResult, ScenarioRun};
-use crate::report::{html, itf, junit};
+use crate::report::table::{Cell, Column, TextTable};
+use crate::report::{html, itf, junit, Style};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -29,18 +30,30 @@ pub fn run_all(
 ) -> ScenarioRun {
     let started = Instant::now();
     let mut out = Vec::new();
+    // Every line laid out on the same least widths (the longest id, the
+    // longest registered design), so that lines printed as each check is
+    // decided align.
     let id_width = scenarios
         .iter()
         .map(|s| s.heading.id.len())
         .max()
         .unwrap_or(0);
-    // As wide as the longest registered design, so that the columns align.
     let design_width = crate::models::MODELS
         .iter()
         .flat_map(|m| super::template::designs_of(m))
         .map(str::len)
         .max()
         .unwrap_or(12);
+    let lines = TextTable::new(vec![
+        Column::left("scenario").at_least(id_width),
+        Column::left("design").at_least(design_width),
+        Column::left("property").at_least(28),
+        Column::left("result"),
+    ]);
+    let line = |cells: Vec<Cell>| {
+        let text = lines.line(cells, Style::plain());
+        text.trim_end_matches('\n').to_string()
+    };
     for scenario in scenarios {
         if !selection.only.is_empty() && !selection.only.contains(&scenario.heading.id) {
             continue;
@@ -49,10 +62,10 @@ pub fn run_all(
         let scenario_started = Instant::now();
         let (findings, runs) = if skipped.is_some() {
             if !regressions_only {
-                print(&format!(
-                    "{:<id_width$}  skipped: slow (--skip-slow)",
-                    scenario.heading.id
-                ));
+                print(&line(vec![
+                    scenario.heading.id.as_str().into(),
+                    "skipped: slow (--skip-slow)".into(),
+                ]));
             }
             (Vec::new(), Vec::new())
         } else {
@@ -62,13 +75,12 @@ pub fn run_all(
                 if regressions_only && !flagged {
                     continue;
                 }
-                print(&format!(
-                    "{:<id_width$}  {:<design_width$} {:<28} {}",
-                    scenario.heading.id,
-                    f.design,
-                    f.subject,
-                    f.describe()
-                ));
+                print(&line(vec![
+                    scenario.heading.id.as_str().into(),
+                    f.design.as_str().into(),
+                    f.subject.as_str().into(),
+                    f.describe().into(),
+                ]));
                 if flagged {
                     if let Some(story) = &f.story {
                         print(&indent(story, "      "));

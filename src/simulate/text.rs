@@ -4,6 +4,7 @@
 use super::{bounds_words, DesignRun, Report, Settings, Shard, Timing};
 use crate::models::ToolModel;
 use crate::report;
+use crate::report::table::{Column, TextTable};
 
 // ---------------------------------------------------------------- text
 
@@ -100,16 +101,28 @@ pub fn report_text<M: ToolModel>(
                 String::new()
             }
         ));
+        // The property names on a column as wide as the longest one has
+        // always needed, so that designs' lists line up.
+        let mut violated = TextTable::new(vec![
+            Column::left("property").at_least(25),
+            Column::left("violated"),
+        ]);
+        violated.margin = "  ".into();
+        violated.headless = true;
         for v in &d.violations {
-            out.push_str(&format!(
-                "  {:<27}violated in {} (first: run {}, {}, shrunk to {})\n",
-                v.property,
-                report::count(v.runs, "run"),
-                v.first_run,
-                report::count(v.original_steps as u64, "step"),
-                v.shrunk_steps
-            ));
+            violated.row(vec![
+                v.property.as_str().into(),
+                format!(
+                    "violated in {} (first: run {}, {}, shrunk to {})",
+                    report::count(v.runs, "run"),
+                    v.first_run,
+                    report::count(v.original_steps as u64, "step"),
+                    v.shrunk_steps
+                )
+                .into(),
+            ]);
         }
+        out.push_str(&violated.render(report::Style::plain()));
         if d.violations.is_empty() {
             out.push_str("  no property violated\n");
         }

@@ -1,0 +1,206 @@
+//! The typed result of `slotcheck bench`: the exhaustive searches measured,
+//! how far past a `--timeout` runs stop, and the timed `mutate` and
+//! `validate` runs. `bench --json` is these types serialized (fields in
+//! alphabetical order, the order it has always had) and the text table is
+//! rendered from them; the commands room measures and fills them. Figures,
+//! never verdicts: they vary by machine.
+
+use super::table::{Column, TextTable};
+use super::Style;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Everything `slotcheck bench` measured (`bench --json`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct BenchReport {
+    /// One exhaustive search a row: bounds, design, threads.
+    pub checks: Vec<SearchFigures>,
+    /// Each command that takes `--timeout`, end to end.
+    pub command_timeout: Vec<CommandOvershoot>,
+    pub mutate: MutateFigures,
+    /// The search alone cut by `--timeout` (with `--large` only).
+    pub timeout: Vec<SearchOvershoot>,
+    pub validate: ValidateFigures,
+    pub validate_link: ValidateLinkFigures,
+}
+
+/// One exhaustive search: the whole space of a design on named bounds.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SearchFigures {
+    /// The bounds' name (`N3 K1 c1 s0`, `default`, `link A3 B3`).
+    pub bounds: String,
+    /// Peak memory over unique states, to 0.1 (`null` where the peak is not
+    /// measured).
+    pub bytes_per_state: Option<f64>,
+    pub design: String,
+    /// Seconds to the first violation of any `always` property, to 0.001
+    /// (`null`: none violated).
+    pub first_violation_seconds: Option<f64>,
+    /// Peak memory in MiB, to 0.1.
+    pub peak_mib: Option<f64>,
+    /// Seconds until every verdict is known, to 0.001.
+    pub seconds: f64,
+    pub states: usize,
+    /// States per second, to the unit.
+    pub states_per_second: f64,
+    pub threads: usize,
+    pub unique: usize,
+}
+
+/// The search alone, on work it cannot finish, cut at its timeout.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SearchOvershoot {
+    pub stopped_after_seconds: f64,
+    pub threads: usize,
+    pub timeout_seconds: f64,
+}
+
+/// A command run as a child on work that outlasts its `--timeout`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct CommandOvershoot {
+    /// Which command (`check --design`, `simulate`...).
+    pub command: String,
+    /// Its exit status (3: inconclusive).
+    pub exit: i32,
+    pub stopped_after_seconds: f64,
+    pub timeout_seconds: f64,
+}
+
+/// `mutate` on one design's default bounds.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct MutateFigures {
+    /// The bounds' name, for the text (the JSON has always left it out:
+    /// the default bounds).
+    #[serde(skip)]
+    pub bounds: String,
+    pub design: String,
+    pub mutants: usize,
+    pub seconds: f64,
+}
+
+/// `validate` on a stovepipe log of many interleaved queues.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ValidateFigures {
+    /// The queues that conform (exit 0 or 1).
+    pub conforming: usize,
+    pub design: String,
+    pub lines: usize,
+    pub queues: usize,
+    pub seconds: f64,
+}
+
+/// `validate` on a link log of many interleaved streams.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ValidateLinkFigures {
+    /// The streams that conform (exit 0 or 1).
+    pub conforming: usize,
+    pub design: String,
+    pub lines: usize,
+    pub seconds: f64,
+    pub streams: usize,
+}
+
+impl BenchReport {
+    /// The text `slotcheck bench` prints: the searches' table, its legend,
+    /// the speed-ups of two threads, then a line per other measurement.
+    pub fn text(&self) -> String {
+        let mut searches = TextTable::new(vec![
+            Column::left("bounds").at_least(11),
+            Column::left("design"),
+            Column::right("t"),
+            Column::right("unique").at_least(9),
+            Column::right("states").at_least(10),
+            Column::right("states/s").at_least(9),
+            Column::right("B/state").at_least(7),
+            Column::right("peak MiB"),
+            Column::right("seconds"),
+            Column::right("1st viol"),
+        ]);
+        let or_dash =
+            |x: Option<f64>, places: usize| x.map_or("-".to_string(), |x| format!("{x:.places$}"));
+        for m in &self.checks {
+            searches.row(vec![
+                m.bounds.as_str().into(),
+                m.design.as_str().into(),
+                m.threads.to_string().into(),
+                m.unique.to_string().into(),
+                m.states.to_string().into(),
+                format!("{:.0}", m.states_per_second).into(),
+                or_dash(m.bytes_per_state, 1).into(),
+                or_dash(m.peak_mib, 1).into(),
+                format!("{:.2}", m.seconds).into(),
+                or_dash(m.first_violation_seconds, 3).into(),
+            ]);
+        }
+        let mut out = searches.render(Style::plain());
+        out.push_str(
+            "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders. t: threads.\n\
+             B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation.\n",
+        );
+        let speedups: Vec<String> =
+            self.checks
+                .iter()
+                .filter(|m| m.threads == 2)
+                .filter_map(|two| {
+                    let one = self.checks.iter().find(|m| {
+                        m.threads == 1 && m.bounds == two.bounds && m.design == two.design
+                    })?;
+                    Some(format!(
+                        "{} {}: {:.2}x",
+                        two.bounds,
+                        two.design,
+                        one.seconds / two.seconds
+                    ))
+                })
+                .collect();
+        if !speedups.is_empty() {
+            out.push_str(&format!(
+                "two threads against one: {}\n",
+                speedups.join("; ")
+            ));
+        }
+        for t in &self.timeout {
+            out.push_str(&format!(
+                "--timeout {:.0} s (fail-open, N3 K2 c2 s1, {} thread{}): stopped after {:.2} s\n",
+                t.timeout_seconds,
+                t.threads,
+                if t.threads == 1 { "" } else { "s" },
+                t.stopped_after_seconds
+            ));
+        }
+        let m = &self.mutate;
+        out.push_str(&format!(
+            "mutate ({}, {}): {} mutants in {:.1} s\n",
+            m.design, m.bounds, m.mutants, m.seconds
+        ));
+        let v = &self.validate;
+        out.push_str(&format!(
+            "validate ({}): {} lines of {} queues in {:.2} s, {} conform\n",
+            v.design, v.lines, v.queues, v.seconds, v.conforming
+        ));
+        let l = &self.validate_link;
+        out.push_str(&format!(
+            "validate (link, {}): {} lines of {} streams in {:.2} s, {} conform\n",
+            l.design, l.lines, l.streams, l.seconds, l.conforming
+        ));
+        let mut commands = TextTable::new(vec![
+            Column::left("timeout"),
+            Column::left("command"),
+            Column::left("stopped"),
+        ]);
+        commands.headless = true;
+        for c in &self.command_timeout {
+            commands.row(vec![
+                format!("--timeout {:.0} s,", c.timeout_seconds).into(),
+                c.command.as_str().into(),
+                format!(
+                    "stopped after {:.2} s (exit {})",
+                    c.stopped_after_seconds, c.exit
+                )
+                .into(),
+            ]);
+        }
+        out.push_str(&commands.render(Style::plain()));
+        out
+    }
+}
