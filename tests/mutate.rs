@@ -245,7 +245,8 @@ fn verdicts_only_kills_by_a_changed_verdict_and_not_by_a_length_alone() {
 #[test]
 fn a_grid_cell_kills_by_a_verdict_a_mutant_that_only_a_length_tells_on_narrow_bounds() {
     let cell = "scenarios/grid-1-slot-stall-1-delivery-2-requests.toml";
-    let output = slotcheck(&[
+    // Claim-first's mutants by verdict on narrow bounds, with one cell's.
+    let run = [
         "mutate",
         "--design",
         "claim-first",
@@ -258,9 +259,9 @@ fn a_grid_cell_kills_by_a_verdict_a_mutant_that_only_a_length_tells_on_narrow_bo
         "--verdicts-only",
         "--scenarios",
         cell,
-        "--json",
         "-q",
-    ]);
+    ];
+    let output = slotcheck(&[&run[..], &["--json"]].concat());
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     let mutants = report[0]["mutants"].as_array().unwrap();
     let word = |s: &Value| s.as_str().unwrap().split(' ').next().unwrap().to_string();
@@ -293,21 +294,7 @@ fn a_grid_cell_kills_by_a_verdict_a_mutant_that_only_a_length_tells_on_narrow_bo
     assert_eq!(skipped["killed_by"]["property"], "no-wedge");
     assert_eq!(skipped["killed_by"]["design"], "holds");
     // The text names the cell it dies in.
-    let text = slotcheck(&[
-        "mutate",
-        "--design",
-        "claim-first",
-        "--requests",
-        "1",
-        "--crashes",
-        "1",
-        "--stalls",
-        "0",
-        "--verdicts-only",
-        "--scenarios",
-        cell,
-        "-q",
-    ]);
+    let text = slotcheck(&run);
     let text = String::from_utf8_lossy(&text.stdout);
     let (_, masked) = text
         .split_once("masked on the given bounds")
