@@ -3,7 +3,7 @@
 //! the cells left out as too large for it. `slotcheck check --grid` prints
 //! the coverage; a scenario run says how many cells it covers.
 
-use crate::scenario::grid::{coverage, coverage_text, Axis, Grid, LeftOut, Level, Want};
+use crate::scenario::grid::{coverage, coverage_text, Axis, Grid, Level, Want};
 use crate::scenario::{self, Scenario};
 use std::path::PathBuf;
 
@@ -70,16 +70,7 @@ pub const STOVEPIPE: Grid = Grid {
             ],
         },
     ],
-    left_out: &[
-        LeftOut {
-            cell: &["1 slot", "crashes and stalls", "*", "3 requests"],
-            why: "too large: `slotcheck compare` of the eleven designs is cut short by --timeout 150 (repaired-owner-keyed-n3 checks the recommended design alone)",
-        },
-        LeftOut {
-            cell: &["2 slots", "crashes and stalls", "1 delivery", "3 requests"],
-            why: "too large: `slotcheck compare` of the eleven designs is cut short by --timeout 150",
-        },
-    ],
+    left_out: &[],
 };
 
 /// Link: one ask and two; which fault (none, crashes only, and each of the
