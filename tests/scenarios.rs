@@ -963,3 +963,67 @@ fn each_atomic_start_twin_pins_its_originals_bounds_under_the_option() {
         assert_eq!(options(&t), expected, "{name}");
     }
 }
+
+/// The properties SP-OCT-003 pins for every design, in the model's order.
+const PINNED: [&str; 8] = [
+    "no-wedge",
+    "builds-within-limit",
+    "count-not-low",
+    "count-not-high",
+    "all-succeed",
+    "some-superseded",
+    "some-dead-lettered",
+    "some-held",
+];
+
+fn bless(file: &Path) -> std::process::Output {
+    let mut args = vec!["check", "--bless", file.to_str().unwrap()];
+    for p in PINNED {
+        args.extend(["--property", p]);
+    }
+    slotcheck(&args)
+}
+
+#[test]
+fn bless_writes_back_a_removed_design_a_removed_property_and_a_changed_length() {
+    let original = shipped("SP-OCT-003");
+    // The last design's table gone, a property of the first design gone,
+    // and a pinned length changed: bless must give back the shipped file.
+    let last = original
+        .find("[expect.owner-keyed-cas-only-repairs]")
+        .unwrap();
+    let stories = original[last..].find("\n# The source's telling").unwrap() + last;
+    let mut edited = format!("{}{}", &original[..last - 1], &original[stories..]);
+    let held = edited.find("some-held = \"reached\"\n").unwrap();
+    edited.replace_range(held..held + "some-held = \"reached\"\n".len(), "");
+    let edited = edited.replacen("steps = 8 }", "steps = 9 }", 1);
+    assert_ne!(edited, original);
+    let dir = scratch("bless");
+    let file = dir.join("SP-OCT-003.toml");
+    std::fs::write(&file, &edited).unwrap();
+    let out = bless(&file);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("+ [expect.owner-keyed-cas-only-repairs]\n"),
+        "{said}"
+    );
+    assert!(
+        said.contains("+ [expect.claim-first] some-held = \"reached\""),
+        "{said}"
+    );
+    assert!(
+        said.contains("- [expect.claim-first] no-wedge = { verdict = \"violated\", steps = 9 }"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    // Blessing a file the run confirms changes nothing.
+    let again = bless(&file);
+    assert_eq!(code(&again), 0);
+    assert!(
+        stdout(&again).contains("0 rewritten, 0 changed lines"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}

@@ -88,6 +88,12 @@ pub struct ScenarioArgs {
     /// which they leave out and why. Exit 1: a cell the grid wants covered is not.
     #[arg(long)]
     pub grid: bool,
+    /// Scenario runs: run every design of each file's model on every property and write the
+    /// expectations into the files (new designs and properties added, changed verdicts and
+    /// lengths rewritten), printing each change as a diff line; comments and stories stay.
+    /// With --design, --property, --only: only those.
+    #[arg(long)]
+    pub bless: bool,
 }
 
 impl ScenarioArgs {
@@ -111,6 +117,9 @@ impl ScenarioArgs {
         }
         if self.grid {
             given.push("--grid");
+        }
+        if self.bless {
+            given.push("--bless");
         }
         given
     }
@@ -276,6 +285,19 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
         && args.design.is_none()
         && args.property.is_empty();
     let coverage = (whole_guard && !args.json.json).then(|| super::grid::summary(&args.paths));
+    if args.scenarios.bless {
+        let selection = scenario::Selection {
+            designs: args.design.into_iter().collect(),
+            properties: args.property,
+            only: args.scenarios.only,
+            skip_slow: args.scenarios.skip_slow,
+        };
+        return Ok(scenario::bless_command(
+            &args.paths,
+            &selection,
+            &args.limits.limits()?,
+        ));
+    }
     let run = scenario::CheckRun {
         paths: args.paths,
         selection: scenario::Selection {

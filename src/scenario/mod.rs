@@ -19,6 +19,7 @@
 //! may use `check`, `simulate`, `report` and `models` (the registry finds a
 //! file's model by name); never a model by name, nor the command line.
 
+mod bless;
 pub mod findings;
 mod format;
 pub mod grid;
@@ -30,8 +31,8 @@ mod template;
 
 pub use load::{files, load, load_all, parse};
 pub use run::{
-    check_command, check_selection, run_all, CheckRun, EXIT_INCONCLUSIVE, EXIT_INVALID, EXIT_OK,
-    EXIT_REGRESSION, EXIT_STORY_CHANGE,
+    bless_command, check_command, check_selection, run_all, CheckRun, EXIT_INCONCLUSIVE,
+    EXIT_INVALID, EXIT_OK, EXIT_REGRESSION, EXIT_STORY_CHANGE,
 };
 pub use source::InputError;
 pub use template::{template, write_template};
@@ -250,6 +251,9 @@ trait Plan {
     /// The `#meta` of the scenario's first design's model: what
     /// `ToolModel::from_meta` rebuilds any design from on these bounds.
     fn meta(&self) -> Json;
+    /// Every design the file names, then every other design of the model, on
+    /// every property of the model: what `check --bless` writes.
+    fn bless(&self, limits: &Limits) -> Vec<bless::Blessed>;
     /// See [`Scenario::check_finding`].
     fn check_finding(
         &self,

@@ -108,6 +108,39 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
         model_meta(&self.every_design[0].1)
     }
 
+    fn bless(&self, limits: &Limits) -> Vec<super::bless::Blessed> {
+        let named = self.designs.iter().map(|d| (d.design.clone(), &d.model));
+        let others = self
+            .every_design
+            .iter()
+            .filter(|(name, _)| !self.designs.iter().any(|d| &d.design == name))
+            .map(|(name, model)| (name.clone(), model));
+        named
+            .chain(others)
+            .map(|(design, model)| {
+                let properties = model.properties();
+                let names: Vec<&'static str> = properties.iter().map(|p| p.name).collect();
+                let outcome = check(model.clone(), &names, limits);
+                let cut = outcome
+                    .stats
+                    .cut
+                    .map_or("the run was cut short", |c| c.describe());
+                let results = names
+                    .iter()
+                    .map(|name| {
+                        let result = outcome
+                            .result(name)
+                            .expect("every checked property has a result");
+                        let got = super::bless::expectation(result.verdict, report::steps(result))
+                            .map_err(|()| cut);
+                        (*name, got)
+                    })
+                    .collect();
+                super::bless::Blessed { design, results }
+            })
+            .collect()
+    }
+
     fn check_finding(
         &self,
         scenario: &Scenario,

@@ -353,3 +353,74 @@ pub fn check_command(run: CheckRun) -> u8 {
     }
     report.summary.exit
 }
+
+/// `slotcheck check --bless [PATH...]`: each scenario file's expectations
+/// written from a run of every design on every property (the `--design`,
+/// `--property`, `--only` and `--skip-slow` filters narrow it), each change
+/// printed as a diff line; a file is rewritten only where something
+/// changed, and whole or not at all. Exit 0, 3 when some check was cut
+/// short (its expectation left as written), 2 on an invalid file.
+pub fn bless_command(paths: &[PathBuf], selection: &Selection, limits: &Limits) -> u8 {
+    let fail = |message: String| {
+        eprintln!("error: {message}");
+        EXIT_INVALID
+    };
+    let files = match files(paths) {
+        Ok(f) => f,
+        Err(e) => return fail(e.to_string()),
+    };
+    let scenarios = match load_all(&files, selection) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string()),
+    };
+    let (mut changed, mut changes, mut inconclusive) = (0, 0, 0);
+    for scenario in &scenarios {
+        let file = &scenario.heading.file;
+        let mut blessed = scenario.plan.bless(limits);
+        blessed.retain(|b| selection.design(&b.design));
+        for b in &mut blessed {
+            b.results
+                .retain(|(property, _)| selection.property(property));
+        }
+        let text = match crate::report::read_text(file) {
+            Ok(t) => t,
+            Err((_, message)) => return fail(format!("{}: {message}", file.display())),
+        };
+        let blessing = match super::bless::bless_text(&text, &blessed) {
+            Ok(b) => b,
+            Err(e) => return fail(format!("{}: {e}", file.display())),
+        };
+        for line in &blessing.changes {
+            println!("{}: {line}", file.display());
+        }
+        inconclusive += blessing.inconclusive;
+        if blessing.text != text {
+            if let Err(e) =
+                itf::write_reports(&[(file.clone(), blessing.text.into_bytes())], |_| {})
+            {
+                return fail(e);
+            }
+            changed += 1;
+            changes += blessing.changes.len() - blessing.inconclusive;
+        }
+    }
+    println!(
+        "blessed {}: {} rewritten, {}{}",
+        crate::report::count(scenarios.len() as u64, "scenario file"),
+        changed,
+        crate::report::count(changes as u64, "changed line"),
+        if inconclusive > 0 {
+            format!(
+                ", {} left as written (cut short)",
+                crate::report::count(inconclusive as u64, "expectation")
+            )
+        } else {
+            String::new()
+        }
+    );
+    if inconclusive > 0 {
+        EXIT_INCONCLUSIVE
+    } else {
+        EXIT_OK
+    }
+}
