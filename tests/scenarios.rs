@@ -1027,3 +1027,48 @@ fn bless_writes_back_a_removed_design_a_removed_property_and_a_changed_length() 
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
 }
+
+#[test]
+fn the_whole_guard_refuses_a_property_no_scenario_expects_until_it_is_blessed() {
+    // A scenario folder of one file per model: SP-OCT-003 pins eight of the
+    // stovepipe properties, link-before-1649-double-run every link one.
+    let dir = scratch("property-guard");
+    let scenarios = dir.join("scenarios");
+    std::fs::create_dir_all(&scenarios).unwrap();
+    for id in ["SP-OCT-003", "link-before-1649-double-run"] {
+        std::fs::write(scenarios.join(format!("{id}.toml")), shipped(id)).unwrap();
+    }
+    let run = |args: &[&str]| {
+        common::command()
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let refused = run(&["check"]);
+    assert_eq!(code(&refused), 2, "{}", stdout(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("stovepipe/outcome-final")
+            && said.contains("expected by no scenario under scenarios")
+            && said.contains("--bless"),
+        "{said}"
+    );
+    // Adding the property is a bless: then the guard runs.
+    let blessed = run(&[
+        "check",
+        "--bless",
+        "--only",
+        "SP-OCT-003",
+        "--property",
+        "outcome-final",
+        "--property",
+        "no-message-left-in-flight",
+        "--property",
+        "dead-letter-needs-faults",
+    ]);
+    assert_eq!(code(&blessed), 0, "{}", stderr(&blessed));
+    assert!(stdout(&blessed).contains("+ [expect.owner-keyed] outcome-final = \"holds\""));
+    let guarded = run(&["check"]);
+    assert_eq!(code(&guarded), 0, "{}", stderr(&guarded));
+}

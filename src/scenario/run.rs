@@ -241,6 +241,24 @@ pub fn unguarded_designs(scenarios: &[Scenario]) -> Vec<String> {
     unguarded
 }
 
+/// The properties of each model that no scenario of it expects anything
+/// of (`model/property`): like a design, a property no scenario pins is a
+/// property the nightly guard never checks.
+fn unexpected_properties(scenarios: &[Scenario]) -> Vec<String> {
+    let mut unexpected = Vec::new();
+    for model in crate::models::MODELS {
+        for property in super::template::properties_of(model) {
+            let guarded = scenarios
+                .iter()
+                .any(|s| s.heading.model == *model && s.plan.expects(property));
+            if !guarded {
+                unexpected.push(format!("{model}/{property}"));
+            }
+        }
+    }
+    unexpected
+}
+
 /// `slotcheck check [PATH...]`: loads every file (any invalid one stops the
 /// run with exit 2 before anything runs or is written), checks the filters
 /// and that every report can be written, runs, prints a line per check and
@@ -295,6 +313,17 @@ pub fn check_command(run: CheckRun) -> u8 {
             unguarded.join(", "),
             if unguarded.len() == 1 { "is" } else { "are" },
             if unguarded.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    let unexpected = unexpected_properties(&scenarios);
+    if whole_guard && !unexpected.is_empty() {
+        return fail(format!(
+            "{} {} expected by no scenario under {SCENARIO_DIR}: the scenario check would not guard {}; `slotcheck check --bless --skip-slow --property NAME` writes {} into the scenarios of {} model (docs/scenarios.md: Blessing)",
+            unexpected.join(", "),
+            if unexpected.len() == 1 { "is" } else { "are" },
+            if unexpected.len() == 1 { "it" } else { "them" },
+            if unexpected.len() == 1 { "its expectations" } else { "their expectations" },
+            if unexpected.len() == 1 { "its" } else { "their" },
         ));
     }
     if let Err(e) = itf::check_outputs(&run.outputs(), &files) {

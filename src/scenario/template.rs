@@ -40,6 +40,23 @@ pub(super) fn designs_of(model: &str) -> Vec<&'static str> {
     models::for_model(model, Designs).unwrap_or_default()
 }
 
+/// Every property of a model (safety properties and witnesses), in its
+/// order.
+pub(super) fn properties_of(model: &str) -> Vec<&'static str> {
+    struct Properties;
+    impl models::ForModel for Properties {
+        type Out = Vec<&'static str>;
+        fn run<M: models::ToolModel>(self) -> Self::Out {
+            let model = M::first_design(M::DEFAULT_BOUNDS);
+            stateright::Model::properties(&model)
+                .iter()
+                .map(|p| p.name)
+                .collect()
+        }
+    }
+    models::for_model(model, Properties).unwrap_or_default()
+}
+
 /// A commented template for `slotcheck scenario new ID`: every key, each
 /// with what it means, and a table for every design of the default model
 /// (the registry's, so that a new design is in it at once).
