@@ -5,7 +5,6 @@
 
 use slotcheck::models::{for_model, ForModel, ToolModel, MODELS};
 use slotcheck_models::Narrated;
-use stateright::Model;
 
 /// (property, what `explain` says of it in an initial state).
 struct Explained;
