@@ -47,6 +47,9 @@ pub struct LiveOptions {
     /// One-way delay on b1's link (a proxy), if any.
     pub delay: Option<Duration>,
     pub max_deliver: i64,
+    /// A signal (or the command's whole deadline): the run stops as at its
+    /// limit, and no further run starts.
+    pub stop: crate::server::Stop,
 }
 
 impl LiveOptions {
@@ -66,6 +69,7 @@ impl LiveOptions {
             skew_s: 0,
             delay: None,
             max_deliver: 3,
+            stop: crate::server::Stop::default(),
         }
     }
 }
@@ -169,7 +173,7 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         let stop = stop.clone();
         async move {
             // Stop when every ask has a result, or at the limit.
-            while Instant::now() < deadline {
+            while Instant::now() < deadline && options.stop.why().is_none() {
                 let mut done = 0;
                 for ask in &asks {
                     if matches!(results.entry(ask.as_str()).await, Ok(Some(_))) {
@@ -193,7 +197,7 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
     for e in ended {
         e?;
     }
-    let finished = Instant::now() < deadline;
+    let finished = Instant::now() < deadline && options.stop.why().is_none();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let held: Vec<String> = builders.iter().flat_map(|(b, _)| b.held()).collect();
     let evidence = bus.evidence().await?;
@@ -377,21 +381,27 @@ impl LiveOutcome {
 
 /// Starts a private server, runs seeds `seed..seed+runs` until the first
 /// violation, stops the server: for the command line.
+/// The server's exit ends the runs at once, as an error naming it; a stop
+/// ends the run going on (as its limit does) and starts no other.
 pub fn live_blocking(options: &LiveOptions, runs: u64) -> Result<Vec<LiveOutcome>, Error> {
-    let server = crate::server::Server::start()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let mut server = crate::server::Server::start()?;
     let address: SocketAddr = format!("127.0.0.1:{}", server.port()).parse()?;
     let mut outcomes = Vec::new();
     for seed in options.seed..options.seed + runs.max(1) {
-        let outcome = runtime.block_on(live(
-            address,
-            &LiveOptions {
-                seed,
-                ..options.clone()
-            },
-        ))?;
+        if !outcomes.is_empty() && options.stop.why().is_some() {
+            break;
+        }
+        let run_options = LiveOptions {
+            seed,
+            ..options.clone()
+        };
+        // The run's own limit, then the evidence: cut only well past both.
+        let cut = std::time::Instant::now() + options.limit + Duration::from_secs(10);
+        let stop = crate::server::Stop {
+            deadline: Some(options.stop.deadline.map_or(cut, |d| d.min(cut))),
+            ..options.stop
+        };
+        let outcome = crate::server::run_watched(&mut server, stop, live(address, &run_options))?;
         let violated = outcome.violated();
         outcomes.push(outcome);
         if violated {

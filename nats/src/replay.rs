@@ -38,6 +38,9 @@ pub struct Options {
     /// by this many seconds instead, the same way (to try a skew the model
     /// holds at, on the story of one it breaks at).
     pub skew_s: Option<i64>,
+    /// A deadline or a signal: the replay stops before its next step,
+    /// inconclusive, with what the steps before it did.
+    pub stop: crate::server::Stop,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +51,8 @@ pub enum Verdict {
     NotReproduced,
     /// The server did otherwise than the story at this step.
     Diverged(String),
+    /// Stopped before this step, by a deadline or a signal.
+    Cut(String),
 }
 
 pub struct Outcome {
@@ -189,6 +194,14 @@ pub async fn replay(
     let mut lines = Vec::new();
     let mut verdict = None;
     for (i, step) in script.steps.iter().enumerate() {
+        if let Some(why) = options.stop.why() {
+            verdict = Some(Verdict::Cut(format!(
+                "{why} before step {} of {}",
+                i + 1,
+                script.steps.len()
+            )));
+            break;
+        }
         let expected = |b: usize| builder_view(&step.after, &script.builders[b]);
         let result: Result<String, String> = match step.action {
             Action::Tick => {
@@ -482,19 +495,19 @@ impl Outcome {
             Verdict::Diverged(why) => {
                 format!("=> inconclusive: the server did otherwise than the story at {why}\n")
             }
+            Verdict::Cut(why) => format!("=> inconclusive: {why}\n"),
         });
         out
     }
 }
 
 /// Starts a private server, replays, stops it: for the command line.
+/// Its exit ends the replay at once, as an error naming it.
 pub fn replay_blocking(script: &Script, options: &Options) -> Result<Outcome, Error> {
-    let server = crate::server::Server::start()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let mut server = crate::server::Server::start()?;
     let address: std::net::SocketAddr = format!("127.0.0.1:{}", server.port()).parse()?;
-    runtime.block_on(replay(address, "replay", script, options))
+    let work = replay(address, "replay", script, options);
+    Ok(crate::server::run_watched(&mut server, options.stop, work)?)
 }
 
 /// The event log's `build_start` lines, for tests.

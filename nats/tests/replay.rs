@@ -58,6 +58,7 @@ fn options() -> Options {
         ms_per_tick: None,
         late_delay: None,
         skew_s: None,
+        stop: Default::default(),
     }
 }
 

@@ -60,9 +60,21 @@ impl Backend {
 
     /// A backend on `engine`, starting a private server for MariaDB.
     pub fn start(engine: EngineName) -> Result<Backend, String> {
+        Backend::start_until(engine, &|| false).map(|b| b.expect("never stopped"))
+    }
+
+    /// As [`Backend::start`], but `None` as soon as `stop()` says so while
+    /// a server starts (a deadline, a signal): nothing is left running.
+    pub fn start_until(
+        engine: EngineName,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Backend>, String> {
         match engine {
-            EngineName::Sqlite => Backend::sqlite(),
-            EngineName::Mariadb => Backend::mariadb(Arc::new(Server::start()?), "slotcheck"),
+            EngineName::Sqlite => Backend::sqlite().map(Some),
+            EngineName::Mariadb => match Server::start_until(stop)? {
+                Some(server) => Backend::mariadb(Arc::new(server), "slotcheck").map(Some),
+                None => Ok(None),
+            },
         }
     }
 

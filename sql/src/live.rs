@@ -50,6 +50,9 @@ pub struct Config {
     pub visibility_ms: u64,
     pub timeout: Duration,
     pub max_statements: u64,
+    /// Asked every few milliseconds: true stops the run as its timeout
+    /// does (the command's SIGINT or SIGTERM).
+    pub cancelled: fn() -> bool,
 }
 
 impl Config {
@@ -72,6 +75,7 @@ impl Config {
             visibility_ms: 150,
             timeout: Duration::from_secs(30),
             max_statements: 200_000,
+            cancelled: || false,
         }
     }
 }
@@ -393,7 +397,14 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
     let mut watcher = backend.connect(config.dialect)?;
     let cut = loop {
         std::thread::sleep(Duration::from_millis(10));
-        if let Some(e) = shared.error.lock().unwrap().clone() {
+        // The guard is dropped here, before the joins: a worker that fails
+        // meanwhile takes the lock too, and a join would wait on it.
+        let failed = shared
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(e) = failed {
             shared.stop.store(true, Ordering::SeqCst);
             for t in threads {
                 let _ = t.join();
@@ -403,19 +414,26 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
         if shared.start.elapsed() > config.timeout {
             break Some(format!("the timeout of {:?} passed", config.timeout));
         }
+        if (config.cancelled)() {
+            break Some("a signal (SIGINT or SIGTERM) stopped the run".to_string());
+        }
         if shared.statements.load(Ordering::SeqCst) > config.max_statements {
             break Some(format!("more than {} statements", config.max_statements));
         }
         if !arrived_all.load(Ordering::SeqCst) || shared.active.load(Ordering::SeqCst) > 0 {
             continue;
         }
-        let busy = watcher
-            .query_one(
-                "SELECT (SELECT COUNT(*) FROM messages WHERE status IN ('visible', 'in_flight') AND queue BETWEEN ? AND ?) + (SELECT COUNT(*) FROM builds WHERE state = 'running' AND queue BETWEEN ? AND ?)",
-                &[low.into(), high.into(), low.into(), high.into()],
-            )
-            .map_err(|e| e.to_string())?
-            .map_or(0, |r| r[0].int());
+        let busy = match watcher.query_one(
+            "SELECT (SELECT COUNT(*) FROM messages WHERE status IN ('visible', 'in_flight') AND queue BETWEEN ? AND ?) + (SELECT COUNT(*) FROM builds WHERE state = 'running' AND queue BETWEEN ? AND ?)",
+            &[low.into(), high.into(), low.into(), high.into()],
+        ) {
+            Ok(row) => row.map_or(0, |r| r[0].int()),
+            // Stopped and joined as the workers' errors are, above.
+            Err(e) => {
+                shared.fail(e.to_string());
+                continue;
+            }
+        };
         if busy == 0 && shared.active.load(Ordering::SeqCst) == 0 {
             break None;
         }

@@ -3,6 +3,7 @@
 //! the commands and the tests themselves, and stopped when dropped; a small
 //! watchdog stops it too if this process dies without dropping it.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,38 +48,92 @@ impl Server {
     /// Installs a fresh data directory and starts the server on it; waits
     /// until it accepts connections on its socket.
     pub fn start() -> Result<Server, String> {
+        Server::start_until(&|| false).map(|s| s.expect("never stopped"))
+    }
+
+    /// As [`Server::start`], but `None` as soon as `stop()` says so (a
+    /// deadline passed, a signal came): the installer or the server is
+    /// stopped and the folder removed.
+    pub fn start_until(stop: &dyn Fn() -> bool) -> Result<Option<Server>, String> {
         let (server, install) = binaries().ok_or_else(|| missing().unwrap())?;
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let dir =
             std::env::temp_dir().join(format!("slotcheck-mariadb-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // Until the server owns the folder (its drop removes it), every
+        // error removes it here: a full or read-only TMPDIR, a killed
+        // bootstrap.
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))
+            .and_then(|()| Server::start_in(&server, &install, dir.clone(), stop))
+            .inspect(|started| {
+                if started.is_none() {
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
+            })
+            .inspect_err(|_| {
+                let _ = std::fs::remove_dir_all(&dir);
+            })
+    }
+
+    fn start_in(
+        server: &Path,
+        install: &Path,
+        dir: PathBuf,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Server>, String> {
         let data = dir.join("data");
         let root = is_root();
-        let mut installer = Command::new(&install);
+        let mut installer = Command::new(install);
         installer
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
             .arg("--auth-root-authentication-method=normal")
             .arg("--skip-test-db")
             .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            // Out of the terminal's process group: Ctrl-C reaches only
+            // slotcheck, which then stops what it started.
+            .process_group(0);
         if root {
             installer.arg("--user=root");
         }
-        let out = installer
-            .output()
+        let mut child = installer
+            .spawn()
             .map_err(|e| format!("{}: {e}", install.display()))?;
-        if !out.status.success() {
+        let mut stderr = child.stderr.take().expect("piped");
+        let said = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
+        let status = loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                break status;
+            }
+            if stop() {
+                // The installer's whole group: its bootstrap mariadbd too,
+                // which would go on writing in the folder.
+                let _ = Command::new("kill")
+                    .args(["-s", "KILL", "--", &format!("-{}", child.id())])
+                    .stderr(Stdio::null())
+                    .status();
+                let _ = child.wait();
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let said = said.join().unwrap_or_default();
+        if !status.success() {
             return Err(format!(
-                "{} failed: {}",
+                "{} failed ({status}): {}",
                 install.display(),
-                String::from_utf8_lossy(&out.stderr)
+                said.trim()
             ));
         }
         let socket = dir.join("mysqld.sock");
-        let mut command = Command::new(&server);
+        let mut command = Command::new(server);
         command
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
@@ -93,7 +148,11 @@ impl Server {
             .arg("--innodb-buffer-pool-size=32M")
             .arg("--innodb-doublewrite=0")
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(Stdio::null())
+            // mariadbd ignores SIGINT, and the terminal's Ctrl-C goes to its
+            // process group: in a group of its own, only slotcheck gets the
+            // signal, and stops it (its drop), or the watchdog does.
+            .process_group(0);
         if root {
             command.arg("--user=root");
         }
@@ -106,17 +165,20 @@ impl Server {
             child,
             watchdog,
         };
-        server.wait_ready()?;
-        Ok(server)
+        Ok(server.wait_ready(stop)?.then_some(server))
     }
 
     pub fn socket(&self) -> PathBuf {
         self.dir.join("mysqld.sock")
     }
 
-    fn wait_ready(&mut self) -> Result<(), String> {
+    /// Whether it accepts connections (false: `stop()` came first).
+    fn wait_ready(&mut self, stop: &dyn Fn() -> bool) -> Result<bool, String> {
         let start = Instant::now();
         loop {
+            if stop() {
+                return Ok(false);
+            }
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(format!(
                     "mariadbd exited ({status}) before accepting connections: {}",
@@ -129,7 +191,7 @@ impl Server {
                     .user(Some("root"))
                     .prefer_socket(true);
                 if mysql::Conn::new(opts).is_ok() {
-                    return Ok(());
+                    return Ok(true);
                 }
             }
             if start.elapsed() > Duration::from_secs(60) {
@@ -177,6 +239,8 @@ fn watch(server: u32, dir: &Path) -> Option<Child> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        // A signal to slotcheck's process group must not end the watchdog.
+        .process_group(0)
         .spawn()
         .ok()
 }
@@ -186,6 +250,7 @@ impl Drop for Server {
         // SIGTERM (a clean shutdown), then wait; the folder goes after.
         let _ = Command::new("kill")
             .arg(self.child.id().to_string())
+            .stderr(Stdio::null())
             .status();
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {

@@ -166,6 +166,31 @@ fn check_design_on(args: CheckArgs, design: String, on: &str) -> Result<u8, Stri
     if args.model.model != ModelName::Stovepipe {
         return Err("--on runs the stovepipe designs as SQL: leave out --model link".to_string());
     }
+    // Refused rather than ignored: `--on` prints the stories on the
+    // database as text, and writes no report.
+    let mut reports = Vec::new();
+    if args.json.json {
+        reports.push("--json");
+    }
+    if args.json.json_out.is_some() {
+        reports.push("--json-out");
+    }
+    if args.output.html.is_some() {
+        reports.push("--html");
+    }
+    if args.out.is_some() {
+        reports.push("--out");
+    }
+    if args.output.format != Format::Text {
+        reports.push("--format");
+    }
+    if !reports.is_empty() {
+        return Err(format!(
+            "{} with --on: the stories on the database are printed as text, no report is written; run `check --design {design}` without --on for {}",
+            reports.join(", "),
+            if reports.len() == 1 { "it" } else { "them" }
+        ));
+    }
     #[cfg(feature = "real")]
     {
         let model =

@@ -77,7 +77,9 @@ pub struct LiveArgs {
     /// count-not-high), at most --runs runs: a violation of another one does not stop the runs.
     #[arg(long, value_name = "PROPERTY")]
     pub until: Option<String>,
-    /// Write the event log (NDJSON, `slotcheck validate`'s format) here.
+    /// Write the event log (NDJSON, `slotcheck validate`'s format) here: stovepipe, every run's
+    /// queues in one file (one header, each run's queues with IDs of their own); link, the last
+    /// run's. Checked before anything runs.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Run every design (each --runs times) and print one table.

@@ -70,6 +70,11 @@ pub fn run_link(
     if link.asks == 0 || link.builders == 0 || link.asks > 100 || link.builders > 20 {
         return Err("--asks from 1 to 100, --builders from 1 to 20".into());
     }
+    // Every output is checked before the run, not minutes after it.
+    if let Some(path) = log {
+        use crate::report::itf::{check_outputs, Output};
+        check_outputs(&[Output::file("--log", path)], &[])?;
+    }
     let percent = |p: u32| f64::from(p.min(100)) / 100.0;
     let options = LiveOptions {
         asks: link.asks,
@@ -83,14 +88,19 @@ pub fn run_link(
         longest_build_ticks: link.longest_build / 5,
         skew_s: link.skew,
         delay: link.delay_ms.map(std::time::Duration::from_millis),
+        stop: slotcheck_nats::server::Stop {
+            deadline: None,
+            cancelled: crate::check::budget::cancelled,
+        },
         ..LiveOptions::new(design, seed)
     };
     let outcomes = live_blocking(&options, runs).map_err(|e| e.to_string())?;
-    let mut departed = false;
+    let (mut departed, mut undecided) = (false, false);
     for outcome in &outcomes {
         print!("{}", outcome.text());
         let verdict = validate_run(design.name(), &outcome.log)?;
         departed |= verdict.exit_code() == crate::validate::EXIT_DEPARTS;
+        undecided |= verdict.exit_code() == 3;
         print!(
             "{}",
             validated_words(design.name(), &verdict, outcome.violated())
@@ -103,11 +113,16 @@ pub fn run_link(
     if outcomes.iter().any(|o| o.violated()) {
         return Ok(1);
     }
-    Ok(if departed {
-        crate::validate::EXIT_DEPARTS
-    } else {
-        0
-    })
+    if departed {
+        return Ok(crate::validate::EXIT_DEPARTS);
+    }
+    if crate::check::budget::cancelled() {
+        println!("a signal (SIGINT or SIGTERM) stopped the run: inconclusive");
+        return Ok(3);
+    }
+    // The server's evidence holds, but the model could not decide the log:
+    // not a clean run.
+    Ok(if undecided { 3 } else { 0 })
 }
 
 /// A run's log (what the server returned to each builder, never what the

@@ -2,6 +2,7 @@
 //! design, or the recommended design's SQL variants (see `live.rs`).
 
 use super::live::LiveArgs;
+use crate::report::itf;
 use crate::report::table::{Column, TextTable};
 use crate::report::Style;
 use crate::validate::{self, Verdict};
@@ -82,6 +83,7 @@ fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<
     c.stall_percent = args.stall_percent;
     c.workers = args.workers.max(1);
     c.timeout = Duration::from_secs_f64(args.timeout.max(0.1));
+    c.cancelled = crate::check::budget::cancelled;
     Ok(c)
 }
 
@@ -170,6 +172,9 @@ struct Tally {
     cut: usize,
     story: Option<String>,
     validated: Validated,
+    /// With `--log`: every run's lines, one header first (each run's
+    /// queues have IDs of their own).
+    log: Vec<serde_json::Value>,
 }
 
 fn runs(
@@ -188,16 +193,33 @@ fn runs(
         cut: 0,
         story: None,
         validated: Validated::default(),
+        log: Vec::new(),
     };
     let mut last = None;
     for i in 0..args.runs.max(1) {
+        // A signal ends the runs: the one it cut is the last (cut, so
+        // inconclusive), and what the runs before it decided is kept.
+        if i > 0 && crate::check::budget::cancelled() {
+            break;
+        }
         let c = config(args, design, d, args.seed + i)?;
-        let outcome = live::run(backend, &c)?;
+        let outcome = live::run(backend, &c)
+            .map_err(|e| format!("{} failed during the run: {e}", backend.engine.name()))?;
         tally.runs += 1;
         tally.queues += outcome.queues.len();
         tally.statements += outcome.statements;
         tally.cut += outcome.cut.is_some() as usize;
         tally.validated.add(validate_log(design, &outcome)?);
+        if args.log.is_some() {
+            let first = tally.log.is_empty();
+            tally.log.extend(
+                outcome
+                    .log
+                    .iter()
+                    .filter(|l| first || l.get("event").and_then(|e| e.as_str()) != Some("header"))
+                    .cloned(),
+            );
+        }
         let violated = outcome.violated();
         tally.violated_queues += violated.len();
         let wanted = violated.iter().find(|q| match &args.until {
@@ -276,6 +298,16 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
     }
     let engine = EngineName::parse(&args.on)?;
     let d = dialect(engine, args.isolation.as_deref())?;
+    // Every output is checked before the run, not minutes after it.
+    if let Some(path) = &args.log {
+        if args.table || args.isolation_table {
+            return Err(
+                "--log writes one run's event log: leave it out with --table and --isolation-table"
+                    .into(),
+            );
+        }
+        itf::check_outputs(&[itf::Output::file("--log", path)], &[])?;
+    }
     let backend = Backend::start(engine)?;
     if args.isolation_table {
         return isolation_table(&backend, &args);
@@ -283,12 +315,11 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
     if args.table {
         return design_table(&backend, &args, d);
     }
-    let (tally, last) = runs(&backend, &args, &args.design, d, true)?;
-    let last = last.expect("at least one run");
+    let (tally, _) = runs(&backend, &args, &args.design, d, true)?;
     if let Some(path) = &args.log {
         let mut file =
             std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        for line in &last.log {
+        for line in &tally.log {
             writeln!(file, "{line}").map_err(|e| format!("{}: {e}", path.display()))?;
         }
     }
@@ -339,11 +370,22 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
         }
     }
     if tally.cut > 0 {
+        let why = if crate::check::budget::cancelled() {
+            "a signal (SIGINT or SIGTERM) stopped the run"
+        } else {
+            "a bound"
+        };
         println!(
-            "{} run(s) stopped before every queue drained (a bound): inconclusive",
+            "{} run(s) stopped before every queue drained ({why}): inconclusive",
             tally.cut
         );
         return Ok(3);
+    }
+    if tally.validated.departs > 0 {
+        // As the link's live run: a log the model cannot explain is a
+        // departure (exit 4), whatever the rows say.
+        println!("every invariant held on the rows of every queue, but a queue's log departs from the model");
+        return Ok(validate::EXIT_DEPARTS);
     }
     println!("every invariant held on the rows of every queue");
     Ok(0)
@@ -373,7 +415,13 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
     ]);
     print!("{}", table.heading(Style::plain()));
     let mut stories = Vec::new();
+    let mut code = 0;
     for design in DESIGNS {
+        if crate::check::budget::cancelled() {
+            println!("a signal (SIGINT or SIGTERM) stopped the run: the designs below the last row were not run");
+            code = 3;
+            break;
+        }
         let (tally, _) = runs(backend, args, design.name, d, true)?;
         let first = match &tally.first {
             Some((run, v)) => format!("run {run}: {}", v.join(", ")),
@@ -401,7 +449,7 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
     for (design, story) in stories {
         println!("\n{design}, the first violated queue's log:\n{story}");
     }
-    Ok(0)
+    Ok(code)
 }
 
 /// The recommended design under each SQL variant of the read, the admit
@@ -435,6 +483,10 @@ fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
     for level in levels {
         for read in ["joined", "transaction", "separate"] {
             for tx in ["for-update", "plain"] {
+                if crate::check::budget::cancelled() {
+                    println!("a signal (SIGINT or SIGTERM) stopped the run: the variants below the last row were not run");
+                    return Ok(3);
+                }
                 let mut a = LiveArgs { ..clone_args(args) };
                 a.read = read.into();
                 a.tx_read = tx.into();

@@ -106,6 +106,10 @@ enum Command {
         /// reproduced, 0 not, 3 the server did otherwise than the story).
         #[arg(long, value_name = "SYSTEM")]
         on: Option<String>,
+        /// With --on: stop this many seconds after the command starts, the server's start
+        /// included; what is not yet replayed is inconclusive (exit 3).
+        #[arg(long, value_name = "SECONDS", requires = "on", value_parser = args::budget_seconds)]
+        timeout: Option<f64>,
         #[command(flatten)]
         nats: replay_nats::NatsReplayArgs,
     },
@@ -123,6 +127,10 @@ enum Command {
         /// The shards' JSON reports.
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
+        /// Shards missing are expected: without it, a merge of some of the shards says which are
+        /// missing on stderr and exits 3 (inconclusive), as a run cut short does.
+        #[arg(long)]
+        partial: bool,
     },
 }
 
@@ -184,11 +192,18 @@ pub fn run() -> ExitCode {
         .get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let sub = matches.subcommand().map(|(_, m)| m);
-    // The commands that run checks or walks keep their verdicts when
-    // cancelled; `explore` serves until a signal ends it.
+    // The commands that run checks, walks or real systems keep their
+    // verdicts when cancelled, and stop the servers they started; `explore`
+    // serves until a signal ends it.
     if matches!(
         cli.command,
-        Command::Check(_) | Command::Compare(_) | Command::Mutate(_) | Command::Simulate(_)
+        Command::Check(_)
+            | Command::Compare(_)
+            | Command::Mutate(_)
+            | Command::Simulate(_)
+            | Command::Live(_)
+            | Command::Replay { on: Some(_), .. }
+            | Command::Validate(_)
     ) {
         signals::stop_runs_on_signals();
     }
@@ -227,16 +242,31 @@ pub fn run() -> ExitCode {
             .model
             .check_flags(sub)
             .and_then(|()| on_model(args.model.model, args)),
+        Command::Replay { on, nats, .. }
+            if on.as_deref() != Some("nats") && !nats.given().is_empty() =>
+        {
+            Err(format!(
+                "{}: only `replay --on nats` takes {}; this replay runs on {}, which writes no event log and runs no builder",
+                nats.given().join(", "),
+                if nats.given().len() == 1 { "it" } else { "them" },
+                on.as_deref().unwrap_or("the model"),
+            ))
+        }
         Command::Replay { file, on: None, .. } => crate::simulate::replay::run_cli(&file),
         Command::Replay {
             file,
             on: Some(on),
+            timeout,
             nats,
-        } => match on.as_str() {
-            "nats" => replay_nats::run(&file, &on, &nats),
-            _ => replay_on(&file, &on),
-        },
-        Command::Merge { files } => simulate::merge_files(&files),
+        } => {
+            let deadline = timeout
+                .map(|t| std::time::Instant::now() + std::time::Duration::from_secs_f64(t));
+            match on.as_str() {
+                "nats" => replay_nats::run(&file, &on, &nats, deadline),
+                _ => replay_on(&file, &on, deadline),
+            }
+        }
+        Command::Merge { files, partial } => simulate::merge_files(&files, partial),
         Command::Live(args) => live::run(args),
         Command::Validate(args) => validate::run(args),
     };
@@ -250,9 +280,15 @@ pub fn run() -> ExitCode {
 }
 
 /// `replay --on ENGINE FILE`, when built with the `real` feature.
-fn replay_on(file: &std::path::Path, on: &str) -> Result<u8, String> {
+fn replay_on(
+    file: &std::path::Path,
+    on: &str,
+    deadline: Option<std::time::Instant>,
+) -> Result<u8, String> {
     #[cfg(feature = "real")]
-    return real::replay_on(file, on);
+    return real::replay_on(file, on, deadline);
+    #[cfg(not(feature = "real"))]
+    let _ = deadline;
     #[cfg(not(feature = "real"))]
     return Err(format!(
         "--on {on}: this slotcheck was built without the `real` feature (cargo build --features real); cannot replay {}",

@@ -14,14 +14,31 @@ use slotcheck_sql::replay::{self, Failure};
 use slotcheck_sql::{Backend, EngineName};
 use stateright::Model;
 use std::path::Path;
+use std::time::Instant;
 
 /// Exit status when the database's rows differ from the model's: the SQL
 /// or the model is wrong (documented in the README's exit codes).
 pub const EXIT_CONFORMANCE: u8 = 4;
 
-/// A backend on the engine `--on` names (a private server for MariaDB).
-pub fn backend(on: &str) -> Result<Backend, String> {
-    Backend::start(EngineName::parse(on)?)
+/// A budget or a signal stopped the run before a verdict.
+const EXIT_INCONCLUSIVE: u8 = 3;
+
+/// A backend on the engine `--on` names (a private server for MariaDB);
+/// `None` when the deadline passed or a signal came while it started.
+pub fn backend(on: &str, deadline: Option<Instant>) -> Result<Option<Backend>, String> {
+    let engine = EngineName::parse(on)?;
+    Backend::start_until(engine, &|| stopped(deadline).is_some())
+}
+
+/// Why the run must stop now: a signal, or the deadline passed.
+fn stopped(deadline: Option<Instant>) -> Option<&'static str> {
+    if crate::check::budget::cancelled() {
+        return Some("a signal (SIGINT or SIGTERM) stopped the run");
+    }
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return Some("the time budget (--timeout) ran out");
+    }
+    None
 }
 
 /// Replays one path and says how it went: the story with the SQL's log
@@ -66,9 +83,8 @@ fn replay_and_tell(
 /// `slotcheck replay --on ENGINE FILE`: 1 when the rows agree and the trace
 /// still violates its property, 0 when it no longer does, 4 on a
 /// conformance failure.
-pub fn replay_on(path: &Path, on: &str) -> Result<u8, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn replay_on(path: &Path, on: &str, deadline: Option<Instant>) -> Result<u8, String> {
+    let text = crate::report::read_small(path, crate::report::SMALL_INPUT)?;
     let document: Json =
         serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
     let (meta, script) = itf::read(&document).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -88,7 +104,17 @@ pub fn replay_on(path: &Path, on: &str) -> Result<u8, String> {
     let actions = model
         .parse(&init, &script)
         .map_err(|e| format!("{}: cannot replay {}", path.display(), e.message))?;
-    let backend = backend(on)?;
+    let Some(backend) = backend(on, deadline)? else {
+        let why = stopped(deadline).unwrap_or("stopped");
+        println!("slotcheck replay --on {on}: {why} before the replay (the server was starting): inconclusive");
+        return Ok(EXIT_INCONCLUSIVE);
+    };
+    // The replay is a few dozen statements: only its start is worth a
+    // stop (a server's start takes seconds).
+    if let Some(why) = stopped(deadline) {
+        println!("slotcheck replay --on {on}: {why} before the replay: inconclusive");
+        return Ok(EXIT_INCONCLUSIVE);
+    }
     let mut out = format!(
         "slotcheck replay --on {}: stovepipe {}, {} steps\n",
         backend.engine.name(),
@@ -127,12 +153,43 @@ pub fn check_design_on(
         .filter(|n| properties.is_empty() || properties.iter().any(|p| p == n))
         .collect();
     let outcome = crate::check::check(model, &names, limits);
-    let backend = backend(on)?;
+    let violated = outcome
+        .results
+        .iter()
+        .any(|r| r.verdict == Verdict::Violated);
+    let undecided = outcome
+        .results
+        .iter()
+        .any(|r| r.verdict == Verdict::Inconclusive);
+    // What the budget (or a signal) left: exit 3, or 1 when a property
+    // was already found violated.
+    let cut_code = if violated { 1 } else { EXIT_INCONCLUSIVE };
+    let Some(backend) = backend(on, limits.deadline)? else {
+        let why = stopped(limits.deadline).unwrap_or("stopped");
+        println!(
+            "{} on {on}: {why} while the server started, before any story ran on it: inconclusive",
+            model.design.name
+        );
+        return Ok(cut_code);
+    };
     let mut code = 0;
     for result in &outcome.results {
         let Some(trace) = &result.trace else { continue };
         if result.verdict != Verdict::Violated {
             continue;
+        }
+        if let Some(why) = stopped(limits.deadline) {
+            println!(
+                "{} on {}: {why} before the story of {} ran: inconclusive",
+                model.design.name,
+                backend.engine.name(),
+                result.name
+            );
+            return Ok(if code == EXIT_CONFORMANCE {
+                code
+            } else {
+                cut_code
+            });
         }
         let mut out = format!(
             "{} on {}: {} violated in {} steps; its story on the database:\n",
@@ -163,6 +220,14 @@ pub fn check_design_on(
         if !agreed {
             break;
         }
+    }
+    if code == 0 && undecided {
+        println!(
+            "{} on {}: no property found violated, but a budget ran out before every verdict: inconclusive",
+            model.design.name,
+            backend.engine.name()
+        );
+        return Ok(EXIT_INCONCLUSIVE);
     }
     if code == 0 {
         println!(

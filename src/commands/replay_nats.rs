@@ -33,9 +33,15 @@ pub struct NatsReplayArgs {
 }
 
 /// Exit 1 reproduced, 0 not reproduced, 3 the server did otherwise than
-/// the story (inconclusive), 2 bad input or no server.
+/// the story, or a deadline or signal cut it (inconclusive), 2 bad input,
+/// no server, or the server gone during the run.
 #[cfg(feature = "real")]
-pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
+pub fn run(
+    file: &Path,
+    on: &str,
+    args: &NatsReplayArgs,
+    deadline: Option<std::time::Instant>,
+) -> Result<u8, String> {
     use slotcheck_nats::design::Design;
     use slotcheck_nats::replay::{replay_blocking, Options, Verdict};
     use slotcheck_nats::script::Script;
@@ -45,8 +51,12 @@ pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
     if args.ms_per_tick.is_some_and(|ms| ms < 50) {
         return Err("--ms-per-tick: at least 50 (a tick must outlast a fetch's wait)".into());
     }
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    // Before anything runs: the log is never the trace (any spelling).
+    if let Some(path) = &args.log {
+        use crate::report::itf::{check_outputs, Output};
+        check_outputs(&[Output::file("--log", path)], &[file.to_path_buf()])?;
+    }
+    let text = crate::report::read_small(file, crate::report::SMALL_INPUT)?;
     let document: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
     let script = Script::of_itf(&document).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -61,6 +71,10 @@ pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
         ms_per_tick: args.ms_per_tick,
         late_delay: args.late_delay_ms.map(std::time::Duration::from_millis),
         skew_s: args.skew,
+        stop: slotcheck_nats::server::Stop {
+            deadline,
+            cancelled: crate::check::budget::cancelled,
+        },
     };
     let outcome = replay_blocking(&script, &options).map_err(|e| e.to_string())?;
     print!("{}", outcome.text());
@@ -71,12 +85,41 @@ pub fn run(file: &Path, on: &str, args: &NatsReplayArgs) -> Result<u8, String> {
     Ok(match outcome.verdict {
         Verdict::Reproduced => 1,
         Verdict::NotReproduced => 0,
-        Verdict::Diverged(_) => 3,
+        Verdict::Diverged(_) | Verdict::Cut(_) => 3,
     })
 }
 
+impl NatsReplayArgs {
+    /// The flags given, which only `--on nats` takes: elsewhere they are
+    /// refused rather than ignored.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.as_design.is_some() {
+            given.push("--as-design");
+        }
+        if self.ms_per_tick.is_some() {
+            given.push("--ms-per-tick");
+        }
+        if self.late_delay_ms.is_some() {
+            given.push("--late-delay-ms");
+        }
+        if self.skew.is_some() {
+            given.push("--skew");
+        }
+        if self.log.is_some() {
+            given.push("--log");
+        }
+        given
+    }
+}
+
 #[cfg(not(feature = "real"))]
-pub fn run(_file: &Path, on: &str, _args: &NatsReplayArgs) -> Result<u8, String> {
+pub fn run(
+    _file: &Path,
+    on: &str,
+    _args: &NatsReplayArgs,
+    _deadline: Option<std::time::Instant>,
+) -> Result<u8, String> {
     Err(format!(
         "--on {on}: this slotcheck was built without the `real` feature (cargo build --features real)"
     ))

@@ -138,12 +138,16 @@ pub struct SimulateArgs {
     /// Stop this many seconds (more than 0) after the command starts, whatever it runs (every
     /// design, the shrinking); the runs not done are inconclusive (exit 3 unless a violation
     /// was found).
-    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds)]
+    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds,
+          conflicts_with_all = ["bench", "power"])]
     pub timeout: Option<f64>,
     /// Stop before the process holds more memory than this (512M, 8G...); the runs not done
     /// are inconclusive. Default: four fifths of the memory available when the run starts, or
     /// of the memory cgroup's limit (a container's) when that is less.
-    #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size)]
+    /// (--bench and --power are measurements of fixed numbers of runs: they take neither
+    /// budget, and refuse both rather than cut a figure.)
+    #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size,
+          conflicts_with_all = ["bench", "power"])]
     pub max_memory: Option<u64>,
 }
 
@@ -239,11 +243,10 @@ fn exit_code(report: &Report) -> u8 {
 }
 
 /// `slotcheck merge FILE...`: prints the merged JSON report.
-pub fn merge_files(files: &[PathBuf]) -> Result<u8, String> {
+pub fn merge_files(files: &[PathBuf], partial: bool) -> Result<u8, String> {
     let mut reports = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let text = crate::report::read_small(file, crate::report::SMALL_INPUT)?;
         let report: Report = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "{}: not a `slotcheck simulate --json` report: {e}",
@@ -255,5 +258,19 @@ pub fn merge_files(files: &[PathBuf]) -> Result<u8, String> {
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let merged = merge_named(&reports, &names)?;
     print!("{}", crate::report::json_text(&merged));
-    Ok(exit_code(&merged))
+    let code = exit_code(&merged);
+    match &merged.shard {
+        Some(cover) if !partial => {
+            let missing: Vec<String> = (1..=cover.of)
+                .filter(|s| !cover.covered.contains(s))
+                .map(|s| format!("{s}/{}", cover.of))
+                .collect();
+            eprintln!(
+                "merge: shard(s) {} missing: the runs they hold are not in this report (inconclusive; --partial if that is meant)",
+                missing.join(", ")
+            );
+            Ok(if code == 1 { 1 } else { 3 })
+        }
+        _ => Ok(code),
+    }
 }

@@ -29,6 +29,56 @@ pub struct ValidateArgs {
     /// Print the verdicts as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Stop this many seconds (more than 0) after the command starts: the queues not yet
+    /// validated are inconclusive, each at its first line.
+    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds)]
+    pub timeout: Option<f64>,
+    /// Stop before the process holds more memory than this (512M, 8G...), as at --timeout.
+    /// Default: four fifths of the memory available when the run starts (MemAvailable), or of
+    /// the memory cgroup's limit (a container's: v2 memory.max, v1 memory.limit_in_bytes) when
+    /// that is less.
+    #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size)]
+    pub max_memory: Option<u64>,
+}
+
+/// The process budgets (`--timeout`, `--max-memory`, a signal), asked
+/// before each queue's search: once one runs out, every queue left is
+/// inconclusive at its first line, and the report says which budget.
+struct Budget {
+    watch: crate::check::budget::Watch,
+    cut: Option<(crate::check::Cut, usize)>,
+}
+
+impl Budget {
+    fn new(args: &ValidateArgs) -> Budget {
+        let limits = super::args::budget(args.timeout, args.max_memory);
+        Budget {
+            watch: crate::check::budget::Watch::new(&limits, std::time::Instant::now()),
+            cut: None,
+        }
+    }
+
+    /// The verdict of a queue whose first line is `line`, if a budget
+    /// has run out; else `None`: validate it.
+    fn spent(&mut self, line: usize) -> Option<Verdict> {
+        if self.cut.is_none() {
+            self.cut = self.watch.over(0).map(|cut| (cut, line));
+        }
+        self.cut.map(|_| Verdict::Inconclusive {
+            line,
+            candidates: 0,
+        })
+    }
+
+    /// Said on stderr, once, at the end.
+    fn say(&self, file: &str) {
+        if let Some((cut, line)) = self.cut {
+            eprintln!(
+                "{file}:{line}: {}: this queue and those after it are inconclusive",
+                cut.describe()
+            );
+        }
+    }
 }
 
 /// One design's verdicts, a queue each.
@@ -45,8 +95,17 @@ impl DesignResult {
 
 pub fn run(args: ValidateArgs) -> Result<u8, String> {
     let file = args.log.display().to_string();
-    let text =
-        std::fs::read_to_string(&args.log).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let bytes = std::fs::read(&args.log).map_err(|e| format!("cannot read {file}: {e}"))?;
+    // Bytes that are not UTF-8 named by LOG:LINE:COL, as every reader does.
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let before = std::str::from_utf8(&e.as_bytes()[..valid]).expect("valid up to here");
+        let (line, column) = crate::report::line_column(before, valid);
+        format!(
+            "{file}:{line}:{column}: byte 0x{:02x} is not UTF-8 (a log is UTF-8 text, a JSON object a line)",
+            e.as_bytes()[valid]
+        )
+    })?;
     let log = events::parse(&file, &text).map_err(|e| e.to_string())?;
     let model = which_model(&args, &log, &file)?;
     match model {
@@ -106,9 +165,15 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
     }
     let split = queues(records);
     let mut results = Vec::new();
+    let mut budget = Budget::new(args);
     for design in designs {
         let mut verdicts = Vec::new();
         for (queue, split_read, events) in &split {
+            let first = events.first().map_or(0, |(line, _)| *line);
+            if let Some(verdict) = budget.spent(first) {
+                verdicts.push((queue.clone(), verdict));
+                continue;
+            }
             let verdict = match QueueTrace::new(design, &log.header, *split_read, events.clone()) {
                 Ok(trace) => validate::validate(&trace),
                 Err(TraceError::Bad { line, message }) => {
@@ -126,6 +191,7 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
             queues: verdicts,
         });
     }
+    budget.say(file);
     report(args, file, "stovepipe", &results)
 }
 
@@ -152,9 +218,15 @@ fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
     }
     let split = streams(records);
     let mut results = Vec::new();
+    let mut budget = Budget::new(args);
     for design in designs {
         let mut verdicts = Vec::new();
         for (stream, lines) in &split {
+            let first = lines.first().map_or(0, |(line, _)| *line);
+            if let Some(verdict) = budget.spent(first) {
+                verdicts.push((stream.clone(), verdict));
+                continue;
+            }
             verdicts.push((
                 stream.clone(),
                 link_verdict(design, &log.header, lines.clone())
@@ -166,6 +238,7 @@ fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
             queues: verdicts,
         });
     }
+    budget.say(file);
     report(args, file, "link", &results)
 }
 

@@ -248,10 +248,59 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
-/// A text file read whole; an error says where: bytes that are not UTF-8
-/// at their line and column (`Some`), or why the file could not be read.
+/// The most an input that is kilobytes by nature (a scenario, a trace, a
+/// shard's report, a list of mutants) may hold: a device or a runaway file
+/// given by mistake (`/dev/zero`) is refused rather than read until memory
+/// runs out.
+pub const SMALL_INPUT: u64 = 64 << 20;
+
+/// The bytes of `path`, at most `cap` of them: `Err(None)` past that.
+fn read_capped(path: &std::path::Path, cap: u64) -> Result<Vec<u8>, Option<std::io::Error>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(cap + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(None);
+    }
+    Ok(bytes)
+}
+
+fn too_large(cap: u64) -> String {
+    format!(
+        "more than {} MiB: not a file of this kind (is it the path meant?)",
+        cap >> 20
+    )
+}
+
+/// A small input read whole (at most `cap` bytes), as text; errors name
+/// the file (bytes that are not UTF-8 by line and column).
+pub fn read_small(path: &std::path::Path, cap: u64) -> Result<String, String> {
+    let bytes = read_capped(path, cap).map_err(|e| match e {
+        Some(e) => format!("cannot read {}: {e}", path.display()),
+        None => format!("{}: {}", path.display(), too_large(cap)),
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let before = std::str::from_utf8(&e.as_bytes()[..valid]).expect("valid up to here");
+        let (line, column) = line_column(before, valid);
+        format!(
+            "{}:{line}:{column}: byte 0x{:02x} is not UTF-8",
+            path.display(),
+            e.as_bytes()[valid]
+        )
+    })
+}
+
+/// A text file read whole (at most [`SMALL_INPUT`] bytes); an error says
+/// where: bytes that are not UTF-8 at their line and column (`Some`), or
+/// why the file could not be read.
 pub fn read_text(path: &std::path::Path) -> Result<String, (Option<(usize, usize)>, String)> {
-    let bytes = std::fs::read(path).map_err(|e| (None, format!("cannot read: {e}")))?;
+    let bytes = read_capped(path, SMALL_INPUT).map_err(|e| match e {
+        Some(e) => (None, format!("cannot read: {e}")),
+        None => (None, too_large(SMALL_INPUT)),
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

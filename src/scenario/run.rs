@@ -309,7 +309,7 @@ pub fn check_command(run: CheckRun) -> u8 {
     let unguarded = unguarded_designs(&scenarios);
     if whole_guard && !unguarded.is_empty() {
         return fail(format!(
-            "{} {} in no scenario under {SCENARIO_DIR}: the scenario check would not guard {}; add its `[expect.DESIGN]` table to the scenarios of its model (README: Adding a design)",
+            "{} {} in no scenario under {SCENARIO_DIR}: the scenario check would not guard {}; add its `[expect.DESIGN]` table to the scenarios of its model (the book, docs/designs.md: \"Adding a part or a repair\")",
             unguarded.join(", "),
             if unguarded.len() == 1 { "is" } else { "are" },
             if unguarded.len() == 1 { "it" } else { "them" },

@@ -202,7 +202,18 @@ impl LinkTrace {
             ));
         }
         let windows = Self::windows(&events, ms_per_tick)?;
-        let last = windows.last().map_or(0, |w| w.1);
+        // The horizon from the last timed line: an untimed line may be at
+        // any tick and says nothing of how long the log runs (a log of no
+        // timed line gets the most the model holds).
+        let last = windows
+            .iter()
+            .zip(&events)
+            .filter(|(_, (_, record))| record.ts_ms.is_some())
+            .map(|(w, _)| w.1)
+            .max()
+            // 239: the last tick of `windows`' horizon of 240.
+            .unwrap_or(239)
+            .min(239);
         let cap = |n: usize| n.min(u8::MAX as usize) as u8;
         let timings = Bounds::default();
         let bounds = Bounds {
