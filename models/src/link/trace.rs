@@ -205,6 +205,11 @@ impl LinkTrace {
         let last = windows.last().map_or(0, |w| w.1);
         let cap = |n: usize| n.min(u8::MAX as usize) as u8;
         let timings = Bounds::default();
+        let margin = Link {
+            options,
+            ..Link::new(design, Bounds::default())
+        }
+        .has_margin();
         let bounds = Bounds {
             asks: asks.len() as u8,
             builders: builders.len().max(1) as u8,
@@ -216,7 +221,7 @@ impl LinkTrace {
             late_heartbeats: cap(beats + starts),
             late_by: 600,
             max_deliver,
-            slow_answers: if design.fetch_margin { cap(empty) } else { 0 },
+            slow_answers: if margin { cap(empty) } else { 0 },
             lost_acks: if design.sync_ack { 0 } else { cap(finishes) },
             naks: cap(naks),
             ack_wait: header.ack_wait_s.unwrap_or(timings.ack_wait),
@@ -306,7 +311,7 @@ impl LinkTrace {
         }
         match action {
             Action::Crash(b) => n.landed[b as usize].clear(),
-            Action::FetchLate(b) | Action::SlowAnswer(b) => {
+            Action::FetchLate(b) | Action::SlowAnswer(b) | Action::Answer(b) => {
                 if let Some(a) = next.builders[b as usize].on_the_way {
                     n.answering[b as usize] = next.messages[a as usize].deliveries;
                 }
@@ -455,6 +460,7 @@ fn drains(action: Action) -> bool {
         action,
         Action::Fetch(_)
             | Action::FetchLate(_)
+            | Action::FetchEarlier(_)
             | Action::SlowAnswer(_)
             | Action::Take(_)
             | Action::Read(_)

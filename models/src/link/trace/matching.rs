@@ -195,6 +195,7 @@ impl crate::Trace for LinkTrace {
                         out.push((action, n));
                     }
                 }
+                Action::Answer(_) => out.push((action, self.take(c, action).0)),
                 Action::Crash(_) if quiet && self.may_have_crashed(b, k) => {
                     out.push((action, self.take(c, action).0));
                 }
