@@ -243,3 +243,49 @@ fn every_mutant_keeps_its_verdicts_and_lengths_on_the_stored_state() {
         }
     }
 }
+
+/// The fetch as the client does it (`client-fetch`: open pull requests, a
+/// fetch that returns an earlier request's answer) and the older client's
+/// expiry rule (`expiry-less-10ms`) keep the stored state exact too: on the
+/// settings where answers are late (no margin, or a slow answer) and where
+/// an ask comes back within an instant (a nak, the hand-back's nak).
+#[test]
+fn the_clients_fetch_keeps_every_verdict_and_shortest_length() {
+    let settings = [
+        bounds(2, 2, 0, 1, 0),
+        bounds(2, 2, 10, 1, 1),
+        bounds(1, 3, 5, 1, 0),
+        bounds(2, 3, 0, 0, 0),
+        Bounds {
+            slow_answers: 1,
+            ..bounds(2, 2, 5, 0, 0)
+        },
+        Bounds {
+            slow_answers: 1,
+            naks: 1,
+            ..bounds(2, 2, 0, 1, 0)
+        },
+        Bounds {
+            naks: 1,
+            max_deliver: 2,
+            ..bounds(2, 2, 5, 1, 0)
+        },
+    ];
+    for bounds in settings {
+        for (client_fetch, expiry_less_10ms) in [(true, false), (true, true), (false, true)] {
+            for design in all_designs() {
+                let (mut reduced, _) = models(design, bounds, false);
+                reduced.options.client_fetch = client_fetch;
+                reduced.options.expiry_less_10ms = expiry_less_10ms;
+                let whole = Link {
+                    reduced: false,
+                    ..reduced
+                };
+                let label = format!("{} on {bounds:?}, {:?}", design.name, reduced.options);
+                let outcome = check(reduced, &[], &Limits::default());
+                assert_eq!(shortest(&whole), lengths(&outcome), "{label}");
+                replays(&whole, &outcome, &label);
+            }
+        }
+    }
+}

@@ -263,7 +263,7 @@ fn every_story_of_every_link_finding_conforms_with_its_violation() {
 fn silent(action: Action) -> bool {
     matches!(
         action,
-        Action::Tick | Action::Crash(_) | Action::Delay(_) | Action::Land(_)
+        Action::Tick | Action::Crash(_) | Action::Delay(_) | Action::Land(_) | Action::Answer(_)
     )
 }
 
@@ -327,25 +327,42 @@ fn random_path(model: &Link, seed: u64, most: usize) -> (Vec<StoryStep>, Vec<Str
 fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
     let mut failures = Vec::new();
     let mut violations = 0;
-    for design in all_designs() {
-        let model = Link::new(design, RANDOM_BOUNDS);
+    let mut earlier = 0;
+    // The client's fetch too (`client-fetch`): its fetch of an earlier
+    // answer is logged as any fetch, the server's answer to its open
+    // request is silent.
+    let client = Options {
+        client_fetch: true,
+        ..Options::default()
+    };
+    for (design, options) in all_designs().flat_map(|d| [(d, Options::default()), (d, client)]) {
+        let model = Link {
+            options,
+            ..Link::new(design, RANDOM_BOUNDS)
+        };
         for seed in 0..30 {
             let (story, broken) = random_path(&model, seed, 80);
+            earlier += story
+                .iter()
+                .filter(|s| s.action.contains("to its earlier one"))
+                .count();
             let records = writer::write(&story, RANDOM_BOUNDS.asks);
-            let (verdict, _) = run(design, Options::default(), &RANDOM_BOUNDS, &records);
+            let (verdict, _) = run(design, options, &RANDOM_BOUNDS, &records);
             let reported = verdict.violated_properties();
             violations += broken.len();
             let conforms = matches!(verdict, Verdict::Conforms { .. });
             if !conforms || broken.iter().any(|p| !reported.contains(&p.as_str())) {
                 failures.push(format!(
-                    "{} seed {seed}: broken {broken:?}: {}",
+                    "{} {:?} seed {seed}: broken {broken:?}: {}",
                     design.name,
+                    options.names(),
                     slotcheck::validate::text("", &verdict)
                 ));
             }
         }
     }
     assert!(violations > 0, "no random path broke a property");
+    assert!(earlier > 0, "no random path fetched an earlier answer");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

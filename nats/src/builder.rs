@@ -34,6 +34,8 @@ pub struct Held {
     pub ask: String,
     reply: String,
     pub delivered: u64,
+    /// The consumer's delivery sequence of this delivery.
+    pub consumer_seq: Option<u64>,
 }
 
 impl Held {
@@ -41,7 +43,9 @@ impl Held {
         let reply = message.reply.as_ref()?.to_string();
         // $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
         let delivered = reply.split('.').nth(4)?.parse().ok()?;
+        let consumer_seq = reply.split('.').nth(6).and_then(|t| t.parse().ok());
         Some(Held {
+            consumer_seq,
             ask: String::from_utf8_lossy(&message.payload).into_owned(),
             reply,
             delivered,
@@ -170,6 +174,7 @@ impl Builder {
             self.say(Event::Server {
                 ask: Some(held.ask.clone()),
                 num_delivered: Some(held.delivered),
+                consumer_seq: held.consumer_seq,
             });
             self.buffer.push_back(held);
         }
@@ -237,6 +242,7 @@ impl Builder {
                         self.say(Event::Server {
                             ask: Some(ask.clone()),
                             num_delivered: Some(held.delivered),
+                            consumer_seq: held.consumer_seq,
                         });
                         self.buffer.push_back(held);
                         return Ok(Fetched::Got(ask));

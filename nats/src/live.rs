@@ -241,6 +241,7 @@ fn deliveries_of(log: &Log) -> BTreeMap<String, u64> {
         if let slotcheck_models::events::link::Event::Server {
             ask: Some(ask),
             num_delivered: Some(n),
+            ..
         } = r.event
         {
             let seen = most.entry(ask).or_insert(0);

@@ -146,6 +146,10 @@ impl ToolModel for Link {
             Action::Fetch(_) => 0,
             Action::FetchLate(_) => 1,
             Action::Land(_) => 2,
+            // `client-fetch`'s steps weigh as the fetch and the landing
+            // they stand beside, so swarm draws keep their kinds.
+            Action::FetchEarlier(_) => 0,
+            Action::Answer(_) => 2,
             Action::Take(_) => 3,
             Action::Heartbeat(_) => 4,
             Action::Finish(_) => 5,
@@ -179,6 +183,8 @@ impl ToolModel for Link {
             Action::Fetch(_)
             | Action::FetchLate(_)
             | Action::Land(_)
+            | Action::FetchEarlier(_)
+            | Action::Answer(_)
             | Action::Take(_)
             | Action::Read(_)
             | Action::Start(_)

@@ -3,8 +3,9 @@
 //! builder would have logged, with the asks and builders renamed. It knows
 //! nothing of the model's observations (models/src/link/trace/observe.rs);
 //! like the reference builder (nats/src/builder.rs), it logs a late answer
-//! when the builder next fetches or reads, and a fetch's delivery count as
-//! a `server` line.
+//! when the builder next fetches or reads, and a fetch's delivery count and
+//! the consumer's delivery sequence (every delivery the story tells, in
+//! order) as a `server` line.
 
 use slotcheck_models::events::link::{Decision, Event};
 use slotcheck_models::events::{Header, ModelName, Record};
@@ -46,8 +47,8 @@ fn builder(model_name: &str) -> String {
 /// answers in its subscription, the ask it is finishing.
 #[derive(Default)]
 struct Builder {
-    on_the_way: Option<(String, u64)>,
-    landed: Vec<(String, u64)>,
+    on_the_way: Option<(String, u64, u64)>,
+    landed: Vec<(String, u64, u64)>,
     finishing: Option<String>,
 }
 
@@ -106,6 +107,8 @@ pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
         );
     }
     let mut builders: HashMap<String, Builder> = HashMap::new();
+    // The consumer's delivery sequence: every delivery the story tells.
+    let mut seq = 0u64;
     for step in story {
         let mut words = step.actor.split_whitespace();
         let time = words.next().unwrap();
@@ -130,13 +133,14 @@ pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
         let b = builders.entry(actor.clone()).or_default();
         let clauses: Vec<&str> = step.action.split("; ").collect();
         let drain = |b: &mut Builder, w: &mut Writer| {
-            for (a, n) in b.landed.drain(..) {
+            for (a, n, q) in b.landed.drain(..) {
                 w.say(&actor, Event::LateAnswer { ask: a.clone() });
                 w.say(
                     &actor,
                     Event::Server {
                         ask: Some(a),
                         num_delivered: Some(n),
+                        consumer_seq: Some(q),
                     },
                 );
             }
@@ -149,6 +153,11 @@ pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
                 .find(|c| c.contains(" delivered (delivery "))
                 .copied()
                 .unwrap_or("");
+            // That delivery's place in the consumer's sequence.
+            let next_seq = seq + 1;
+            if c.contains(" delivered (delivery ") {
+                seq += 1;
+            }
             if c.starts_with("fetch: the server answers") {
                 drain(b, &mut w);
                 let a = ask_in(delivered);
@@ -163,12 +172,34 @@ pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
                     Event::Server {
                         ask: Some(a),
                         num_delivered: Some(delivery(delivered)),
+                        consumer_seq: Some(next_seq),
                     },
                 );
+            } else if c.starts_with("fetch: it sends a new pull request") {
+                // client-fetch: the fetch returns the earlier request's
+                // answer, as any fetch returns a message.
+                drain(b, &mut w);
+                let (a, n, q) = b.on_the_way.take().expect("an answer on the way");
+                w.say(
+                    &actor,
+                    Event::Fetch {
+                        got: Some(a.clone()),
+                    },
+                );
+                w.say(
+                    &actor,
+                    Event::Server {
+                        ask: Some(a),
+                        num_delivered: Some(n),
+                        consumer_seq: Some(q),
+                    },
+                );
+            } else if c.starts_with("the server answers its open pull request") {
+                b.on_the_way = Some((ask_in(delivered), delivery(delivered), next_seq));
             } else if c.starts_with("fetch gives up") {
                 drain(b, &mut w);
                 w.say(&actor, Event::Fetch { got: None });
-                b.on_the_way = Some((ask_in(delivered), delivery(delivered)));
+                b.on_the_way = Some((ask_in(delivered), delivery(delivered), next_seq));
             } else if c.contains("the late answer to its pull request lands") {
                 let landed = b.on_the_way.take().expect("an answer on the way");
                 if c.ends_with("into its buffer") {

@@ -104,6 +104,13 @@ pub enum Event {
         /// How many times the server has delivered it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         num_delivered: Option<u64>,
+        /// The consumer's delivery sequence of that delivery (the ack
+        /// subject's consumer sequence, `Sequence.Consumer` of nats.go's
+        /// `Metadata()`): it counts every delivery of the consumer, so an
+        /// answer delivered before others and logged after them shows it
+        /// was held.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        consumer_seq: Option<u64>,
     },
 }
 

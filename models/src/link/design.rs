@@ -19,8 +19,15 @@ pub struct Design {
     /// builder's clock (step 3 of the contract).
     pub duplicate_check: bool,
     /// The fetch margin: without it a fetch's answer can land after the fetch
-    /// gave up, in the buffer of a builder that has moved on.
+    /// gave up, in the buffer of a builder that has moved on. The source's
+    /// switch is its fetch wait (`fetch_wait_ms`); whether that leaves the
+    /// margin depends on the client's expiry rule too ([`Link::has_margin`]).
+    ///
+    /// [`Link::has_margin`]: super::Link::has_margin
     pub fetch_margin: bool,
+    /// `checkTakeWait`, a fetch's wait on one check queue: 30 ms before the
+    /// fix, 100 ms after.
+    pub fetch_wait_ms: u16,
     /// Freshness judged on two times the server stamps (the key's last put
     /// against a put of the reader's own, read back), so no builder's clock
     /// enters it.
@@ -43,6 +50,35 @@ pub struct Design {
     pub done_key: bool,
 }
 
+/// `minFetchMargin`: the least time, in µs, between a fetch's server-side
+/// expiry and the end of its wait, by the source's own test of the fix.
+pub const MIN_FETCH_MARGIN_US: u32 = 10_000;
+
+/// The pull request's expiry nats.go's `Subscription.Fetch` sends for a
+/// fetch that waits `wait_ms`, in µs. From 1.37.0 (nats.go commit af10233f,
+/// "Change Fetch client timeout to a higher value", #1689): the wait less a
+/// tenth of it, at most 5 s less (`expiresDiff`), what the seed's
+/// `fetchExpiryOf` restates. Up to 1.36.0, Debian's 1.22.1 among them
+/// (`expiry_less_10ms`): the wait less 10 ms, or the whole wait under 20 ms.
+pub fn fetch_expiry_us(wait_ms: u16, expiry_less_10ms: bool) -> u32 {
+    let wait = wait_ms as u32 * 1000;
+    if expiry_less_10ms {
+        if wait >= 20_000 {
+            wait - 10_000
+        } else {
+            wait
+        }
+    } else {
+        wait - (wait / 10).min(5_000_000)
+    }
+}
+
+/// The time between a fetch's pull request's expiry and the end of its
+/// wait, in µs.
+pub fn fetch_margin_us(wait_ms: u16, expiry_less_10ms: bool) -> u32 {
+    wait_ms as u32 * 1000 - fetch_expiry_us(wait_ms, expiry_less_10ms)
+}
+
 /// after-1649's switches; the repairs change some.
 const AFTER_1649: Design = Design {
     name: "after-1649",
@@ -50,6 +86,7 @@ const AFTER_1649: Design = Design {
     cost: "the source's fix: a KV get of the running key per ask read, fetch waits that leave a 10 ms margin (100 ms per check queue)",
     duplicate_check: true,
     fetch_margin: true,
+    fetch_wait_ms: 100,
     server_clock: false,
     revision_start: false,
     hand_back: false,
@@ -67,6 +104,7 @@ pub static DESIGNS: [Design; 4] = [
         cost: "what ran before the fix: per ask a fetch, a KV put at the start and per heartbeat with an in-progress, an ack and a KV delete",
         duplicate_check: false,
         fetch_margin: false,
+        fetch_wait_ms: 30,
         ..AFTER_1649
     },
     AFTER_1649,
@@ -75,6 +113,7 @@ pub static DESIGNS: [Design; 4] = [
         summary: "the duplicate check without the fetch margin",
         cost: "a KV get of the running key per ask read; the old 30 ms fetch waits",
         fetch_margin: false,
+        fetch_wait_ms: 30,
         ..AFTER_1649
     },
     Design {

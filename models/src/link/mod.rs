@@ -159,6 +159,11 @@ pub struct Builder {
     /// It read this ask and its running key and has not yet acted on what
     /// it decided.
     pub decided: Option<Decided>,
+    /// `client-fetch`: a pull request it sent and no longer waits on is open
+    /// on the server (its fetch returned an earlier request's answer). The
+    /// server answers it with the next available ask; it expires (a 408 the
+    /// client ignores) before time passes. Never with an answer on the way.
+    pub open: bool,
 }
 
 impl Builder {
@@ -168,7 +173,8 @@ impl Builder {
     }
 
     /// Idle with nothing buffered and nothing on the way: a crash would lose
-    /// nothing, and nothing is left for it to do.
+    /// nothing, and nothing is left for it to do (an open pull request holds
+    /// no ask, and expires before time passes).
     pub fn holds_nothing(&self) -> bool {
         self.is_idle() && self.buffer.is_empty() && self.on_the_way.is_none()
     }
@@ -248,6 +254,20 @@ pub struct Options {
     /// them one. The default is the source's order: a KV get, then later a
     /// put with nothing in between that stops another builder's steps.
     pub atomic_start: bool,
+    /// `client-fetch`: the fetch as nats.go's `Subscription.Fetch` does it
+    /// (`docs/link.md`, *The real client's fetch*): a fetch made while an
+    /// earlier request's answer is on the way returns that answer and
+    /// leaves its own pull request open on the server, which answers it
+    /// with the next available ask, into a builder that may be building.
+    /// The default is the contract's first reading: one late answer per
+    /// builder, and a fetch made meanwhile gets the next ask itself.
+    pub client_fetch: bool,
+    /// `expiry-less-10ms`: the client gives a fetch's pull request the wait
+    /// less 10 ms (nats.go up to 1.36.0, Debian's 1.22.1), so every design's
+    /// wait keeps the 10 ms margin. The default is the seed's
+    /// `fetchExpiryOf`: the wait less a tenth, at most 5 s (nats.go 1.37.0
+    /// on), which leaves the old 30 ms wait 3 ms.
+    pub expiry_less_10ms: bool,
 }
 
 impl crate::NamedOptions for Options {
@@ -257,6 +277,8 @@ impl crate::NamedOptions for Options {
         vec![
             ("stale-ack-ignored", &mut self.stale_ack_ignored),
             ("atomic-start", &mut self.atomic_start),
+            ("client-fetch", &mut self.client_fetch),
+            ("expiry-less-10ms", &mut self.expiry_less_10ms),
         ]
     }
 }
@@ -285,6 +307,14 @@ pub enum Action {
     FetchLate(Bid),
     /// That late answer lands in the builder's buffer, whatever it does now.
     Land(Bid),
+    /// `client-fetch`: an idle builder with an answer on the way fetches:
+    /// its new pull request goes out, the earlier answer arrives first and
+    /// the fetch returns it; its own request stays open on the server.
+    FetchEarlier(Bid),
+    /// `client-fetch`: the server answers a builder's open pull request
+    /// with the first available message, on the way to a builder that no
+    /// longer waits on it.
+    Answer(Bid),
     /// An idle builder reads its oldest buffered message, decides, and runs it
     /// (putting the running key) or drops it (acking it), all in one step:
     /// designs without the duplicate check (which read nothing shared before
@@ -325,6 +355,8 @@ impl Action {
             Action::Fetch(b)
             | Action::FetchLate(b)
             | Action::Land(b)
+            | Action::FetchEarlier(b)
+            | Action::Answer(b)
             | Action::Take(b)
             | Action::Read(b)
             | Action::Start(b)
@@ -425,6 +457,16 @@ impl Link {
             .collect()
     }
 
+    /// Whether a fetch's pull request expires at least `minFetchMargin`
+    /// (10 ms) before the fetch gives up, by the client's expiry rule
+    /// (`design::fetch_margin_us`): then an answer never lands after its
+    /// fetch gave up, unless the network is slower than the margin
+    /// (`--slow-answers`).
+    pub fn has_margin(&self) -> bool {
+        design::fetch_margin_us(self.design.fetch_wait_ms, self.options.expiry_less_10ms)
+            >= design::MIN_FETCH_MARGIN_US
+    }
+
     /// Whether a builder reads the key and acts on it in separate steps.
     pub fn splits_start(&self) -> bool {
         self.design.duplicate_check && !self.options.atomic_start
@@ -439,6 +481,7 @@ impl Link {
         let available = s.first_available().is_some();
         s.builders.iter().any(|b| match b.run {
             _ if b.decided.is_some() || b.on_the_way.is_some() => true,
+            _ if b.open && available => true,
             None => !b.buffer.is_empty() || available,
             Some(run) => {
                 (run.heartbeat_in == 0 && run.grace == 0)
@@ -457,6 +500,8 @@ impl Link {
             Action::Fetch(b) => steps::fetch(self, &mut next, b, log),
             Action::FetchLate(b) => steps::fetch_late(self, &mut next, b, log),
             Action::Land(b) => steps::land(self, &mut next, b, log),
+            Action::FetchEarlier(b) => steps::fetch_earlier(self, &mut next, b, log),
+            Action::Answer(b) => steps::answer(self, &mut next, b, log),
             Action::Take(b) => steps::take(self, &mut next, b, log),
             Action::Read(b) => steps::read(self, &mut next, b, log),
             Action::Start(b) | Action::Drop(b) => steps::act(self, &mut next, b, log),
@@ -498,13 +543,20 @@ impl Model for Link {
                     actions.push(Action::Read(i))
                 }
                 None if !b.buffer.is_empty() => actions.push(Action::Take(i)),
+                // The earlier answer was sent before the new request, on the
+                // same connection: it arrives first, and the fetch returns it.
+                None if self.options.client_fetch && b.on_the_way.is_some() => {
+                    actions.push(Action::FetchEarlier(i))
+                }
+                // The server answers its open request first.
+                None if b.open && available => {}
                 None if available => {
                     actions.push(Action::Fetch(i));
-                    if !self.design.fetch_margin && b.on_the_way.is_none() {
+                    let margin = self.has_margin();
+                    if !margin && b.on_the_way.is_none() {
                         actions.push(Action::FetchLate(i));
                     }
-                    if self.design.fetch_margin && s.slow_answers_left > 0 && b.on_the_way.is_none()
-                    {
+                    if margin && s.slow_answers_left > 0 && b.on_the_way.is_none() {
                         actions.push(Action::SlowAnswer(i));
                     }
                 }
@@ -523,6 +575,9 @@ impl Model for Link {
             }
             if b.on_the_way.is_some() {
                 actions.push(Action::Land(i));
+            }
+            if b.open && available {
+                actions.push(Action::Answer(i));
             }
         }
         if self.can_tick(s) {

@@ -61,6 +61,7 @@ impl Widths {
             + self.buffered
             + BUFFER_ROOM as u32 * self.ask
             + (1 + self.ask)
+            + 1
             + (3 + self.ask);
         self.now
             + self.crashes
@@ -152,6 +153,7 @@ impl Link {
             }
             out.put(b.on_the_way.is_some() as u64, 1);
             out.put(b.on_the_way.unwrap_or(0) as u64, w.ask);
+            out.put(b.open as u64, 1);
             // 0: nothing decided, 1: run, 2: duplicate.
             let decided = b.decided.map_or(0, |d| 1 + d.duplicate as u64);
             out.put(decided, 2);
@@ -217,6 +219,7 @@ impl Link {
             }
             let answering = input.get(1) == 1;
             let answer = input.get(w.ask) as u8;
+            let open = input.get(1) == 1;
             let decided = input.get(2);
             let conflict = input.get(1) == 1;
             let decided_ask = input.get(w.ask) as u8;
@@ -225,6 +228,7 @@ impl Link {
                 run: running.then_some(run),
                 buffer,
                 on_the_way: answering.then_some(answer),
+                open,
                 decided: (decided > 0).then_some(Decided {
                     ask: decided_ask,
                     duplicate: decided == 2,

@@ -139,7 +139,7 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a late fetch is enabled with a message available");
-    let margin = m.design.fetch_margin;
+    let margin = m.has_margin();
     log.say(|| {
         if margin {
             "fetch gives up empty-handed: the network delays its pull request's answer past the fetch margin; the server answers that pull request"
@@ -152,6 +152,50 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     deliver(m, s, b, a, log);
     s.builders[b as usize].on_the_way = Some(a);
     log.say(|| format!("the answer, {}, is still on the way", ask_name(a)));
+}
+
+/// `client-fetch`, as nats.go's `Subscription.Fetch` does it: the builder's
+/// fetch publishes a new pull request, then waits on its subscription, where
+/// the earlier request's answer, sent before the new request reached the
+/// server, arrives first; the fetch (batch 1) returns it, and nothing
+/// withdraws the new request: it stays open on the server until it is
+/// answered or expires.
+pub fn fetch_earlier(_m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    let builder = &mut s.builders[b as usize];
+    let a = builder
+        .on_the_way
+        .take()
+        .expect("a fetch returns the answer on the way");
+    builder.buffer.push(a);
+    builder.open = true;
+    log.say(|| {
+        format!(
+            "fetch: it sends a new pull request, and the answer to its earlier one, {}, arrives first: the fetch returns it; its own pull request stays open on the server",
+            ask_name(a)
+        )
+    });
+}
+
+/// `client-fetch`: the server answers an open pull request as soon as it has
+/// a message, whether or not the builder that sent it still waits.
+pub fn answer(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    let a = s
+        .first_available()
+        .expect("an open pull request is answered with a message available");
+    let busy = s.builders[b as usize].run.map(|r| r.ask);
+    log.say(|| match busy {
+        Some(r) => format!(
+            "the server answers its open pull request, though it builds {}",
+            ask_name(r)
+        ),
+        None => "the server answers its open pull request, which its fetch no longer waits on"
+            .to_string(),
+    });
+    deliver(m, s, b, a, log);
+    let builder = &mut s.builders[b as usize];
+    builder.open = false;
+    builder.on_the_way = Some(a);
+    log.say(|| format!("the answer, {}, is on the way", ask_name(a)));
 }
 
 pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {

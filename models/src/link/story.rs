@@ -41,6 +41,8 @@ fn word(action: Action) -> String {
         Action::Fetch(b) => ("fetch", b),
         Action::FetchLate(b) => ("fetch-late", b),
         Action::Land(b) => ("land", b),
+        Action::FetchEarlier(b) => ("fetch-earlier", b),
+        Action::Answer(b) => ("answer", b),
         Action::Take(b) => ("take", b),
         Action::Read(b) => ("read", b),
         Action::Start(b) => ("start", b),
@@ -73,6 +75,8 @@ fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
         ["fetch", b] => Action::Fetch(builder(b)?),
         ["fetch-late", b] => Action::FetchLate(builder(b)?),
         ["land", b] => Action::Land(builder(b)?),
+        ["fetch-earlier", b] => Action::FetchEarlier(builder(b)?),
+        ["answer", b] => Action::Answer(builder(b)?),
         ["take", b] => Action::Take(builder(b)?),
         ["read", b] => Action::Read(builder(b)?),
         ["start", b] => Action::Start(builder(b)?),
@@ -86,7 +90,7 @@ fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
         ["nak", b] => Action::Nak(builder(b)?),
         _ => {
             return Err(format!(
-                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1, slow-answer b1, finish-ack-lost b1, nak b1)"
+                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, fetch-earlier b1, answer b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1, slow-answer b1, finish-ack-lost b1, nak b1)"
             ))
         }
     })
@@ -188,6 +192,12 @@ impl Link {
                 rows.push((
                     format!("{name} buffer"),
                     format!("[{}]", ask_list(builder.buffer.iter().copied())),
+                ));
+            }
+            if builder.open {
+                rows.push((
+                    format!("{name} pull request"),
+                    "open on the server, its fetch no longer waiting".into(),
                 ));
             }
             if let Some(a) = builder.on_the_way {

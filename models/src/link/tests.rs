@@ -591,3 +591,85 @@ fn every_reachable_state_unpacks_to_itself() {
         }
     }
 }
+
+#[test]
+fn the_clients_expiry_rules_leave_these_margins() {
+    use design::{fetch_expiry_us, fetch_margin_us};
+    // The seed's fetchExpiryOf (nats.go 1.37.0 on): a tenth, at most 5 s.
+    assert_eq!(fetch_margin_us(30, false), 3_000);
+    assert_eq!(fetch_margin_us(100, false), 10_000);
+    assert_eq!(fetch_margin_us(1000, false), 100_000);
+    assert_eq!(fetch_expiry_us(60_000, false), 55_000_000);
+    // nats.go up to 1.36.0 (Debian's 1.22.1): 10 ms, none under 20 ms.
+    assert_eq!(fetch_margin_us(30, true), 10_000);
+    assert_eq!(fetch_margin_us(100, true), 10_000);
+    assert_eq!(fetch_margin_us(19, true), 0);
+    for design in all_designs() {
+        let mut m = Link::new(design, Bounds::default());
+        assert_eq!(m.has_margin(), design.fetch_margin, "{}", design.name);
+        m.options.expiry_less_10ms = true;
+        assert!(m.has_margin(), "{}: 10 ms whatever the wait", design.name);
+    }
+    // So under the older client before-1649 has no late answer without a
+    // slow network.
+    let mut m = model("before-1649", 2, 0);
+    m.options.expiry_less_10ms = true;
+    assert!(!enabled(&m, &m.initial_states()[0]).contains(&Action::FetchLate(0)));
+}
+
+#[test]
+fn the_clients_fetch_returns_the_earlier_answer_and_leaves_its_request_open() {
+    let mut m = model("before-1649", 2, 0);
+    let init = m.initial_states()[0];
+    let late = run(&m, &init, &[Action::FetchLate(0)]);
+    // The contract's first reading: a fetch meanwhile gets the next ask.
+    assert!(enabled(&m, &late).contains(&Action::Fetch(0)));
+    assert!(!enabled(&m, &late).contains(&Action::FetchEarlier(0)));
+    m.options.client_fetch = true;
+    let e = enabled(&m, &late);
+    assert!(e.contains(&Action::FetchEarlier(0)) && e.contains(&Action::Land(0)));
+    assert!(
+        !e.contains(&Action::Fetch(0)),
+        "the earlier answer comes first"
+    );
+    let s = run(&m, &late, &[Action::FetchEarlier(0)]);
+    assert_eq!(*s.builders[0].buffer, [0]);
+    assert!(s.builders[0].open && s.builders[0].on_the_way.is_none());
+    // A2 is available: the server answers the open request before time
+    // passes, and b1 fetches nothing itself meanwhile.
+    assert!(!m.can_tick(&s));
+    let e = enabled(&m, &s);
+    assert!(e.contains(&Action::Answer(0)) && e.contains(&Action::Take(0)));
+    let s = run(&m, &s, &[Action::Take(0), Action::Answer(0)]);
+    assert_eq!(s.builders[0].run.map(|r| r.ask), Some(0));
+    assert_eq!(s.builders[0].on_the_way, Some(1));
+    assert!(matches!(
+        s.messages[1].status,
+        Status::Delivered { to: 0, .. }
+    ));
+    // It lands in the buffer of a builder that is building.
+    let s = run(&m, &s, &[Action::Land(0)]);
+    assert_eq!(*s.builders[0].buffer, [1]);
+    let story = m.tell(&late, &[Action::FetchEarlier(0)]);
+    assert!(
+        story[0].action.contains("stays open"),
+        "{}",
+        story[0].action
+    );
+}
+
+#[test]
+fn an_open_request_expires_before_time_passes_and_with_a_crash() {
+    let mut m = model("before-1649", 1, 0);
+    m.options.client_fetch = true;
+    let init = m.initial_states()[0];
+    let s = run(&m, &init, &[Action::FetchLate(0), Action::FetchEarlier(0)]);
+    assert!(s.builders[0].open);
+    assert!(
+        !enabled(&m, &s).contains(&Action::Answer(0)),
+        "nothing left"
+    );
+    let started = run(&m, &s, &[Action::Take(0)]);
+    assert!(!run(&m, &started, &[Action::Tick]).builders[0].open);
+    assert!(!run(&m, &s, &[Action::Crash(0)]).builders[0].open);
+}

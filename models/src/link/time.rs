@@ -23,6 +23,12 @@ fn heartbeats_due(builders: &[Builder], a: Ask) -> Vec<Bid> {
 pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
     s.now += 1;
     log.say(|| format!("{TICK_SECONDS} s pass"));
+    // Open pull requests expire within milliseconds (the client's wait less
+    // its margin); the 408 each gets is ignored by a fetch that has no
+    // message yet and skipped by one that drains the subscription.
+    for b in s.builders.iter_mut() {
+        b.open = false;
+    }
     for b in s.builders.iter_mut() {
         if let Some(run) = &mut b.run {
             run.built = run.built.saturating_add(1);
@@ -162,6 +168,8 @@ pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     builder.buffer.clear();
     builder.on_the_way = None;
     builder.decided = None;
+    // Its connection closes: the server drops a request nobody listens to.
+    builder.open = false;
 }
 
 pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {

@@ -47,16 +47,16 @@ pub struct Cursor {
     pending: [Inline<Observation, STEP_LINES>; MAX_BUILDERS as usize],
     /// Late answers in each builder's subscription, not yet logged (it
     /// logs them when it next fetches or reads), each with the delivery
-    /// count it carries.
-    landed: [Inline<(Ask, u8), BUFFER_ROOM>; MAX_BUILDERS as usize],
-    /// The delivery count of the answer on the way to each builder: the
-    /// server counted it when it answered, and may deliver the message
-    /// again before the builder logs it.
-    answering: [u8; MAX_BUILDERS as usize],
-    /// The late answer each builder's last line logged, with its delivery
-    /// count: the `server` line after it says that count, not the
-    /// message's count now.
-    late: [Option<(Ask, u8)>; MAX_BUILDERS as usize],
+    /// count it carries and its place in the consumer's delivery sequence.
+    landed: [Inline<(Ask, u8, u16), BUFFER_ROOM>; MAX_BUILDERS as usize],
+    /// The delivery count and the consumer's sequence of the answer on the
+    /// way to each builder: the server counted it when it answered, and may
+    /// deliver the message again before the builder logs it.
+    answering: [(u8, u16); MAX_BUILDERS as usize],
+    /// The message each builder's last line logged it got (a fetch's, a
+    /// late answer's), with its delivery count and sequence: the `server`
+    /// line after it says those, not the message's count now.
+    late: [Option<(Ask, u8, u16)>; MAX_BUILDERS as usize],
 }
 
 /// Why a stream's log cannot be read against the model: a bad log (exit
@@ -216,6 +216,11 @@ impl LinkTrace {
             .min(239);
         let cap = |n: usize| n.min(u8::MAX as usize) as u8;
         let timings = Bounds::default();
+        let margin = Link {
+            options,
+            ..Link::new(design, Bounds::default())
+        }
+        .has_margin();
         let bounds = Bounds {
             asks: asks.len() as u8,
             builders: builders.len().max(1) as u8,
@@ -227,7 +232,7 @@ impl LinkTrace {
             late_heartbeats: cap(beats + starts),
             late_by: 600,
             max_deliver,
-            slow_answers: if design.fetch_margin { cap(empty) } else { 0 },
+            slow_answers: if margin { cap(empty) } else { 0 },
             lost_acks: if design.sync_ack { 0 } else { cap(finishes) },
             naks: cap(naks),
             ack_wait: header.ack_wait_s.unwrap_or(timings.ack_wait),
@@ -317,9 +322,23 @@ impl LinkTrace {
         }
         match action {
             Action::Crash(b) => n.landed[b as usize].clear(),
-            Action::FetchLate(b) | Action::SlowAnswer(b) => {
+            Action::FetchLate(b) | Action::SlowAnswer(b) | Action::Answer(b) => {
                 if let Some(a) = next.builders[b as usize].on_the_way {
-                    n.answering[b as usize] = next.messages[a as usize].deliveries;
+                    n.answering[b as usize] =
+                        (next.messages[a as usize].deliveries, delivered(&next));
+                }
+            }
+            // The `server` line after a fetch says the delivery it got.
+            Action::Fetch(b) => {
+                if let Some(&a) = next.builders[b as usize].buffer.last() {
+                    let count = next.messages[a as usize].deliveries;
+                    n.late[b as usize] = Some((a, count, delivered(&next)));
+                }
+            }
+            Action::FetchEarlier(b) => {
+                if let Some(&a) = next.builders[b as usize].buffer.last() {
+                    let (count, seq) = c.answering[b as usize];
+                    n.late[b as usize] = Some((a, count, seq));
                 }
             }
             _ => {}
@@ -459,6 +478,11 @@ impl LinkTrace {
     }
 }
 
+/// Every delivery the consumer has made: its delivery sequence so far.
+fn delivered(s: &State) -> u16 {
+    s.messages.iter().map(|m| m.deliveries as u16).sum()
+}
+
 /// A step that reads the builder's subscription first (a fetch or a read),
 /// which logs every late answer there before it.
 fn drains(action: Action) -> bool {
@@ -466,6 +490,7 @@ fn drains(action: Action) -> bool {
         action,
         Action::Fetch(_)
             | Action::FetchLate(_)
+            | Action::FetchEarlier(_)
             | Action::SlowAnswer(_)
             | Action::Take(_)
             | Action::Read(_)

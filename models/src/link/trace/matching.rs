@@ -85,7 +85,11 @@ impl crate::Trace for LinkTrace {
         }
         match &record.event {
             Event::Publish { .. } => return out.push((None, c.clone())),
-            Event::Server { ask, num_delivered } => {
+            Event::Server {
+                ask,
+                num_delivered,
+                consumer_seq,
+            } => {
                 let a = ask.as_ref().and_then(|a| self.ask_index.get(a)).copied();
                 // After a late answer, the count it carried (the server
                 // may have delivered the message again since); after a
@@ -93,15 +97,21 @@ impl crate::Trace for LinkTrace {
                 let late = self
                     .builder_index
                     .get(&record.actor)
-                    .and_then(|&b| c.late[b as usize].filter(|&(l, _)| Some(l) == a));
+                    .and_then(|&b| c.late[b as usize].filter(|&(l, _, _)| Some(l) == a));
                 let count = late
-                    .map(|(_, n)| n)
+                    .map(|(_, n, _)| n)
                     .or_else(|| a.map(|a| c.state.messages[a as usize].deliveries));
                 let agrees = match (count, num_delivered) {
                     (Some(count), Some(n)) => count as u64 == *n,
                     _ => true,
                 };
-                if agrees {
+                // The consumer's sequence is checked where the delivery is
+                // known: after a fetch or a late answer.
+                let in_order = match (late, consumer_seq) {
+                    (Some((_, _, seq)), Some(logged)) => seq as u64 == *logged,
+                    _ => true,
+                };
+                if agrees && in_order {
                     out.push((None, c.clone()));
                 }
                 return;
@@ -135,7 +145,7 @@ impl crate::Trace for LinkTrace {
         match event {
             Event::LateAnswer { ask } | Event::Fetch { got: Some(ask) } => {
                 let a = self.ask_index[ask];
-                if let Some(i) = c.landed[bi].iter().position(|&(x, _)| x == a) {
+                if let Some(i) = c.landed[bi].iter().position(|&(x, _, _)| x == a) {
                     let mut n = c.clone();
                     n.late[bi] = Some(n.landed[bi][i]);
                     n.landed[bi].remove(i);
@@ -144,7 +154,8 @@ impl crate::Trace for LinkTrace {
                 {
                     let (mut n, lines) = self.take(c, Action::Land(b));
                     if lines.is_empty() {
-                        n.late[bi] = Some((a, c.answering[bi]));
+                        let (count, seq) = c.answering[bi];
+                        n.late[bi] = Some((a, count, seq));
                         out.push((Some(Action::Land(b)), n));
                     }
                 }
@@ -191,10 +202,12 @@ impl crate::Trace for LinkTrace {
                     let a = s.builders[bi].on_the_way.expect("a late answer lands");
                     let (mut n, lines) = self.take(c, action);
                     if lines.is_empty() && n.landed[bi].len() < BUFFER_ROOM {
-                        n.landed[bi].push((a, c.answering[bi]));
+                        let (count, seq) = c.answering[bi];
+                        n.landed[bi].push((a, count, seq));
                         out.push((action, n));
                     }
                 }
+                Action::Answer(_) => out.push((action, self.take(c, action).0)),
                 Action::Crash(_) if quiet && self.may_have_crashed(b, k) => {
                     out.push((action, self.take(c, action).0));
                 }
@@ -272,7 +285,7 @@ impl crate::Trace for LinkTrace {
                 ));
                 continue;
             }
-            for &(a, _) in c.landed[b as usize].iter() {
+            for &(a, _, _) in c.landed[b as usize].iter() {
                 allowed.push(self.render(
                     &actor,
                     Event::LateAnswer {

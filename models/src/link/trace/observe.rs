@@ -56,6 +56,14 @@ pub fn observe(
             .map(|&a| vec![O::Fetch(a)])
             .unwrap_or_default(),
         Action::FetchLate(_) | Action::SlowAnswer(_) => vec![O::FetchEmpty],
+        // The fetch returns the earlier answer as any fetch returns a
+        // message; the server's answer to its open request is silent.
+        Action::FetchEarlier(b) => next.builders[b as usize]
+            .buffer
+            .last()
+            .map(|&a| vec![O::Fetch(a)])
+            .unwrap_or_default(),
+        Action::Answer(_) => Vec::new(),
         Action::Land(b) => {
             // Handed back at once (hand-back): its nak is logged.
             let landed = s.builders[b as usize].on_the_way;
