@@ -201,9 +201,12 @@ impl Scenario {
         &self,
         limits: &Limits,
         designs: &[String],
+        options: &[&str],
     ) -> Result<Vec<(html::ResultRow, StatsRow)>, String> {
         match self.heading.finding {
-            Some(property) => self.plan.check_finding(self, property, limits, designs),
+            Some(property) => self
+                .plan
+                .check_finding(self, property, limits, designs, options),
             None => Ok(Vec::new()),
         }
     }
@@ -257,6 +260,7 @@ trait Plan {
         property: &'static str,
         limits: &Limits,
         designs: &[String],
+        options: &[&str],
     ) -> Result<Vec<(html::ResultRow, StatsRow)>, String>;
 }
 
