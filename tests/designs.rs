@@ -86,6 +86,10 @@ fn a_composition_with_a_named_designs_parts_is_that_design() {
             "owner-keyed+supersede-first+reaping-gate+resume-submits+dlq-cancels",
             "owner-keyed-cas-only-repairs",
         ),
+        (
+            "owner-keyed-atomic-admit-dlq-cancels+supersede-first",
+            "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
+        ),
         ("claim-first", "claim-first"),
     ] {
         assert_eq!(compose(text).unwrap().name, name, "{text}");

@@ -54,12 +54,15 @@ fn a_cell_whose_only_file_is_gone_is_reported_missing_and_check_grid_exits_1() {
         .filter(|c| c.missing())
         .map(|c| c.name())
         .collect();
-    assert_eq!(missing, ["2 slots, stalls only, 1 delivery, 2 requests"]);
+    assert_eq!(
+        missing,
+        ["2 slots, stalls only, 1 delivery, 2 requests, one snapshot"]
+    );
 
     let output = slotcheck(&["check", "--grid"]);
     assert_eq!(code(&output), 0, "{}", stdout(&output));
     assert!(
-        stdout(&output).contains("24 cells: "),
+        stdout(&output).contains("48 cells: "),
         "{}",
         stdout(&output)
     );
@@ -70,8 +73,40 @@ fn a_cell_whose_only_file_is_gone_is_reported_missing_and_check_grid_exits_1() {
     let output = slotcheck(&["check", "--grid", dir.to_str().unwrap()]);
     assert_eq!(code(&output), 1, "{}", stdout(&output));
     assert!(stdout(&output).lines().any(|l| l
-        .contains("1 slot, crashes only, 2 deliveries, 2 requests")
+        .contains("1 slot, crashes only, 2 deliveries, 2 requests, one snapshot")
         && l.ends_with("covered by SP-OCT-005")));
     assert!(stdout(&output).contains("MISSING: no scenario covers it"));
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The read is an axis (issue 35 item 2): the split-read cells are counted,
+/// the two-request ones covered, and a file that reads in one snapshot
+/// covers no split-read cell.
+#[test]
+fn split_read_cells_are_counted_and_the_two_request_ones_covered() {
+    let scenarios = shipped();
+    let cells = coverage(&STOVEPIPE, &scenarios);
+    let split: Vec<_> = cells
+        .iter()
+        .filter(|c| c.levels.last() == Some(&"split reads"))
+        .collect();
+    assert_eq!(split.len(), 24);
+    for cell in &split {
+        if cell.levels.contains(&"2 requests") {
+            assert!(
+                cell.covered_regularly() && cell.covered_by.iter().all(|id| id.contains("split")),
+                "({}) {:?}",
+                cell.name(),
+                cell.covered_by
+            );
+        } else {
+            assert!(cell.left_out.is_some(), "({})", cell.name());
+        }
+    }
+    assert!(cells
+        .iter()
+        .find(|c| c.name() == "1 slot, stalls only, 2 deliveries, 2 requests, split reads")
+        .unwrap()
+        .covered_by
+        .contains(&"split-read-stale-head".to_string()));
 }

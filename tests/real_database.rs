@@ -202,8 +202,9 @@ fn live_runs_until_an_invariant_breaks() {
     assert!(common::stderr(&output).contains("--until"));
 }
 
-/// The recommended design under every SQL variant SQLite has: every
-/// invariant kept and every log explained, said in the last line.
+/// The former recommendation under every SQL variant SQLite has: no
+/// invariant broken in these runs and every log explained, said in the
+/// last line; beside each row the model's verdict for its reading.
 #[test]
 fn the_isolation_table_says_which_variants_keep_every_invariant() {
     let output = common::slotcheck(&[
@@ -218,11 +219,30 @@ fn the_isolation_table_says_which_variants_keep_every_invariant() {
     ]);
     let text = common::stdout(&output);
     assert_eq!(common::code(&output), 0, "{text}");
-    assert_eq!(text.matches("  kept  ").count(), 12, "{text}");
-    assert_eq!(text.matches("every log conforms").count(), 12, "{text}");
+    // "kept" alone only where the model holds too: the joined and the
+    // transaction reads (one snapshot in SQLite); the separate reads are
+    // split, which the model breaks.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("every log conforms"))
+        .collect();
+    assert_eq!(rows.len(), 12, "{text}");
+    for row in rows {
+        let split = row.contains(" separate ");
+        assert_eq!(row.contains("  kept  "), !split, "{row}");
+        assert_eq!(row.contains("kept here, window not hit"), split, "{row}");
+        assert!(
+            row.trim_end().ends_with(if split {
+                "split-read: violated: builds-within-limit (20 steps), count-not-low (23 steps)"
+            } else {
+                "one snapshot: holds"
+            }),
+            "{row}"
+        );
+    }
     assert!(
         text.trim_end().ends_with(
-            "every variant kept every invariant, and the model explained every queue's log"
+            "no variant broke an invariant in these runs, and the model explained every queue's log"
         ),
         "{text}"
     );

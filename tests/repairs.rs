@@ -150,10 +150,11 @@ fn the_combinations_hold_everything_and_reach_every_witness_owner_keyed_reaches(
         let original = run("owner-keyed", b);
         for design in [
             "owner-keyed-atomic-admit-dlq-cancels",
+            "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
             "owner-keyed-cas-only-repairs",
         ] {
             let outcome = run(design, b);
-            if design == "owner-keyed-atomic-admit-dlq-cancels" || b != (1, 1, 1, 1) {
+            if design != "owner-keyed-cas-only-repairs" || b != (1, 1, 1, 1) {
                 for property in ALWAYS {
                     assert_eq!(
                         verdict(&outcome, property),
@@ -206,10 +207,60 @@ fn the_what_to_merge_table_names_the_one_design_that_holds_every_finding() {
     let designs = table["designs"].as_array().unwrap().len();
     let findings = table["findings"].as_array().unwrap().len();
     assert!(findings >= 10, "{findings} findings");
-    assert_eq!(table["cells"].as_array().unwrap().len(), designs * findings);
+    // Both readings by default: a cell per design and finding under each.
+    assert_eq!(table["reading"], "both");
+    assert_eq!(
+        table["cells"].as_array().unwrap().len(),
+        2 * designs * findings
+    );
     assert_eq!(
         table["holds_every_finding"],
-        serde_json::json!(["owner-keyed-atomic-admit-dlq-cancels"])
+        serde_json::json!(["owner-keyed-atomic-admit-supersede-first-dlq-cancels"])
+    );
+    // The former recommendation holds every finding in one snapshot, and
+    // needs one: split reads break owner-keyed-stall.
+    let design = |name: &str| {
+        table["designs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let former = design("owner-keyed-atomic-admit-dlq-cancels");
+    assert_eq!(former["needs_one_snapshot_read"], true);
+    assert!(former["read"].as_str().unwrap().starts_with(
+        "needs a one-snapshot read: one joined `SELECT`, or a read transaction at REPEATABLE READ"
+    ));
+    let cell = |name: &str, finding: &str, reading: &str| {
+        table["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["design"] == name && c["finding"] == finding && c["reading"] == reading)
+            .unwrap()["verdict"]
+            .clone()
+    };
+    assert_eq!(
+        cell(
+            "owner-keyed-atomic-admit-dlq-cancels",
+            "owner-keyed-stall",
+            "one-snapshot"
+        ),
+        "holds"
+    );
+    assert_eq!(
+        cell(
+            "owner-keyed-atomic-admit-dlq-cancels",
+            "owner-keyed-stall",
+            "split-read"
+        ),
+        "violated"
+    );
+    assert_eq!(
+        design("owner-keyed-atomic-admit-supersede-first-dlq-cancels")["needs_one_snapshot_read"],
+        false
     );
     // Each finding is broken by one of the source's designs at least: a
     // column no design breaks would show nothing.
@@ -231,4 +282,102 @@ fn the_what_to_merge_table_names_the_one_design_that_holds_every_finding() {
     let output = common::slotcheck(&["compare", "--findings", "--requests", "2"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("leave out --requests"));
+}
+
+/// The search of issue 35: every composition of owner-keyed's repairs that
+/// costs no more than the former recommendation (the reaping gate adds a
+/// statement, so it is left out), under both readings (one snapshot and
+/// `split-read`), on every finding's bounds above and the default ones.
+/// The recommendation is the only one that holds every always property
+/// under both; without superseding first, split reads break it.
+#[test]
+fn the_only_composition_no_costlier_that_holds_under_both_readings_is_the_recommendation() {
+    use slotcheck_models::stovepipe::compose;
+    let repairs = [
+        "fenced-claim",
+        "atomic-admit",
+        "supersede-first",
+        "resume-submits",
+        "dlq-cancels",
+    ];
+    let default = (2, 1, 1, 2);
+    let bounds: Vec<_> = FINDINGS.iter().map(|f| f.bounds).chain([default]).collect();
+    let mut holding = Vec::new();
+    for mask in 0..1u32 << repairs.len() {
+        let mut name = "owner-keyed".to_string();
+        for (i, r) in repairs.iter().enumerate() {
+            if mask & 1 << i != 0 {
+                name.push('+');
+                name.push_str(r);
+            }
+        }
+        let Ok(design) = compose(&name) else { continue };
+        let holds = [false, true].iter().all(|&split| {
+            bounds
+                .iter()
+                .all(|&(requests, crashes, stalls, max_deliveries)| {
+                    let mut model = Stovepipe::new(
+                        design,
+                        Bounds {
+                            requests,
+                            max_concurrent: 1,
+                            crashes,
+                            stalls,
+                            max_deliveries,
+                        },
+                    );
+                    model.options.split_read = split;
+                    let outcome = check(model, &ALWAYS, &Limits::default());
+                    ALWAYS
+                        .iter()
+                        .all(|p| verdict(&outcome, p) == Verdict::Holds)
+                })
+        });
+        if holds {
+            holding.push(design.name);
+        }
+    }
+    assert_eq!(
+        holding,
+        ["owner-keyed-atomic-admit-supersede-first-dlq-cancels"]
+    );
+}
+
+/// Under split reads the recommendation reaches every witness owner-keyed
+/// reaches, on every finding's bounds and the default ones.
+#[test]
+fn under_split_reads_the_recommendation_reaches_every_witness_owner_keyed_reaches() {
+    let default = (2, 1, 1, 2);
+    for (requests, crashes, stalls, max_deliveries) in
+        FINDINGS.iter().map(|f| f.bounds).chain([default])
+    {
+        let split = |name: &str| {
+            let mut model = Stovepipe::new(
+                design_named(name).unwrap(),
+                Bounds {
+                    requests,
+                    max_concurrent: 1,
+                    crashes,
+                    stalls,
+                    max_deliveries,
+                },
+            );
+            model.options.split_read = true;
+            check(model, &[], &Limits::default())
+        };
+        let (original, recommended) = (
+            split("owner-keyed"),
+            split("owner-keyed-atomic-admit-supersede-first-dlq-cancels"),
+        );
+        for witness in WITNESSES {
+            if verdict(&original, witness) == Verdict::Reached {
+                assert_eq!(
+                    verdict(&recommended, witness),
+                    Verdict::Reached,
+                    "{witness} on {:?}",
+                    (requests, crashes, stalls, max_deliveries)
+                );
+            }
+        }
+    }
 }

@@ -173,6 +173,12 @@ mod tests {
                 dlq_cancels: true,
                 ..OWNER_KEYED
             },
+            "owner-keyed-atomic-admit-supersede-first-dlq-cancels" => Parts {
+                admit: Admit::OneTransaction,
+                stale_head: StaleHead::SupersedeThenRelease,
+                dlq_cancels: true,
+                ..OWNER_KEYED
+            },
             "owner-keyed-cas-only-repairs" => Parts {
                 stale_head: StaleHead::SupersedeThenRelease,
                 reaping_gate: true,

@@ -7,7 +7,7 @@ use crate::models::{ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::report::see::CompareOutputArgs;
 use crate::report::{self, html, JsonArgs, Style};
-use crate::scenario::findings;
+use crate::scenario::findings::{self, Reading};
 use clap::{ArgMatches, Args};
 use std::path::PathBuf;
 
@@ -43,6 +43,33 @@ pub struct CompareArgs {
     /// the Markdown table's cells link to).
     #[arg(long, requires = "findings")]
     pub stories: bool,
+    /// With --findings: how the workers read R's row, the queue row and the
+    /// latest head: in one snapshot (one joined SELECT, or a read
+    /// transaction at REPEATABLE READ), in separate statements
+    /// (`split-read`: three SELECTs, or a transaction at READ COMMITTED),
+    /// or both, each finding under each, and per design whether it needs
+    /// a one-snapshot read [default: both for stovepipe; one-snapshot for
+    /// a model without split reads]
+    #[arg(long, value_enum, value_name = "READING", requires = "findings")]
+    pub reading: Option<ReadingArg>,
+}
+
+/// `--reading`'s values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadingArg {
+    OneSnapshot,
+    SplitRead,
+    Both,
+}
+
+impl ReadingArg {
+    fn reading(self) -> Reading {
+        match self {
+            ReadingArg::OneSnapshot => Reading::OneSnapshot,
+            ReadingArg::SplitRead => Reading::SplitRead,
+            ReadingArg::Both => Reading::Both,
+        }
+    }
 }
 
 /// `compare`: every design of the model on the bounds given.
@@ -92,7 +119,18 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
     // Every file the run reads: each scenario file under the paths.
     let inputs = crate::scenario::files(&paths).map_err(|e| e.to_string())?;
     itf::check_outputs(&outputs, &inputs)?;
-    let table = findings::run(&paths, model, &args.limits.limits()?, &args.designs)?;
+    let reading = match args.reading {
+        Some(given) => given.reading(),
+        None if findings::model_reads_split(model) => Reading::Both,
+        None => Reading::OneSnapshot,
+    };
+    let table = findings::run(
+        &paths,
+        model,
+        &args.limits.limits()?,
+        &args.designs,
+        reading,
+    )?;
     let json = report::json_text(&findings::record(&table));
     if args.json.json {
         print!("{json}");
@@ -105,8 +143,9 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
         println!(
             "{}\n",
             style.bold(&format!(
-                "slotcheck compare --findings: {model}, {} findings",
-                table.columns.len()
+                "slotcheck compare --findings: {model}, {} findings, {} reads",
+                table.columns.len(),
+                reading.word()
             ))
         );
         print!("{}", findings::text(&table, style));

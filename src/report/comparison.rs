@@ -162,9 +162,13 @@ pub struct FindingsTable {
     pub cells: Vec<FindingCell>,
     pub designs: Vec<FindingDesign>,
     pub findings: Vec<FindingColumn>,
-    /// The designs that hold every finding (or reach every witness).
+    /// The designs that hold every finding (or reach every witness), under
+    /// every reading checked.
     pub holds_every_finding: Vec<String>,
     pub model: String,
+    /// The workers' reads checked: `one-snapshot`, `split-read` (R's row,
+    /// the queue row and the head in separate statements) or `both`.
+    pub reading: &'static str,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -183,6 +187,11 @@ pub struct FindingDesign {
     /// What it costs to build.
     pub cost: String,
     pub name: String,
+    /// With both readings: whether split reads break a finding it holds
+    /// in one snapshot (`null`: one reading checked).
+    pub needs_one_snapshot_read: Option<bool>,
+    /// With both readings: what it needs of the read, in words.
+    pub read: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -190,6 +199,9 @@ pub struct FindingCell {
     pub design: String,
     /// The finding's scenario id.
     pub finding: Option<String>,
+    /// The reading the cell was checked under: `one-snapshot` or
+    /// `split-read`.
+    pub reading: &'static str,
     pub steps: Option<usize>,
     pub verdict: String,
 }

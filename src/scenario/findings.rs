@@ -33,8 +33,65 @@ pub struct Table {
     pub stories_page: &'static str,
     pub columns: Vec<Column>,
     pub designs: Vec<MatrixDesign>,
+    /// A cell per design and finding, under [`Table::reading`].
     pub cells: Vec<ResultRow>,
     pub stats: Vec<StatsRow>,
+    /// How the workers read in `cells`.
+    pub reading: Reading,
+    /// With both readings: the cells under split reads (`cells` are then
+    /// the one-snapshot ones).
+    pub split: Option<Vec<ResultRow>>,
+}
+
+/// How a worker reads R's row, the queue row and the latest head: in one
+/// snapshot (one joined `SELECT`, or a read transaction at REPEATABLE
+/// READ), or in separate statements (the model option `split-read`: three
+/// `SELECT`s, or a transaction at READ COMMITTED).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    OneSnapshot,
+    SplitRead,
+    /// Both: every finding under each.
+    Both,
+}
+
+/// The model option of split reads.
+const SPLIT_READ: &str = "split-read";
+
+/// What a design needs of the read, next to it in the table.
+pub const NEEDS_ONE_SNAPSHOT: &str =
+    "needs a one-snapshot read: one joined `SELECT`, or a read transaction at REPEATABLE READ";
+
+impl Reading {
+    pub fn word(self) -> &'static str {
+        match self {
+            Reading::OneSnapshot => "one-snapshot",
+            Reading::SplitRead => "split-read",
+            Reading::Both => "both",
+        }
+    }
+
+    /// The model options a check under this reading adds (one reading).
+    fn options(self) -> &'static [&'static str] {
+        match self {
+            Reading::SplitRead => &[SPLIT_READ],
+            _ => &[],
+        }
+    }
+}
+
+/// Whether `model` has a split reading at all (a model option
+/// `split-read`).
+pub fn model_reads_split(model: &str) -> bool {
+    struct Splits;
+    impl ForModel for Splits {
+        type Out = bool;
+        fn run<M: ToolModel>(self) -> Self::Out {
+            let mut m = M::first_design(M::DEFAULT_BOUNDS);
+            m.set_option(SPLIT_READ).is_ok()
+        }
+    }
+    models::for_model(model, Splits).unwrap_or(false)
 }
 
 /// The page of `model`'s stories.
@@ -84,7 +141,14 @@ pub fn run(
     model: &'static str,
     limits: &Limits,
     chosen: &[String],
+    reading: Reading,
 ) -> Result<Table, String> {
+    if reading != Reading::OneSnapshot && !model_reads_split(model) {
+        return Err(format!(
+            "--reading {}: the {model} model has no split reads (its workers read one row at a time)",
+            reading.word()
+        ));
+    }
     let files = scenario::files(paths).map_err(|e| e.to_string())?;
     let scenarios = scenario::load_all(&files, &Selection::default()).map_err(|e| e.to_string())?;
     let mut table = Table {
@@ -94,6 +158,12 @@ pub fn run(
         designs: designs(model, chosen)?,
         cells: Vec::new(),
         stats: Vec::new(),
+        reading,
+        split: (reading == Reading::Both).then(Vec::new),
+    };
+    let first = match reading {
+        Reading::Both => Reading::OneSnapshot,
+        one => one,
     };
     for s in scenarios
         .iter()
@@ -108,9 +178,16 @@ pub fn run(
             flags: s.heading.bounds_flags.clone(),
             file: s.heading.file.clone(),
         });
-        for (cell, stats) in s.check_finding(limits, chosen)? {
+        for (cell, stats) in s.check_finding(limits, chosen, first.options())? {
             table.cells.push(cell);
             table.stats.push(stats);
+        }
+        if let Some(split) = &mut table.split {
+            for (cell, mut stats) in s.check_finding(limits, chosen, &[SPLIT_READ])? {
+                stats.label.push_str(" · split reads");
+                split.push(cell);
+                table.stats.push(stats);
+            }
         }
     }
     if table.columns.is_empty() {
@@ -133,12 +210,56 @@ impl Table {
             .find(|c| c.design == design && c.scenario.as_deref() == Some(finding))
     }
 
+    /// The cell under split reads, when both readings were checked.
+    fn split_cell(&self, design: &str, finding: &str) -> Option<&ResultRow> {
+        self.split
+            .as_ref()?
+            .iter()
+            .find(|c| c.design == design && c.scenario.as_deref() == Some(finding))
+    }
+
+    /// With both readings: the findings `design` holds in one snapshot
+    /// and breaks under split reads (empty: the read is no condition of it).
+    pub fn broken_by_split_reads(&self, design: &str) -> Vec<&Column> {
+        self.columns
+            .iter()
+            .filter(|c| {
+                let held = |cell: Option<&ResultRow>| {
+                    cell.is_some_and(|cell| cell.got == Verdict::Holds.word())
+                };
+                held(self.cell(design, &c.id)) && !held(self.split_cell(design, &c.id))
+            })
+            .filter(|_| self.split.is_some())
+            .collect()
+    }
+
+    /// What `design` needs of the read, in words (both readings checked).
+    pub fn read_words(&self, design: &str) -> Option<String> {
+        self.split.as_ref()?;
+        let broken = self.broken_by_split_reads(design);
+        let holds_one = self.columns.iter().all(|c| {
+            self.cell(design, &c.id)
+                .is_some_and(|cell| cell.got == Verdict::Holds.word())
+        });
+        Some(if broken.is_empty() && holds_one {
+            "either read: one snapshot or separate statements".to_string()
+        } else if broken.is_empty() {
+            "split reads change no verdict".to_string()
+        } else {
+            let ids: Vec<&str> = broken.iter().map(|c| c.id.as_str()).collect();
+            format!(
+                "{NEEDS_ONE_SNAPSHOT} (split reads break {})",
+                ids.join(", ")
+            )
+        })
+    }
+
     /// Whether a run was cut short (its verdicts are then inconclusive).
     pub fn cut(&self) -> bool {
         self.stats.iter().any(|s| s.cut.is_some())
     }
 
-    /// The designs that hold every finding.
+    /// The designs that hold every finding (under every reading checked).
     pub fn clean(&self) -> Vec<&str> {
         self.designs
             .iter()
@@ -146,6 +267,10 @@ impl Table {
                 self.columns.iter().all(|c| {
                     self.cell(&d.name, &c.id)
                         .is_some_and(|cell| cell.got == Verdict::Holds.word())
+                        && (self.split.is_none()
+                            || self
+                                .split_cell(&d.name, &c.id)
+                                .is_some_and(|cell| cell.got == Verdict::Holds.word()))
                 })
             })
             .map(|d| d.name.as_str())
@@ -159,6 +284,35 @@ fn verdict_words(cell: &ResultRow) -> String {
         ("violated", Some(n)) => format!("violated ({})", crate::report::count(n as u64, "step")),
         (got, _) => got.to_string(),
     }
+}
+
+/// A row per design, a column per finding: each cell's steps (or
+/// `holds`), as `lookup` finds the cell.
+fn verdict_table<'t>(
+    table: &'t Table,
+    style: Style,
+    lookup: impl Fn(&str, &str) -> Option<&'t ResultRow>,
+) -> String {
+    let mut headings = vec![Heading::left("design")];
+    // Each finding's column as wide as `holds`, however short its cells.
+    headings.extend((1..=table.columns.len()).map(|i| Heading::left(&format!("F{i}")).at_least(5)));
+    let mut verdicts = TextTable::new(headings);
+    for d in &table.designs {
+        let mut row: Vec<Cell> = vec![d.name.as_str().into()];
+        for c in &table.columns {
+            let (text, verdict) = match lookup(&d.name, &c.id) {
+                None => ("-".to_string(), Verdict::Inconclusive),
+                Some(cell) => match (cell.got.as_str(), cell.steps) {
+                    ("violated", Some(n)) => (n.to_string(), Verdict::Violated),
+                    ("holds", _) => ("holds".to_string(), Verdict::Holds),
+                    _ => ("?".to_string(), Verdict::Inconclusive),
+                },
+            };
+            row.push(Cell::painted(text, verdict));
+        }
+        verdicts.row(row);
+    }
+    verdicts.render(style)
 }
 
 /// The table for a terminal: findings numbered, then a row per design with
@@ -180,26 +334,11 @@ pub fn text(table: &Table, style: Style) -> String {
     }
     let mut out = findings.render(style);
     out.push('\n');
-    let mut headings = vec![Heading::left("design")];
-    // Each finding's column as wide as `holds`, however short its cells.
-    headings.extend((1..=table.columns.len()).map(|i| Heading::left(&format!("F{i}")).at_least(5)));
-    let mut verdicts = TextTable::new(headings);
-    for d in &table.designs {
-        let mut row: Vec<Cell> = vec![d.name.as_str().into()];
-        for c in &table.columns {
-            let (text, verdict) = match table.cell(&d.name, &c.id) {
-                None => ("-".to_string(), Verdict::Inconclusive),
-                Some(cell) => match (cell.got.as_str(), cell.steps) {
-                    ("violated", Some(n)) => (n.to_string(), Verdict::Violated),
-                    ("holds", _) => ("holds".to_string(), Verdict::Holds),
-                    _ => ("?".to_string(), Verdict::Inconclusive),
-                },
-            };
-            row.push(Cell::painted(text, verdict));
-        }
-        verdicts.row(row);
+    out.push_str(&verdict_table(table, style, |d, f| table.cell(d, f)));
+    if table.split.is_some() {
+        out.push_str("\nsplit reads (--option split-read: R, the queue row and the head read in three statements)\n");
+        out.push_str(&verdict_table(table, style, |d, f| table.split_cell(d, f)));
     }
-    out.push_str(&verdicts.render(style));
     out.push_str(
         "\na number: violated, the steps of the shortest counterexample; holds: not on the finding's bounds; ?: a budget ran out\n\n",
     );
@@ -208,9 +347,23 @@ pub fn text(table: &Table, style: Style) -> String {
         costs.row(vec![d.name.as_str().into(), d.cost.as_str().into()]);
     }
     out.push_str(&costs.render(style));
+    if table.split.is_some() {
+        let mut reads = TextTable::new(vec![Heading::left("read"), Heading::left("")]);
+        for d in &table.designs {
+            let words = table.read_words(&d.name).unwrap_or_default();
+            reads.row(vec![d.name.as_str().into(), words.into()]);
+        }
+        out.push('\n');
+        out.push_str(&reads.render(style));
+    }
     let clean = table.clean();
     out.push_str(&format!(
-        "\nholds every finding: {}\n",
+        "\nholds every finding{}: {}\n",
+        match table.reading {
+            Reading::OneSnapshot => " (one-snapshot reads)",
+            Reading::SplitRead => " (split reads)",
+            Reading::Both => " under both readings",
+        },
         if clean.is_empty() {
             "no design".to_string()
         } else {
@@ -242,8 +395,15 @@ pub fn markdown(table: &Table) -> String {
         let file = c.file.display().to_string();
         out.push_str(&format!(" [{}]({file}) `{}` |", c.id, c.property));
     }
+    let reads = table.split.is_some();
+    if reads {
+        out.push_str(" read |");
+    }
     out.push_str(" cost |\n|---|");
     for _ in &table.columns {
+        out.push_str("---|");
+    }
+    if reads {
         out.push_str("---|");
     }
     out.push_str("---|\n");
@@ -260,7 +420,27 @@ pub fn markdown(table: &Table) -> String {
                 ),
                 Some(cell) => format!("**{}**", verdict_words(cell)),
             };
+            let split = table.split_cell(&d.name, &c.id);
+            let text = match (table.cell(&d.name, &c.id), split) {
+                // Only a verdict that differs: a split read is longer anyway.
+                (Some(one), Some(split)) if split.got != one.got => {
+                    let words = match &split.story {
+                        Some(_) => format!(
+                            "[{}]({}#{})",
+                            verdict_words(split),
+                            table.stories_page,
+                            anchor(&d.name, &format!("{} split reads", c.id))
+                        ),
+                        None => verdict_words(split),
+                    };
+                    format!("{text}; split reads: {words}")
+                }
+                _ => text,
+            };
             out.push_str(&format!(" {text} |"));
+        }
+        if let Some(words) = table.read_words(&d.name) {
+            out.push_str(&format!(" {words} |"));
         }
         out.push_str(&format!(" {} |\n", d.cost));
     }
@@ -307,6 +487,30 @@ pub fn stories(table: &Table) -> String {
                 story
             ));
         }
+        // Under split reads: the stories of the cells that differ from one
+        // snapshot's.
+        for d in &table.designs {
+            let (Some(one), Some(split)) =
+                (table.cell(&d.name, &c.id), table.split_cell(&d.name, &c.id))
+            else {
+                continue;
+            };
+            let Some(story) = &split.story else { continue };
+            if split.got == one.got {
+                continue;
+            }
+            out.push_str(&format!(
+                "\n### {}, {} split reads\n\n{} with split reads (`slotcheck check{} --design {} {} --option {SPLIT_READ} --property {}`):\n\n```text\n{}```\n",
+                d.name,
+                c.id,
+                verdict_words(split),
+                models::model_flag(table.model),
+                d.name,
+                c.flags,
+                c.property,
+                story
+            ));
+        }
         out.push('\n');
     }
     out
@@ -314,13 +518,23 @@ pub fn stories(table: &Table) -> String {
 
 /// The table as its typed record (`compare --findings --json`).
 pub fn record(table: &Table) -> FindingsTable {
-    FindingsTable {
-        cells: table
-            .cells
+    let first = match table.reading {
+        Reading::Both => Reading::OneSnapshot,
+        one => one,
+    };
+    let tagged = table.cells.iter().map(|c| (first, c)).chain(
+        table
+            .split
             .iter()
-            .map(|c| FindingCell {
+            .flatten()
+            .map(|c| (Reading::SplitRead, c)),
+    );
+    FindingsTable {
+        cells: tagged
+            .map(|(reading, c)| FindingCell {
                 design: c.design.clone(),
                 finding: c.scenario.clone(),
+                reading: reading.word(),
                 steps: c.steps,
                 verdict: c.got.clone(),
             })
@@ -332,6 +546,11 @@ pub fn record(table: &Table) -> FindingsTable {
                 change: d.change.clone(),
                 cost: d.cost.clone(),
                 name: d.name.clone(),
+                needs_one_snapshot_read: table
+                    .split
+                    .is_some()
+                    .then(|| !table.broken_by_split_reads(&d.name).is_empty()),
+                read: table.read_words(&d.name),
             })
             .collect(),
         findings: table
@@ -346,6 +565,7 @@ pub fn record(table: &Table) -> FindingsTable {
             .collect(),
         holds_every_finding: table.clean().into_iter().map(String::from).collect(),
         model: table.model.to_string(),
+        reading: table.reading.word(),
     }
 }
 

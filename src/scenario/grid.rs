@@ -17,6 +17,8 @@ use serde_json::Value as Json;
 pub enum Want {
     Is(u32),
     AtLeast(u32),
+    /// The model option of this name is on (true) or off (false).
+    Option(bool),
 }
 
 impl Want {
@@ -24,6 +26,7 @@ impl Want {
         match self {
             Want::Is(n) => value == n,
             Want::AtLeast(n) => value >= n,
+            Want::Option(_) => unreachable!("an option is no bound"),
         }
     }
 }
@@ -84,10 +87,16 @@ fn bound(bounds: &Json, name: &str) -> u32 {
 }
 
 fn in_level(level: &Level, bounds: &Json) -> bool {
-    level
-        .bounds
-        .iter()
-        .all(|(name, want)| want.holds(bound(bounds, name)))
+    level.bounds.iter().all(|(name, want)| match want {
+        Want::Option(on) => {
+            let set = bounds
+                .get("options")
+                .and_then(Json::as_array)
+                .is_some_and(|o| o.iter().any(|o| o.as_str() == Some(name)));
+            set == *on
+        }
+        _ => want.holds(bound(bounds, name)),
+    })
 }
 
 /// Every cell of `grid`, in the order of its axes, with what covers it.

@@ -202,9 +202,12 @@ impl Scenario {
         &self,
         limits: &Limits,
         designs: &[String],
+        options: &[&str],
     ) -> Result<Vec<(html::ResultRow, StatsRow)>, String> {
         match self.heading.finding {
-            Some(property) => self.plan.check_finding(self, property, limits, designs),
+            Some(property) => self
+                .plan
+                .check_finding(self, property, limits, designs, options),
             None => Ok(Vec::new()),
         }
     }
@@ -261,6 +264,7 @@ trait Plan {
         property: &'static str,
         limits: &Limits,
         designs: &[String],
+        options: &[&str],
     ) -> Result<Vec<(html::ResultRow, StatsRow)>, String>;
 }
 

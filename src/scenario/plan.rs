@@ -147,8 +147,9 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
         property: &'static str,
         limits: &Limits,
         designs: &[String],
+        options: &[&str],
     ) -> Result<Vec<(html::ResultRow, StatsRow)>, String> {
-        let chosen: Vec<(String, M)> = if designs.is_empty() {
+        let mut chosen: Vec<(String, M)> = if designs.is_empty() {
             self.every_design.clone()
         } else {
             let base = &self.every_design[0].1;
@@ -157,6 +158,12 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
                 .map(|d| base.with_design(d).map(|m| (m.variant().to_string(), m)))
                 .collect::<Result<_, _>>()?
         };
+        // A reading's options on top of the scenario's own.
+        for (_, model) in &mut chosen {
+            for option in options {
+                model.set_option(option)?;
+            }
+        }
         Ok(chosen
             .iter()
             .map(|(design, model)| {

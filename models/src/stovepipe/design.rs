@@ -248,13 +248,33 @@ pub const OWNER_KEYED_DLQ_CANCELS: Design = Design {
     ..OWNER_KEYED
 };
 
-/// The README's recommendation: two of owner-keyed's parts changed.
+/// Two of owner-keyed's parts changed: the recommendation for a worker
+/// whose read is one snapshot (it breaks under `split-read`).
 pub const OWNER_KEYED_ATOMIC_ADMIT_DLQ_CANCELS: Design = Design {
     name: "owner-keyed-atomic-admit-dlq-cancels",
     summary: "PR #966 with the admit as one transaction and a DLQ that cancels the build first",
     change: "owner-keyed-atomic-admit and owner-keyed-dlq-cancels together: steps b and c are one transaction on the queue row and R's row, and the DLQ cancels R's build before it releases R's slot.",
     cost: "as owner-keyed, and every admit one two-row transaction (the queue row locked for the admit); one build-system cancel per dead-lettered request",
     admit: Admit::OneTransaction,
+    dlq: Dlq::CancelFirst,
+    ..OWNER_KEYED
+};
+
+/// The recommendation under either reading: the README's former
+/// recommendation with the stale head superseded first. A worker that reads
+/// R's row, the queue row and the head in separate statements (`split-read`)
+/// can see R `accepted` and then R in the set (a stalled delivery's admit
+/// committed between its reads); PR #966's stale head then releases a slot
+/// guarded only by the queue's version, while R's build runs. Superseding
+/// first is guarded by R's version, which the admit bumped, so it loses and
+/// the worker reads again.
+pub const OWNER_KEYED_ATOMIC_ADMIT_SUPERSEDE_FIRST_DLQ_CANCELS: Design = Design {
+    name: "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
+    summary: "owner-keyed-atomic-admit-dlq-cancels, but a stale head is superseded before its slot is released (no extra cost)",
+    change: "owner-keyed-atomic-admit-dlq-cancels and owner-keyed-supersede-first together: the admit is one transaction on the queue row and R's row, the DLQ cancels R's build before it releases R's slot, and a head that is no longer the latest is superseded (CAS on R's row) before its slot is released. Why: with reads in separate statements a worker can read R accepted, then the queue with R's slot (a stalled admit committed between the two reads); releasing first is guarded only by the queue's version and wins while R's build runs, superseding first is guarded by R's version and loses.",
+    cost: "as owner-keyed-atomic-admit-dlq-cancels: the stale head's two CASes in the other order cost nothing",
+    admit: Admit::OneTransaction,
+    stale_head: StaleHead::SupersedeThenRelease,
     dlq: Dlq::CancelFirst,
     ..OWNER_KEYED
 };
@@ -273,8 +293,8 @@ pub const OWNER_KEYED_CAS_ONLY_REPAIRS: Design = Design {
 };
 
 /// Every named design, in the order reports show them: the source's three,
-/// then the repairs of owner-keyed, one change each, then two combinations.
-pub static DESIGNS: [Design; 11] = [
+/// then the repairs of owner-keyed, one change each, then the combinations.
+pub static DESIGNS: [Design; 12] = [
     CLAIM_FIRST,
     FAIL_OPEN,
     OWNER_KEYED,
@@ -285,6 +305,7 @@ pub static DESIGNS: [Design; 11] = [
     OWNER_KEYED_ATOMIC_ADMIT,
     OWNER_KEYED_DLQ_CANCELS,
     OWNER_KEYED_ATOMIC_ADMIT_DLQ_CANCELS,
+    OWNER_KEYED_ATOMIC_ADMIT_SUPERSEDE_FIRST_DLQ_CANCELS,
     OWNER_KEYED_CAS_ONLY_REPAIRS,
 ];
 
