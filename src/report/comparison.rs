@@ -91,6 +91,7 @@ impl Comparison {
                     kind: match r.kind {
                         PropertyKind::Always => "always",
                         PropertyKind::Sometimes => "sometimes",
+                        PropertyKind::Progress => "progress",
                     },
                     property: r.name.to_string(),
                     steps: super::steps(r),

@@ -176,7 +176,7 @@ fn reap(turn: &mut Turn) -> Pc {
         unreachable!("the reaping gate needs an owner set")
     };
     let terminal = (0..MAX_REQUESTS)
-        .filter(|&o| set & (1 << o) != 0 && turn.state_of(o).is_terminal())
+        .filter(|&o| set & (1 << o) != 0 && turn.reaps(turn.state_of(o)))
         .fold(0u32, |acc, o| acc | 1 << o);
     turn.observe_reap(terminal, true);
     if terminal == 0 {
