@@ -423,3 +423,36 @@ fn a_fixed_point_over_whole_states_agrees_on_link() {
         );
     }
 }
+
+/// Whether some of `runs` seeded walks with a liveness phase (faults only in
+/// the first 0..=20 steps, then every request must finish within 400 steps)
+/// ends unsettled: the simulator's verdict on `requests-finish`.
+fn simulator_finds_unsettled(model: &Stovepipe, runs: u64) -> bool {
+    use slotcheck::simulate::{run_rng, walk_live, Schedule};
+    (0..runs).any(|run| {
+        let mut rng = run_rng(36, run);
+        let walk = walk_live(model, &[], &mut Schedule::Uniform, 400, Some(20), &mut rng);
+        walk.unsettled.is_some()
+    })
+}
+
+#[test]
+fn the_simulators_liveness_phase_agrees_with_the_exhaustive_verdict() {
+    let mutant = reaping_gate().mutant(REAPS_SUPERSEDED_ONLY);
+    let atomic = Stovepipe::new(design_named("owner-keyed-atomic-admit").unwrap(), SMALL);
+    let wedging = Stovepipe::new(design_named("owner-keyed").unwrap(), SMALL);
+    for model in [reaping_gate(), atomic, mutant, wedging] {
+        let exhaustive = verdict_of(&model, REQUESTS_FINISH);
+        assert_eq!(
+            simulator_finds_unsettled(&model, 2000),
+            exhaustive,
+            "{}{}: the simulator's liveness phase disagrees with requests-finish",
+            model.design.name,
+            if model.mutation.is_some() {
+                " (mutant)"
+            } else {
+                ""
+            }
+        );
+    }
+}
