@@ -107,13 +107,13 @@ fn the_lasso_is_told_with_its_loop_repeating_for_ever_in_text_and_itf() {
         text.contains("reap"),
         "the loop holds behind the reap: {text}"
     );
-    let file = std::fs::read_dir(&dir)
+    let file: std::path::PathBuf = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with(".itf.json"))
         .expect("an ITF trace");
     let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let states = doc["states"].as_array().unwrap().len();
     let index = doc["loop"].as_u64().expect("ITF's loop index") as usize;
     assert!(
@@ -128,6 +128,16 @@ fn the_lasso_is_told_with_its_loop_repeating_for_ever_in_text_and_itf() {
         s
     };
     assert_eq!(rows(index - 1), rows(states - 1));
+    // Replayed, it still violates, told with its loop.
+    let replayed = common::slotcheck(&["replay", file.to_str().unwrap()]);
+    let told = common::stdout(&replayed);
+    assert_eq!(
+        common::code(&replayed),
+        1,
+        "{told}{}",
+        common::stderr(&replayed)
+    );
+    assert!(told.contains("repeat for ever"), "{told}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

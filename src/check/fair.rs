@@ -54,7 +54,8 @@ struct Index {
 impl Index {
     fn build(words: &[u64], k: usize) -> Index {
         let n = words.len() / k;
-        let mut slots = vec![0u32; (2 * n).next_power_of_two().max(2)];
+        // At most two thirds full.
+        let mut slots = vec![0u32; (n + n / 2).next_power_of_two().max(2)];
         let mask = slots.len() - 1;
         for i in 0..n {
             let mut at = fingerprint(&words[i * k..(i + 1) * k]) as usize & mask;
@@ -288,7 +289,33 @@ fn fair_cycle(members: &HashSet<u32>, expanded: &HashMap<u32, Expanded>) -> bool
     always.unwrap_or_default().iter().all(|c| taken.contains(c))
 }
 
-pub(crate) fn find<M: Narrated + Packed>(
+/// `work` on `threads` contiguous ranges of `0..n`, in order.
+fn in_parallel<T: Send>(
+    n: usize,
+    threads: usize,
+    work: impl Fn(std::ops::Range<usize>) -> T + Sync,
+) -> Vec<T> {
+    let per = n.div_ceil(threads).max(1);
+    let ranges: Vec<_> = (0..n).step_by(per).map(|a| a..(a + per).min(n)).collect();
+    if ranges.len() <= 1 {
+        return ranges.into_iter().map(&work).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .into_iter()
+            .map(|r| {
+                let work = &work;
+                scope.spawn(move || work(r))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a progress thread"))
+            .collect()
+    })
+}
+
+pub(crate) fn find<M: Narrated + Packed + Sync>(
     model: &M,
     progress: &[Progress<M>],
     searched: &Searched,
@@ -308,16 +335,22 @@ pub(crate) fn find<M: Narrated + Packed>(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
+    let over_budget = || {
+        if super::budget::cancelled() {
+            Some(Cut::Signal)
+        } else if deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Cut::Timeout)
+        } else {
+            match (limits.max_memory, resident_bytes()) {
+                (Some(max), Some(now)) if now > max => Some(Cut::MaxMemory),
+                _ => None,
+            }
+        }
+    };
     let mut cut: Option<Cut> = None;
     let go_on = |cut: &mut Option<Cut>| {
-        if super::budget::cancelled() {
-            *cut = Some(Cut::Signal);
-        } else if deadline.is_some_and(|d| Instant::now() >= d) {
-            *cut = Some(Cut::Timeout);
-        } else if let (Some(max), Some(now)) = (limits.max_memory, resident_bytes()) {
-            if now > max {
-                *cut = Some(Cut::MaxMemory);
-            }
+        if cut.is_none() {
+            *cut = over_budget();
         }
         cut.is_none()
     };
@@ -331,44 +364,92 @@ pub(crate) fn find<M: Narrated + Packed>(
             });
         }
     };
-    // The states where something is owed, one bit each.
-    let mut owing = vec![0u64; n.div_ceil(64)];
-    for v in 0..n as u32 {
-        if v % 4096 == 0 && !go_on(&mut cut) {
-            return Fair {
-                found: progress.iter().map(|_| None).collect(),
-                cut,
-            };
+    // The states where something is owed, then each one's steps to such
+    // states (kept, as offsets and targets): both by every thread, each on a
+    // range of states, the same whatever their number.
+    let threads = limits.threads.max(1);
+    let stop = std::sync::Mutex::new(None::<Cut>);
+    let stopped = |at: usize| {
+        if at % 4096 == 0 {
+            if let Some(c) = over_budget() {
+                stop.lock().expect("a budget flag").get_or_insert(c);
+            }
         }
-        if graph.pending(v).iter().any(|&m| m != 0) {
-            owing[v as usize / 64] |= 1 << (v % 64);
+        stop.lock().expect("a budget flag").is_some()
+    };
+    let owing: Vec<bool> = in_parallel(n, threads, |range| {
+        let mut out = Vec::with_capacity(range.len());
+        for v in range {
+            if stopped(v) {
+                break;
+            }
+            out.push(graph.pending(v as u32).iter().any(|&m| m != 0));
         }
-    }
-    let pending_any = |v: u32| owing[v as usize / 64] & (1 << (v % 64)) != 0;
+        out
+    })
+    .concat();
+    let pending_any = |v: u32| owing.get(v as usize).copied().unwrap_or(false);
     // One-state components worth judging: a stutter, or a step back to
     // itself (seen when the state is expanded).
-    let single = std::cell::RefCell::new(HashSet::new());
+    let parts = in_parallel(n, threads, |range| {
+        let mut counts: Vec<u32> = Vec::with_capacity(range.len());
+        let mut targets: Vec<u32> = Vec::new();
+        let mut single: Vec<u32> = Vec::new();
+        for v in range {
+            if stopped(v) {
+                break;
+            }
+            if !pending_any(v as u32) {
+                counts.push(0);
+                continue;
+            }
+            let e = graph.expand(v as u32);
+            if e.stutters || e.edges.iter().any(|x| x.0 == v as u32) {
+                single.push(v as u32);
+            }
+            let before = targets.len();
+            targets.extend(e.edges.iter().map(|x| x.0).filter(|&w| pending_any(w)));
+            counts.push((targets.len() - before) as u32);
+        }
+        (counts, targets, single)
+    });
+    if let Some(c) = *stop.lock().expect("a budget flag") {
+        return Fair {
+            found: progress.iter().map(|_| None).collect(),
+            cut: Some(c),
+        };
+    }
+    // Each range's steps stay where its thread put them (no copy of them
+    // all at once): its counts become offsets in place.
+    let per = n.div_ceil(threads).max(1);
+    let mut single: HashSet<u32> = HashSet::new();
+    let mut steps: Vec<(Vec<u32>, Vec<u32>)> = Vec::with_capacity(parts.len());
+    for (mut counts, part, one) in parts {
+        let mut at = 0u32;
+        for c in counts.iter_mut() {
+            let here = *c;
+            *c = at;
+            at += here;
+        }
+        counts.push(at);
+        steps.push((counts, part));
+        single.extend(one);
+    }
     let mut marks = vec![0u32; n];
     let mut roots = (0..n as u32).filter(|&v| pending_any(v));
     let mut components = Vec::new();
     let mut finished = tarjan(
         &mut |v| {
-            let e = graph.expand(v);
-            if e.stutters || e.edges.iter().any(|x| x.0 == v) {
-                single.borrow_mut().insert(v);
-            }
-            e.edges
-                .iter()
-                .map(|e| e.0)
-                .filter(|&w| pending_any(w))
-                .collect()
+            let (offsets, targets) = &steps[v as usize / per];
+            let i = v as usize % per;
+            targets[offsets[i] as usize..offsets[i + 1] as usize].to_vec()
         },
         &mut roots,
         &mut marks,
         &mut |component| {
             // Most components are one state with no step back to itself
             // and something fair to do: nothing to judge.
-            if component.len() == 1 && !single.borrow().contains(&component[0]) {
+            if component.len() == 1 && !single.contains(&component[0]) {
                 return;
             }
             components.push(component);
@@ -376,6 +457,7 @@ pub(crate) fn find<M: Narrated + Packed>(
         &mut || go_on(&mut cut),
     );
     drop(marks);
+    drop(steps);
     let judge = |component: Vec<u32>, best: &mut Vec<Option<Candidate>>, cut: &mut Option<Cut>| {
         let expanded: HashMap<u32, Expanded> =
             component.iter().map(|&v| (v, graph.expand(v))).collect();

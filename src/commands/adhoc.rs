@@ -201,6 +201,7 @@ fn check_json<M: ToolModel>(model: &M, outcome: &Outcome<M>) -> DesignCheck {
         .iter()
         .map(|r| PropertyRecord {
             explanation: r.trace.as_ref().map(|t| report::told(model, r.name, t).1),
+            loop_from: r.trace.as_ref().and_then(|t| t.loop_from),
             property: r.name.to_string(),
             steps: report::steps(r),
             story: match (r.verdict, outcome.story(model, r.name)) {

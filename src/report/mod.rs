@@ -125,11 +125,16 @@ pub fn verdict_cell<M: Narrated>(result: &PropertyResult<M>) -> String {
                 ..
             }) => {
                 let steps = result.trace.as_ref().map_or(0, |t| t.steps());
-                format!(
-                    "violated ({}, loop {})",
-                    count(*from as u64, "step"),
-                    steps - from
-                )
+                if steps == *from {
+                    // Nothing fair can happen: the last state repeats.
+                    format!("violated ({}, stuck)", count(steps as u64, "step"))
+                } else {
+                    format!(
+                        "violated ({}, loop {})",
+                        count(*from as u64, "step"),
+                        steps - from
+                    )
+                }
             }
             _ => {
                 let steps = result.trace.as_ref().map_or(0, |t| t.steps());
