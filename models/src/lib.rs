@@ -274,7 +274,7 @@ pub enum PropertyKind {
 /// reachable state with a bit set where nothing weakly fair is enabled
 /// (the run stutters there for ever) and the model's bounds did not stop it
 /// ([`Narrated::stopped_by_bounds`]).
-pub struct Progress<M: Model + ?Sized> {
+pub struct Progress<M: Model> {
     pub name: &'static str,
     pub pending: fn(&M, &M::State) -> u64,
 }

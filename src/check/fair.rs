@@ -370,7 +370,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
     let threads = limits.threads.max(1);
     let stop = std::sync::Mutex::new(None::<Cut>);
     let stopped = |at: usize| {
-        if at % 4096 == 0 {
+        if at.is_multiple_of(4096) {
             if let Some(c) = over_budget() {
                 stop.lock().expect("a budget flag").get_or_insert(c);
             }
