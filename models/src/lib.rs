@@ -261,6 +261,22 @@ impl std::fmt::Display for ScriptError {
 pub enum PropertyKind {
     Always,
     Sometimes,
+    /// Progress under weak fairness: what is pending in some state is done
+    /// in every fair run from it (violated by a lasso: a fair cycle, or a
+    /// state where nothing fair can happen, in which it stays pending).
+    Progress,
+}
+
+/// A progress property: something every fair run eventually does. `pending`
+/// says what is still owed in a state, one bit per thing owed (a request, a
+/// message, a builder), 0 when nothing is; the property is violated by a
+/// reachable fair cycle along which one bit stays set throughout, or by a
+/// reachable state with a bit set where nothing weakly fair is enabled
+/// (the run stutters there for ever) and the model's bounds did not stop it
+/// ([`Narrated::stopped_by_bounds`]).
+pub struct Progress<M: Model> {
+    pub name: &'static str,
+    pub pending: fn(&M, &M::State) -> u64,
 }
 
 /// How a model tells its paths. The tool turns these into stories, JSON and
@@ -299,8 +315,34 @@ pub trait Narrated: Model {
         row.to_string()
     }
 
-    /// Whether the named property is an `always` or a `sometimes` one.
+    /// The model's progress properties, checked under weak fairness
+    /// ([`Narrated::fairness`]). Default: none.
+    fn progress(&self) -> Vec<Progress<Self>> {
+        Vec::new()
+    }
+
+    /// The weak-fairness class of `action` in `state`: a step of the same
+    /// class that stays enabled for ever is eventually taken (the same
+    /// number for the same actor from one state to the next: a worker, a
+    /// message's delivery, a build, the clock); `None` for a fault, which
+    /// no fairness asks for (faults stay bounded). Default: one class.
+    fn fairness(&self, _state: &Self::State, _action: &Self::Action) -> Option<u64> {
+        Some(0)
+    }
+
+    /// Whether the model's own bounds, not the design, stop a run in
+    /// `state` (a horizon of time): a state where nothing fair can happen
+    /// is then no progress violation. Default: never.
+    fn stopped_by_bounds(&self, _state: &Self::State) -> bool {
+        false
+    }
+
+    /// Whether the named property is an `always`, a `sometimes` or a
+    /// progress one.
     fn kind_of(&self, property: &str) -> Option<PropertyKind> {
+        if self.progress().iter().any(|p| p.name == property) {
+            return Some(PropertyKind::Progress);
+        }
         self.properties()
             .into_iter()
             .find(|p| p.name == property)

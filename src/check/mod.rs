@@ -26,6 +26,7 @@
 //! other room (reports read its results, not the other way).
 
 pub mod budget;
+mod fair;
 pub mod memory;
 pub mod progress;
 mod search;
@@ -128,6 +129,11 @@ pub struct Trace<M: Model> {
     pub init: M::State,
     pub actions: Vec<M::Action>,
     pub last: M::State,
+    /// A lasso's loop: the actions from this index on repeat for ever (the
+    /// state before them is the state after them, as stored); none of them
+    /// when it is the path's length (the run stays in its last state).
+    /// `None` for a path that is no lasso.
+    pub loop_from: Option<usize>,
 }
 
 impl<M: Model> Trace<M> {
@@ -259,6 +265,7 @@ where
         init,
         actions,
         last: state,
+        loop_from: None,
     }
 }
 
@@ -281,7 +288,21 @@ where
             .all(|p| p.expectation != Expectation::Eventually),
         "`eventually` misses violations on cycles: judge them as an `always` over final states"
     );
-    let searched = search::search(&model, &properties, limits, started);
+    let progress: Vec<_> = model
+        .progress()
+        .into_iter()
+        .filter(|p| names.is_empty() || names.contains(&p.name))
+        .collect();
+    // Progress needs every state, kept whole: no stopping once found.
+    let keep = !progress.is_empty();
+    let limits = &Limits {
+        stop_once_found: limits.stop_once_found && !keep,
+        ..*limits
+    };
+    let mut searched = search::search(&model, &properties, limits, started, keep);
+    let fair = (keep && searched.cut.is_none())
+        .then(|| fair::find(&model, &progress, &searched, limits, started));
+    searched.words = Vec::new();
     let results = properties
         .iter()
         .zip(&searched.found)
@@ -292,10 +313,10 @@ where
                 replay(&model, root, &steps)
             });
             let verdict = match (kind, &trace, searched.cut) {
-                (PropertyKind::Always, Some(_), _) => Verdict::Violated,
+                (PropertyKind::Always | PropertyKind::Progress, Some(_), _) => Verdict::Violated,
                 (PropertyKind::Sometimes, Some(_), _) => Verdict::Reached,
                 (_, None, Some(_)) => Verdict::Inconclusive,
-                (PropertyKind::Always, None, None) => Verdict::Holds,
+                (PropertyKind::Always | PropertyKind::Progress, None, None) => Verdict::Holds,
                 (PropertyKind::Sometimes, None, None) => Verdict::NotReached,
             };
             PropertyResult {
@@ -306,7 +327,33 @@ where
                 found_after: found.map(|d| d.after.as_secs_f64()),
             }
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let fair_cut = fair.as_ref().and_then(|f| f.cut);
+    let mut results = results;
+    for (p, property) in progress.iter().enumerate() {
+        let lasso = fair.as_ref().and_then(|f| f.found[p].as_ref());
+        let trace = lasso.map(|l| {
+            let (root, mut steps) = searched.path(searched.key_of(l.entry));
+            let loop_from = steps.len();
+            steps.extend_from_slice(&l.steps);
+            Trace {
+                loop_from: Some(loop_from),
+                ..replay(&model, root, &steps)
+            }
+        });
+        let verdict = match (&trace, searched.cut.or(fair_cut)) {
+            (Some(_), _) => Verdict::Violated,
+            (None, Some(_)) => Verdict::Inconclusive,
+            (None, None) => Verdict::Holds,
+        };
+        results.push(PropertyResult {
+            name: property.name,
+            kind: PropertyKind::Progress,
+            verdict,
+            trace,
+            found_after: lasso.map(|l| l.after.as_secs_f64()),
+        });
+    }
     Outcome {
         results,
         stats: Stats {
@@ -314,7 +361,7 @@ where
             unique: searched.unique,
             depth: Some(searched.depth),
             seconds: started.elapsed().as_secs_f64(),
-            cut: searched.cut,
+            cut: searched.cut.or(fair_cut),
         },
     }
 }

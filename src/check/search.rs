@@ -59,6 +59,9 @@ pub(crate) struct Searched {
     parents: Vec<u32>,
     via: Vec<u8>,
     roots: Vec<u32>,
+    /// With `keep`: the packed words of every state, in its number's order
+    /// (what the progress check walks again); else empty.
+    pub words: Vec<u64>,
 }
 
 /// Whether `state` is a discovery for `property`: it breaks an `always`, or
@@ -146,6 +149,7 @@ pub(crate) fn search<M>(
     properties: &[Property<M>],
     limits: &Limits,
     started: Instant,
+    keep: bool,
 ) -> Searched
 where
     M: Packed + Sync,
@@ -172,6 +176,7 @@ where
     let mut via: Vec<u8> = Vec::new();
     let mut roots: Vec<u32> = Vec::new();
     let mut found: Vec<Option<Discovery>> = vec![None; properties.len()];
+    let mut kept: Vec<u64> = Vec::new();
 
     // Level 1: the initial states, in their order.
     let mut frontier: Vec<u64> = Vec::new();
@@ -304,6 +309,9 @@ where
         if budget.stopped() {
             break;
         }
+        if keep {
+            kept.extend_from_slice(&frontier);
+        }
         drop(frontier);
 
         // 2. Insert, each group of shards by one thread, in key order.
@@ -385,10 +393,20 @@ where
         parents,
         via,
         roots,
+        words: kept,
     }
 }
 
 impl Searched {
+    /// The key of the state numbered `n` (as [`Searched::path`] takes it).
+    pub fn key_of(&self, n: usize) -> u64 {
+        if n < self.roots.len() {
+            INIT | self.roots[n] as u64
+        } else {
+            (self.parents[n] as u64) << 8 | self.via[n] as u64
+        }
+    }
+
     /// The actions (as indices into each state's `actions`) from an initial
     /// state to the state of `key`, and that initial state's index.
     pub fn path(&self, key: u64) -> (usize, Vec<usize>) {

@@ -16,7 +16,8 @@ use std::path::Path;
 
 /// The property names a user asked for, each checked against the model's.
 fn property_names<M: ToolModel>(model: &M, asked: &[String]) -> Result<Vec<&'static str>, String> {
-    let known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
+    let mut known: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
+    known.extend(model.progress().iter().map(|p| p.name));
     asked
         .iter()
         .map(|p| {
@@ -199,7 +200,8 @@ fn check_json<M: ToolModel>(model: &M, outcome: &Outcome<M>) -> DesignCheck {
         .results
         .iter()
         .map(|r| PropertyRecord {
-            explanation: r.trace.as_ref().map(|t| model.explain(r.name, &t.last)),
+            explanation: r.trace.as_ref().map(|t| report::told(model, r.name, t).1),
+            loop_from: r.trace.as_ref().and_then(|t| t.loop_from),
             property: r.name.to_string(),
             steps: report::steps(r),
             story: match (r.verdict, outcome.story(model, r.name)) {
@@ -251,19 +253,23 @@ fn print_check_text<M: ToolModel>(
         .filter(|r| r.verdict == Verdict::Violated)
     {
         let trace = r.trace.as_ref().expect("a violation has a trace");
-        let steps = model.tell(&trace.init, &trace.actions);
+        let (steps, ending) = report::told(model, r.name, trace);
+        let length = match trace.loop_from {
+            Some(from) => format!(
+                "a lasso: {}, then a loop of {} that repeats for ever",
+                report::count(from as u64, "step"),
+                report::count((trace.steps() - from) as u64, "step")
+            ),
+            None => report::count(trace.steps() as u64, "step"),
+        };
         println!(
             "\n{}",
             style.bold(&format!(
-                "{}: the shortest counterexample, {}",
-                r.name,
-                report::count(trace.steps() as u64, "step")
+                "{}: the shortest counterexample, {length}",
+                r.name
             ))
         );
-        print!(
-            "{}",
-            report::story_text(&steps, &model.explain(r.name, &trace.last))
-        );
+        print!("{}", report::story_text(&steps, &ending));
     }
     if let Some(cut) = outcome.stats.cut {
         println!(

@@ -8,8 +8,7 @@ use super::{model_of_design, ModelArgs, ToolModel};
 use serde_json::{Map, Value};
 use slotcheck_models::stovepipe::mutation;
 use slotcheck_models::stovepipe::{
-    compose, composition_help, request_name, Action, Bounds, State, Stovepipe, DESIGNS,
-    MAX_REQUESTS, REPAIRS,
+    compose, composition_help, request_name, Action, Bounds, State, Stovepipe, DESIGNS, REPAIRS,
 };
 use slotcheck_models::NamedOptions;
 
@@ -286,22 +285,7 @@ impl ToolModel for Stovepipe {
     fn actor(&self, s: &State, action: &Action) -> u64 {
         // A stalled worker (no longer holding its message) is another actor
         // than the worker its message was redelivered to.
-        let message = |i: usize| {
-            let w = s.worker(i);
-            (w.message as u64 * MAX_REQUESTS as u64 + w.request as u64) << 1
-                | u64::from(w.holds_message)
-        };
-        let (kind, who) = match *action {
-            Action::Arrive => (0, 0),
-            Action::Deliver { request, kind } => {
-                (1, kind as u64 * MAX_REQUESTS as u64 + request as u64)
-            }
-            Action::Step(i) => (2, message(i)),
-            Action::FinishBuild(r) => (3, r as u64),
-            Action::Crash(i) => (4, message(i)),
-            Action::Stall(i) => (5, message(i)),
-        };
-        kind << 32 | who
+        self.actor_of(s, action)
     }
 
     fn settled(&self, s: &State) -> bool {

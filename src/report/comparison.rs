@@ -21,8 +21,13 @@ pub struct Comparison {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct DesignVerdict {
     pub design: String,
-    /// `always` (must hold) or `sometimes` (a witness to reach).
+    /// `always` (must hold), `sometimes` (a witness to reach) or `progress`
+    /// (must hold under weak fairness: no livelock, no wedge).
     pub kind: &'static str,
+    /// A progress violation's lasso: the number of steps before its loop
+    /// (the steps after them repeat for ever; equal to `steps` when the run
+    /// stays in its last state); `null` for any other result.
+    pub loop_from: Option<usize>,
     pub property: String,
     /// The steps of the counterexample or witness path, if there is one.
     pub steps: Option<usize>,
@@ -91,7 +96,9 @@ impl Comparison {
                     kind: match r.kind {
                         PropertyKind::Always => "always",
                         PropertyKind::Sometimes => "sometimes",
+                        PropertyKind::Progress => "progress",
                     },
+                    loop_from: r.trace.as_ref().and_then(|t| t.loop_from),
                     property: r.name.to_string(),
                     steps: super::steps(r),
                     verdict: r.verdict.word(),
@@ -148,6 +155,10 @@ pub struct PropertyRecord {
     /// Why the property fails (or the witness holds) in the path's last
     /// state, if there is a path.
     pub explanation: Option<String>,
+    /// A progress violation's lasso: the number of steps before its loop
+    /// (the steps after them repeat for ever; equal to `steps` when the run
+    /// stays in its last state); `null` for any other result.
+    pub loop_from: Option<usize>,
     pub property: String,
     pub steps: Option<usize>,
     /// The shortest counterexample told step by step; `null` unless violated.

@@ -192,8 +192,7 @@ pub fn outcome_rows<M: Narrated>(
                 ..ResultRow::default()
             };
             if let Some(trace) = &r.trace {
-                let steps = model.tell(&trace.init, &trace.actions);
-                let ending = model.explain(r.name, &trace.last);
+                let (steps, ending) = report::told(model, r.name, trace);
                 let title = format!("{}: {design}, {} steps", r.name, trace.steps());
                 row.story = Some(report::story_text(&steps, &ending));
                 row.svg = Some(Diagram::of(model, &title, &steps, Some(&ending)).svg());

@@ -85,6 +85,34 @@ where
     json!({ "#meta": Json::Object(head), "vars": vars, "states": states })
 }
 
+/// Marks an ITF document as a lasso whose loop starts after `loop_from`
+/// of its steps (ITF's `loop`: the index of the state that follows the
+/// last one). The last state is, as stored, the state after `loop_from`
+/// steps, so the state after it is the one at `loop_from + 1`; with no
+/// loop steps the last state follows itself.
+pub fn set_loop(document: &mut Json, loop_from: usize) {
+    let steps = document["states"].as_array().map_or(1, Vec::len) - 1;
+    let index = if loop_from >= steps {
+        steps
+    } else {
+        loop_from + 1
+    };
+    document["loop"] = json!(index);
+}
+
+/// [`trace`], and for a lasso its `loop`.
+pub fn lasso<M: Narrated>(model: &M, meta: Json, trace: &crate::check::Trace<M>) -> Json
+where
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let mut document = self::trace(model, meta, &trace.init, &trace.actions);
+    if let Some(from) = trace.loop_from {
+        set_loop(&mut document, from);
+    }
+    document
+}
+
 /// The `#meta` object and the scripted steps of an ITF trace written by
 /// [`trace`]; the error says what is missing or does not add up (a trace
 /// emptied, truncated or with states taken out is a bad file, not a

@@ -23,7 +23,7 @@ pub mod see;
 pub mod table;
 pub mod validation;
 
-use crate::check::{Outcome, PropertyResult, Stats, Verdict};
+use crate::check::{Outcome, PropertyResult, Stats, Trace, Verdict};
 use clap::Args;
 use slotcheck_models::{Narrated, PropertyKind, StoryStep};
 use std::io::IsTerminal;
@@ -88,13 +88,59 @@ impl Style {
     }
 }
 
+/// A trace told as a story, and its ending: the property's explanation
+/// of the last state. A lasso's loop is marked: its first step says the
+/// loop starts there, and the ending that the loop's steps repeat for ever
+/// (or, with no loop steps, that the run stays in its last state).
+pub fn told<M: Narrated>(model: &M, property: &str, trace: &Trace<M>) -> (Vec<StoryStep>, String) {
+    let mut steps = model.tell(&trace.init, &trace.actions);
+    let explanation = model.explain(property, &trace.last);
+    let ending = match trace.loop_from {
+        None => explanation,
+        Some(from) if from >= steps.len() => format!(
+            "nothing weakly fair can happen any more: the run stays in this state, which repeats for ever; {explanation}"
+        ),
+        Some(from) => {
+            let n = steps.len();
+            steps[from].action = format!(
+                "[loop: steps {} to {n} repeat for ever] {}",
+                from + 1,
+                steps[from].action
+            );
+            format!(
+                "back in the state after step {from}: steps {} to {n} repeat for ever, a fair loop (every step enabled throughout it is taken in it); {explanation}",
+                from + 1
+            )
+        }
+    };
+    (steps, ending)
+}
+
 /// `holds`, `violated (7 steps)`, `reached`, `NOT reached`, `inconclusive`.
 pub fn verdict_cell<M: Narrated>(result: &PropertyResult<M>) -> String {
     match result.verdict {
-        Verdict::Violated => {
-            let steps = result.trace.as_ref().map_or(0, |t| t.steps());
-            format!("violated ({})", count(steps as u64, "step"))
-        }
+        Verdict::Violated => match result.trace.as_ref() {
+            Some(Trace {
+                loop_from: Some(from),
+                ..
+            }) => {
+                let steps = result.trace.as_ref().map_or(0, |t| t.steps());
+                if steps == *from {
+                    // Nothing fair can happen: the last state repeats.
+                    format!("violated ({}, stuck)", count(steps as u64, "step"))
+                } else {
+                    format!(
+                        "violated ({}, loop {})",
+                        count(*from as u64, "step"),
+                        steps - from
+                    )
+                }
+            }
+            _ => {
+                let steps = result.trace.as_ref().map_or(0, |t| t.steps());
+                format!("violated ({})", count(steps as u64, "step"))
+            }
+        },
         Verdict::NotReached => "NOT reached".into(),
         other => other.word().into(),
     }
@@ -114,7 +160,7 @@ pub fn comparison_table<M: Narrated>(columns: &[(String, Outcome<M>)], style: St
     let properties: Vec<&str> = first
         .results
         .iter()
-        .filter(|r| r.kind == PropertyKind::Always)
+        .filter(|r| r.kind != PropertyKind::Sometimes)
         .map(|r| r.name)
         .collect();
     // A verdict column keeps the width of a long verdict, so tables of

@@ -52,8 +52,7 @@ pub fn violation_diagrams<M: Narrated>(
         .filter(|r| r.verdict == Verdict::Violated)
         .filter_map(|r| {
             let trace = r.trace.as_ref()?;
-            let steps = model.tell(&trace.init, &trace.actions);
-            let ending = model.explain(r.name, &trace.last);
+            let (steps, ending) = crate::report::told(model, r.name, trace);
             let title = format!(
                 "{}: {design}, {}",
                 r.name,

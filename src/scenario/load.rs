@@ -9,7 +9,6 @@ use crate::models::{self, ForModel, ModelBounds, ToolModel, MODELS};
 use crate::report::line_column;
 use serde_json::Value as Json;
 use slotcheck_models::{Narrated, PropertyKind};
-use stateright::Model;
 use std::path::{Path, PathBuf};
 
 /// Reads and validates one scenario file.
@@ -127,7 +126,9 @@ where
             let field = format!("{field}.{property}");
             let e = *expected.get_ref();
             let fits = match kind {
-                PropertyKind::Always => matches!(e.verdict, Verdict::Holds | Verdict::Violated),
+                PropertyKind::Always | PropertyKind::Progress => {
+                    matches!(e.verdict, Verdict::Holds | Verdict::Violated)
+                }
                 PropertyKind::Sometimes => {
                     matches!(e.verdict, Verdict::Reached | Verdict::NotReached)
                 }
@@ -135,6 +136,7 @@ where
             if !fits {
                 let words = match kind {
                     PropertyKind::Always => "an `always` property: expect `holds` or `violated`",
+                    PropertyKind::Progress => "a progress property: expect `holds` or `violated`",
                     PropertyKind::Sometimes => {
                         "a witness (`sometimes`): expect `reached` or `not-reached`"
                     }
@@ -179,7 +181,7 @@ where
         Some(name) => {
             let model = &every_design[0].1;
             match property_named(model, name.get_ref()) {
-                Some((property, PropertyKind::Always)) => Some(property),
+                Some((property, PropertyKind::Always | PropertyKind::Progress)) => Some(property),
                 Some((property, PropertyKind::Sometimes)) => {
                     return Err(source.at(
                         name,
@@ -213,6 +215,13 @@ where
                     &story.violates,
                     format!("{field}.violates"),
                     format!("`{name}` is a witness (`sometimes`): a story must end violating an `always` property"),
+                ))
+            }
+            Some((name, PropertyKind::Progress)) => {
+                return Err(source.at(
+                    &story.violates,
+                    format!("{field}.violates"),
+                    format!("`{name}` is a progress property, violated by a loop rather than a last state: a story must end violating an `always` property"),
                 ))
             }
             None => {
@@ -287,12 +296,15 @@ pub(super) fn property_named<M: Narrated>(
     model: &M,
     name: &str,
 ) -> Option<(&'static str, PropertyKind)> {
-    let p = model.properties().into_iter().find(|p| p.name == name)?;
-    Some((p.name, model.kind_of(p.name)?))
+    let name = property_names(model).into_iter().find(|p| *p == name)?;
+    Some((name, model.kind_of(name)?))
 }
 
-pub(super) fn property_names<M: Model>(model: &M) -> Vec<&'static str> {
-    model.properties().iter().map(|p| p.name).collect()
+/// Every property's name: the `always` and `sometimes` ones, then progress.
+pub(super) fn property_names<M: Narrated>(model: &M) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = model.properties().iter().map(|p| p.name).collect();
+    names.extend(model.progress().iter().map(|p| p.name));
+    names
 }
 
 pub(super) const NO_SUCH_FILE: &str = "no such file or directory";

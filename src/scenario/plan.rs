@@ -209,8 +209,7 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
                 // A violation's or a reached witness's path, told; the
                 // diagram is cheap next to the check that found the path.
                 let told = result.trace.as_ref().map(|t| {
-                    let told = plan.model.tell(&t.init, &t.actions);
-                    let ending = plan.model.explain(name, &t.last);
+                    let (told, ending) = report::told(&plan.model, name, t);
                     // No design in the title: designs that take the same
                     // path share one story and diagram in the HTML report.
                     let title = format!("{name}: {}", report::count(t.steps() as u64, "step"));
@@ -222,11 +221,10 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
                 });
                 // Only counterexamples are saved as traces (`--out`).
                 let trace = match (&result.trace, result.verdict) {
-                    (Some(t), Verdict::Violated) => Some(itf::trace(
+                    (Some(t), Verdict::Violated) => Some(itf::lasso(
                         &plan.model,
                         trace_meta(scenario, &plan.model, name),
-                        &t.init,
-                        &t.actions,
+                        t,
                     )),
                     _ => None,
                 };

@@ -75,6 +75,9 @@ fn replay_with<M: ToolModel>(
         .get("property")
         .and_then(Json::as_str)
         .ok_or("`#meta` names no `property`")?;
+    if let Some(progress) = model.progress().into_iter().find(|p| p.name == property) {
+        return replay_lasso(model, property, progress.pending, script, document);
+    }
     let properties = model.properties();
     let recorded = properties
         .iter()
@@ -200,4 +203,66 @@ pub fn run_cli(path: &Path) -> Result<u8, String> {
     let replayed = replay_file(path)?;
     print!("{}", replayed.text);
     Ok(if replayed.violates { 1 } else { 0 })
+}
+
+/// A progress property's lasso: replayed, it still violates when its last
+/// state owes what the property asks and, with a loop, the loop's states
+/// all owe one same thing (a fair loop is what the check found; the replay
+/// checks what a file can say: the path, and what is pending along it).
+fn replay_lasso<M: ToolModel>(
+    model: &M,
+    property: &str,
+    pending: fn(&M, &M::State) -> u64,
+    script: &[String],
+    document: &Json,
+) -> Result<Replayed, String> {
+    let mut inits = model.init_states();
+    let init = inits.swap_remove(recorded_init(model, document)?);
+    let actions = model
+        .parse(&init, script)
+        .map_err(|e| format!("cannot replay {e} (`{}`)", script[e.index]))?;
+    let mut states = vec![init.clone()];
+    for a in &actions {
+        let next = model
+            .next_state(states.last().expect("a first state"), a.clone())
+            .ok_or("a step with no next state")?;
+        states.push(next);
+    }
+    let steps = actions.len();
+    // ITF's `loop`: the state after the last one; the loop's states run
+    // from it to the last (which is, as stored, the one before it).
+    let next = document
+        .get("loop")
+        .and_then(Json::as_u64)
+        .map_or(steps, |i| (i as usize).min(steps));
+    let loop_from = if next >= steps {
+        steps
+    } else {
+        next.saturating_sub(1)
+    };
+    let owed = states[next..]
+        .iter()
+        .fold(u64::MAX, |acc, s| acc & pending(model, s));
+    let violates = owed != 0;
+    let trace = crate::check::Trace {
+        init,
+        actions,
+        last: states.pop().expect("a last state"),
+        loop_from: Some(loop_from),
+    };
+    let (told, ending) = report::told(model, property, &trace);
+    let ending = if violates {
+        ending
+    } else {
+        format!("{property} is no longer owed all along this trace's loop: the model or the design has changed since it was saved")
+    };
+    let mut text = format!(
+        "slotcheck replay: {} {}, {}; {}\n",
+        model.model_name(),
+        model.variant(),
+        crate::simulate::bounds_words(model),
+        report::count(steps as u64, "step"),
+    );
+    text.push_str(&report::story_text(&told, &ending));
+    Ok(Replayed { text, violates })
 }

@@ -98,7 +98,13 @@ pub fn check_trace_files<M: ToolModel>(
             let trace = r.trace.as_ref().expect("a violation has a trace");
             let file = dir.join(format!("{}-{}-check.itf.json", model.variant(), r.name));
             let meta = json!({ "property": r.name, "command": "check" });
-            (file, trace_text(model, meta, &trace.init, &trace.actions))
+            let mut text = trace_text(model, meta, &trace.init, &trace.actions);
+            if let Some(from) = trace.loop_from {
+                let mut document: Json = serde_json::from_slice(&text).expect("our own JSON");
+                itf::set_loop(&mut document, from);
+                text = (serde_json::to_string_pretty(&document).expect("JSON") + "\n").into_bytes();
+            }
+            (file, text)
         })
         .collect()
 }

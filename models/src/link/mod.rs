@@ -16,6 +16,7 @@ mod design;
 mod log;
 pub mod mutation;
 mod pack;
+mod progress;
 mod reduce;
 mod steps;
 mod story;
@@ -25,6 +26,7 @@ pub mod trace;
 pub use bounds::Bounds;
 pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};
 pub(crate) use log::{Ledger, Log};
+pub use progress::{ASKS_COMPLETE, BUILDERS_FREE};
 
 use crate::Inline;
 use stateright::{Model, Property};

@@ -3,11 +3,11 @@
 //! that changed.
 
 use super::{
-    ask_name, at, builder_name, Action, Ask, Bid, Ledger, Link, Log, State, Status, ASKS_FINISH,
-    KEY_LIFETIME, NO_DOUBLE_RUN, NO_LOST_ASK, NO_RUN_AFTER_RESULT, SOME_DROPPED, SOME_REDELIVERED,
-    TICK_SECONDS,
+    ask_name, at, builder_name, Action, Ask, Bid, Ledger, Link, Log, State, Status, ASKS_COMPLETE,
+    ASKS_FINISH, BUILDERS_FREE, KEY_LIFETIME, NO_DOUBLE_RUN, NO_LOST_ASK, NO_RUN_AFTER_RESULT,
+    SOME_DROPPED, SOME_REDELIVERED, TICK_SECONDS,
 };
-use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
+use crate::{diff_rows, Narrated, Progress, ScriptError, StoryStep, Value};
 use stateright::Model;
 
 impl Link {
@@ -212,6 +212,27 @@ impl Link {
 }
 
 impl Narrated for Link {
+    fn progress(&self) -> Vec<Progress<Self>> {
+        vec![
+            Progress {
+                name: ASKS_COMPLETE,
+                pending: |m: &Self, s: &State| m.incomplete(s),
+            },
+            Progress {
+                name: BUILDERS_FREE,
+                pending: |m: &Self, s: &State| m.busy(s),
+            },
+        ]
+    }
+
+    fn fairness(&self, _s: &State, action: &Action) -> Option<u64> {
+        self.fairness_of(action)
+    }
+
+    fn stopped_by_bounds(&self, s: &State) -> bool {
+        self.at_horizon(s)
+    }
+
     fn rows(&self, s: &State) -> Vec<(String, String)> {
         self.rows_told(s, None)
     }
@@ -431,6 +452,7 @@ impl Narrated for Link {
                 ask_list(asks.filter(|&a| s.messages[a as usize].deliveries >= 2))
             ),
             SOME_DROPPED => format!("some-dropped reached at {now}: a builder dropped an ask as a duplicate"),
+            ASKS_COMPLETE | BUILDERS_FREE => self.pending_words(property, s),
             other => format!("{other}: no such property"),
         }
     }

@@ -176,11 +176,18 @@ fn reap(turn: &mut Turn) -> Pc {
         unreachable!("the reaping gate needs an owner set")
     };
     let terminal = (0..MAX_REQUESTS)
-        .filter(|&o| set & (1 << o) != 0 && turn.state_of(o).is_terminal())
+        .filter(|&o| set & (1 << o) != 0 && turn.reaps(turn.state_of(o)))
         .fold(0u32, |acc, o| acc | 1 << o);
     turn.observe_reap(terminal, true);
     if terminal == 0 {
-        turn.say(|| "reap: no owner's request is terminal".to_string());
+        let left = (0..MAX_REQUESTS).any(|o| set & (1 << o) != 0 && turn.state_of(o).is_terminal());
+        turn.say(move || {
+            if left {
+                "reap: nothing reaped, though an owner's request is terminal (a mutant)".to_string()
+            } else {
+                "reap: no owner's request is terminal".to_string()
+            }
+        });
         return Pc::Hold;
     }
     turn.say(|| {

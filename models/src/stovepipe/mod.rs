@@ -642,6 +642,54 @@ pub const ALL_SUCCEED: &str = "all-succeed";
 pub const SOME_SUPERSEDED: &str = "some-superseded";
 pub const SOME_DEAD_LETTERED: &str = "some-dead-lettered";
 pub const SOME_HELD: &str = "some-held";
+/// Progress (checked under weak fairness, `docs/stovepipe.md`).
+pub const REQUESTS_FINISH: &str = "requests-finish";
+pub const HELD_RELEASED: &str = "held-released";
+pub const SLOTS_SETTLE: &str = "slots-settle";
+
+impl Stovepipe {
+    /// The arrived requests that are not terminal, one bit each.
+    pub fn unfinished(&self, s: &State) -> u64 {
+        s.requests()
+            .filter(|(_, state)| !state.is_terminal())
+            .fold(0, |acc, (r, _)| acc | 1 << r)
+    }
+
+    /// The requests with a message held (parked), one bit each.
+    pub fn held(&self, s: &State) -> u64 {
+        s.messages()
+            .filter(|m| m.status == Delivery::Parked)
+            .fold(0, |acc, m| acc | 1 << m.request)
+    }
+
+    /// Whether the slot field is the processing set (a count: its size).
+    pub fn slots_match(&self, s: &State) -> bool {
+        self.design.slots.count_not_low(s) && self.design.slots.count_not_high(s)
+    }
+
+    /// Who takes `action`, as a number that stays the same while that actor
+    /// lives: the environment's arrivals, a message's deliveries, a build, a
+    /// worker known by its message and whether it still holds it (equal
+    /// workers are one actor, as the actions offer only the first of them).
+    pub fn actor_of(&self, s: &State, action: &Action) -> u64 {
+        let message = |i: usize| {
+            let w = s.worker(i);
+            (w.message as u64 * MAX_REQUESTS as u64 + w.request as u64) << 1
+                | u64::from(w.holds_message)
+        };
+        let (kind, who) = match *action {
+            Action::Arrive => (0, 0),
+            Action::Deliver { request, kind } => {
+                (1, kind as u64 * MAX_REQUESTS as u64 + request as u64)
+            }
+            Action::Step(i) => (2, message(i)),
+            Action::FinishBuild(r) => (3, r as u64),
+            Action::Crash(i) => (4, message(i)),
+            Action::Stall(i) => (5, message(i)),
+        };
+        kind << 32 | who
+    }
+}
 
 impl Model for Stovepipe {
     type State = State;

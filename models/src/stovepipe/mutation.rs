@@ -105,6 +105,10 @@ pub enum Operator {
     DlqReleasesAlways,
     /// The DLQ never releases.
     DlqReleasesNever,
+    /// The reaping gate reaps only superseded owners: one dead-lettered
+    /// (or succeeded) stays in the set. It breaks only progress: a request
+    /// held behind such an owner is held again at every redelivery.
+    ReapsSupersededOnly,
 }
 
 impl Operator {
@@ -124,6 +128,7 @@ impl Operator {
             Operator::LatestHeadInverted => "latest-head-inverted",
             Operator::DlqReleasesAlways => "dlq-releases-always",
             Operator::DlqReleasesNever => "dlq-releases-never",
+            Operator::ReapsSupersededOnly => "reaps-superseded-only",
         }
     }
 }
@@ -181,6 +186,9 @@ impl Mutation {
                 format!("{at} the DLQ releases R's slot whatever R's state")
             }
             Operator::DlqReleasesNever => format!("{at} the DLQ never releases a slot"),
+            Operator::ReapsSupersededOnly => format!(
+                "{at} the gate reaps only superseded owners, not dead-lettered or succeeded ones"
+            ),
         }
     }
 }
@@ -212,6 +220,8 @@ pub(crate) enum Decision {
     AckRemoves,
     /// The hold counts an attempt (a `dead` message counts none).
     HoldCountsAttempt { dead: bool },
+    /// The reap removes an owner whose request is in this (terminal) state.
+    Reaps { state: RequestState },
 }
 
 /// The one hook where operators act: `decision` as the design makes it, or
@@ -240,6 +250,8 @@ pub(crate) fn decide(operator: Option<Operator>, decision: Decision) -> bool {
         (D::HoldCountsAttempt { dead }, operator) => {
             !dead && operator == Some(O::HoldCountsAttempt)
         }
+        (D::Reaps { state }, Some(O::ReapsSupersededOnly)) => state == RequestState::Superseded,
+        (D::Reaps { state }, _) => state.is_terminal(),
     }
 }
 
@@ -336,6 +348,9 @@ pub fn mutations_within(
         found.insert(Mutation { site, operator });
     };
     for u in &uses {
+        if u.site.pc == Pc::Reap {
+            add(u.site, Operator::ReapsSupersededOnly);
+        }
         match u.primitive {
             Primitive::Write(write) => {
                 add(u.site, Operator::CasIgnoresVersion);

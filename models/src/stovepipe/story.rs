@@ -7,10 +7,10 @@ use super::log::{Ledger, Log, Seen, Versions};
 use super::{
     request_name, Action, Build, Delivery, MessageKind, Pc, Req, RequestState, Slots, State,
     Stovepipe, Worker, ALL_SUCCEED, BUILDS_WITHIN_LIMIT, COUNT_NOT_HIGH, COUNT_NOT_LOW,
-    DEAD_LETTER_NEEDS_FAULTS, MAX_REQUESTS, NO_MESSAGE_LEFT_IN_FLIGHT, NO_WEDGE, OUTCOME_FINAL,
-    SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
+    DEAD_LETTER_NEEDS_FAULTS, HELD_RELEASED, MAX_REQUESTS, NO_MESSAGE_LEFT_IN_FLIGHT, NO_WEDGE,
+    OUTCOME_FINAL, REQUESTS_FINISH, SLOTS_SETTLE, SOME_DEAD_LETTERED, SOME_HELD, SOME_SUPERSEDED,
 };
-use crate::{diff_rows, Narrated, ScriptError, StoryStep, Value};
+use crate::{diff_rows, Narrated, Progress, ScriptError, StoryStep, Value};
 use stateright::Model;
 
 /// A worker as the story names it: numbered in the order of deliveries, with
@@ -350,6 +350,30 @@ fn rows(model: &Stovepipe, s: &State, versions: Option<&Versions>) -> Vec<(Strin
 }
 
 impl Narrated for Stovepipe {
+    fn progress(&self) -> Vec<Progress<Self>> {
+        vec![
+            Progress {
+                name: REQUESTS_FINISH,
+                pending: |m: &Self, s: &State| m.unfinished(s),
+            },
+            Progress {
+                name: HELD_RELEASED,
+                pending: |m: &Self, s: &State| m.held(s),
+            },
+            Progress {
+                name: SLOTS_SETTLE,
+                pending: |m: &Self, s: &State| u64::from(!m.slots_match(s)),
+            },
+        ]
+    }
+
+    /// Weak fairness per actor (arrivals, each message's delivery, each
+    /// build, each worker); crashes and stalls are faults, bounded and never
+    /// owed.
+    fn fairness(&self, s: &State, action: &Action) -> Option<u64> {
+        (!action.is_fault()).then(|| self.actor_of(s, action))
+    }
+
     fn rows(&self, s: &State) -> Vec<(String, String)> {
         rows(self, s, None)
     }
@@ -585,6 +609,33 @@ impl Narrated for Stovepipe {
                 names(s, RequestState::DeadLettered)
             ),
             SOME_HELD => "some-held reached: a message is parked behind the gate".into(),
+            REQUESTS_FINISH => {
+                let open: Vec<String> = s
+                    .requests()
+                    .filter(|(_, state)| !state.is_terminal())
+                    .map(|(r, state)| format!("{} is {}", request_name(r), state.name()))
+                    .collect();
+                format!(
+                    "requests-finish violated: {} and stays so for ever in a fair run; the queue holds {slots} with K = {k}",
+                    open.join(", ")
+                )
+            }
+            HELD_RELEASED => {
+                let held: Vec<String> = s
+                    .messages()
+                    .filter(|m| m.status == Delivery::Parked)
+                    .map(|m| m.kind.render(m.request))
+                    .collect();
+                format!(
+                    "held-released violated: {} held, and never delivered again nor acknowledged in a fair run",
+                    held.join(", ")
+                )
+            }
+            SLOTS_SETTLE => format!(
+                "slots-settle violated: the queue holds {slots} while {} {} processing, and it never comes to equal the processing set in a fair run",
+                processing.len(),
+                requests(processing.len())
+            ),
             other => format!("{other}: no such property"),
         }
     }

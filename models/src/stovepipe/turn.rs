@@ -508,6 +508,12 @@ impl Turn<'_> {
         self.state.request(r)
     }
 
+    /// Whether the reap removes an owner whose request is in `state` (a
+    /// terminal one, unless a mutant says otherwise).
+    pub fn reaps(&self, state: RequestState) -> bool {
+        self.decide(Decision::Reaps { state })
+    }
+
     /// The slot field as the queue row holds it now (what a statement on
     /// the row sees).
     pub fn slots(&self) -> Slots {
@@ -531,6 +537,7 @@ impl Turn<'_> {
     /// (none: nothing was terminal) and whether the queue row was still as
     /// read.
     pub fn observe_reap(&mut self, removed: u32, won: bool) {
+        self.log.site(self.site(), Primitive::Other, None);
         self.log.observe(|l| Observation::Reap {
             expected: l.seen.queue.expect("a reap follows a read").1,
             removed,
