@@ -7,7 +7,7 @@
 //! which the server serves the builders does not, so a seed names a fault
 //! schedule, not a run.
 
-use crate::builder::{Builder, Fetched};
+use crate::builder::{Builder, Fetched, Started};
 use crate::bus::{Bus, Error, Evidence, Names};
 use crate::design::{Design, Timing, TAKE_IDLE_WAIT};
 use crate::log::Log;
@@ -272,9 +272,12 @@ async fn run_builder(
             continue;
         }
         if o.design.duplicate_check() {
-            match b.read().await {
+            match b.read().await? {
                 Some((_, Decision::Run)) => {
-                    b.start().await?;
+                    // A revision-checked start that failed dropped it.
+                    if !matches!(b.start().await?, Started::Runs(_)) {
+                        continue;
+                    }
                 }
                 Some((_, Decision::Drop)) => {
                     b.drop_duplicate().await?;

@@ -53,12 +53,7 @@ fn reproduced(name: &str, run_name: &str, options: Options) -> Outcome {
 }
 
 fn options() -> Options {
-    Options {
-        design: None,
-        ms_per_tick: None,
-        late_delay: None,
-        skew_s: None,
-    }
+    Options::default()
 }
 
 fn late_answers(outcome: &Outcome) -> usize {
@@ -164,7 +159,7 @@ fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
             name,
             run_name,
             Options {
-                design: Some(Design::After1649),
+                design: Some(Design::AFTER_1649),
                 ..options()
             },
         )
@@ -185,7 +180,7 @@ fn after_1649_without_delay_gets_its_answer_within_the_fetch() {
         "check-only-get-put-double-run",
         "no_delay",
         Options {
-            design: Some(Design::After1649),
+            design: Some(Design::AFTER_1649),
             late_delay: Some(Duration::ZERO),
             ..options()
         },
