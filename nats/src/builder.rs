@@ -40,6 +40,29 @@ pub enum Started {
     Nothing,
 }
 
+/// What the repairs cost a builder, counted as it runs (`live` reports
+/// them per thousand asks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Costs {
+    /// Server clock: probe puts (one per read that finds a key).
+    pub probe_puts: u64,
+    /// Hand-back: naks of answers that landed on a busy builder.
+    pub hand_backs: u64,
+    /// Deferred duplicates: duplicates left to their ack wait.
+    pub deferred: u64,
+    /// Done key: the finish's puts of the key marked done.
+    pub done_puts: u64,
+}
+
+impl std::ops::AddAssign for Costs {
+    fn add_assign(&mut self, other: Costs) {
+        self.probe_puts += other.probe_puts;
+        self.hand_backs += other.hand_backs;
+        self.deferred += other.deferred;
+        self.done_puts += other.done_puts;
+    }
+}
+
 /// The running key as a read found it: its revision (for a
 /// revision-checked start) and whether a finished build left it done.
 #[derive(Clone, Copy, Debug, Default)]
@@ -105,6 +128,7 @@ pub struct Builder {
     /// Faults: the next ack is not sent; the builder's fetch wait, if not
     /// the design's.
     pub lose_next_ack: bool,
+    pub costs: Costs,
 }
 
 impl Builder {
@@ -149,6 +173,7 @@ impl Builder {
             key_read: KeyRead::default(),
             building: None,
             lose_next_ack: false,
+            costs: Costs::default(),
         })
     }
 
@@ -225,6 +250,7 @@ impl Builder {
     async fn hand_back(&mut self) -> Result<(), Error> {
         while let Some(held) = self.buffer.pop_front() {
             self.nak(&held).await?;
+            self.costs.hand_backs += 1;
         }
         Ok(())
     }
@@ -317,7 +343,7 @@ impl Builder {
     /// the server clock: before a probe put of its own, read back), is a
     /// duplicate; so is a key left done. A key that cannot be read runs the
     /// check.
-    async fn judge(&self, ask: &str) -> Result<(Decision, KeyRead), Error> {
+    async fn judge(&mut self, ask: &str) -> Result<(Decision, KeyRead), Error> {
         let entry = match self.running.entry(ask).await {
             Ok(Some(entry)) if entry.operation == kv::Operation::Put => Some(entry),
             _ => None,
@@ -338,6 +364,7 @@ impl Builder {
             self.running
                 .put(probe.as_str(), self.name.clone().into())
                 .await?;
+            self.costs.probe_puts += 1;
             let stamped = self
                 .running
                 .entry(probe.as_str())
@@ -431,6 +458,7 @@ impl Builder {
     /// unless its key was left done.
     async fn drop_held(&mut self, held: &Held, done: bool) -> Result<(), Error> {
         if self.design.model().defer_duplicates && !done {
+            self.costs.deferred += 1;
             return Ok(());
         }
         self.ack(held).await
@@ -495,6 +523,11 @@ impl Builder {
         let Some(held) = self.building.clone() else {
             return Ok(None);
         };
+        if self.design.model().hand_back {
+            // What landed since the last look goes back.
+            self.drain();
+            self.hand_back().await?;
+        }
         self.put_key(&held.ask).await?;
         self.client
             .publish(held.reply.clone(), "+WPI".into())
@@ -588,6 +621,7 @@ impl Builder {
         if self.design.model().done_key {
             let value = self.value(&held.ask, true)?;
             self.running.put(held.ask.as_str(), value).await?;
+            self.costs.done_puts += 1;
             return Ok(Some(held.ask));
         }
         self.running.delete(held.ask.as_str()).await?;

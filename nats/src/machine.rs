@@ -46,7 +46,8 @@ impl BuilderKind {
 }
 
 pub enum Machine {
-    Rust(Builder),
+    /// Boxed: the reference builder holds its connection and buckets.
+    Rust(Box<Builder>),
     Go(GoBuilder),
 }
 
@@ -63,9 +64,9 @@ impl Machine {
         log: &Log,
     ) -> Result<Machine, Error> {
         Ok(match kind {
-            BuilderKind::Rust => Machine::Rust(
+            BuilderKind::Rust => Machine::Rust(Box::new(
                 Builder::connect(name, design, timing, offset_ms, url, names, log).await?,
-            ),
+            )),
             BuilderKind::Go => Machine::Go(
                 GoBuilder::launch(name, design, timing, offset_ms, url, names, log).await?,
             ),

@@ -341,11 +341,24 @@ pub async fn replay(
                     (Started::Nothing, _) => Err("nothing to start".to_string()),
                 }
             }
-            Action::Drop(b) => builders[b]
-                .drop_duplicate()
-                .await?
-                .map(|a| format!("acked {a} as a duplicate"))
-                .ok_or_else(|| "nothing to drop".to_string()),
+            Action::Drop(b) => {
+                // Deferring duplicates, the builder leaves it to its ack
+                // wait (unless its key was left done).
+                let defer = design.model().defer_duplicates;
+                builders[b]
+                    .drop_duplicate()
+                    .await?
+                    .map(|a| {
+                        if defer {
+                            format!(
+                                "dropped {a} as a duplicate (acked only if its key was left done)"
+                            )
+                        } else {
+                            format!("acked {a} as a duplicate")
+                        }
+                    })
+                    .ok_or_else(|| "nothing to drop".to_string())
+            }
             Action::Heartbeat(b) => match builders[b].heartbeat().await? {
                 Some(a) => {
                     restarted.insert(a.clone(), Instant::now() + proxies[b].delay());

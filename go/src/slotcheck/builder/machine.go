@@ -379,6 +379,23 @@ func (m *machine) heartbeat() (string, error) {
 		return "", nil
 	}
 	h := *m.building
+	if m.sw.handBack {
+		// What landed since the last look goes back: a message pending in
+		// the pull subscription is what Fetch returns without asking.
+		if pending, _, _ := m.sub.Pending(); pending > 0 {
+			if msgs, err := m.sub.Fetch(1, nats.MaxWait(10*time.Millisecond)); err == nil {
+				for _, msg := range msgs {
+					if late, err := heldOf(msg); err == nil {
+						m.sayAsk("late_answer", late.ask)
+						m.sayServer(late)
+						if err := m.nak(late); err != nil {
+							return "", err
+						}
+					}
+				}
+			}
+		}
+	}
 	if _, err := m.running.Put(h.ask, m.value(h.ask, false)); err != nil {
 		return "", fmt.Errorf("put %s: %w", h.ask, err)
 	}
