@@ -46,9 +46,9 @@ impl BuilderKind {
 }
 
 pub enum Machine {
-    /// Boxed: the reference builder holds its connection and buckets.
+    // Both boxed: each holds its connection or process and its state.
     Rust(Box<Builder>),
-    Go(GoBuilder),
+    Go(Box<GoBuilder>),
 }
 
 impl Machine {
@@ -67,9 +67,9 @@ impl Machine {
             BuilderKind::Rust => Machine::Rust(Box::new(
                 Builder::connect(name, design, timing, offset_ms, url, names, log).await?,
             )),
-            BuilderKind::Go => Machine::Go(
+            BuilderKind::Go => Machine::Go(Box::new(
                 GoBuilder::launch(name, design, timing, offset_ms, url, names, log).await?,
-            ),
+            )),
         })
     }
 
