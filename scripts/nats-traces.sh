@@ -48,4 +48,8 @@ done
 # link-after-1649-ack-wait-15-drops: an ack wait under the freshness window.
 trace after-1649-ack-wait-15-run-after-result after-1649 no-run-after-result \
   --asks 2 --builders 2 --skew 0 --horizon 75 --longest-build 75 --crashes 0 --late-heartbeats 1 --late-by 10 --ack-wait 15
+# The recommendation, after-1649-repaired, on the server: its two findings
+# (the heartbeat 50 s late, the naks that exhaust the deliveries).
+trace after-1649-repaired-late-heartbeat-double-run after-1649-repaired no-double-run $one --crashes 1 --late-heartbeats 1 --late-by 50
+trace after-1649-repaired-naks-exhaust-deliveries after-1649-repaired no-lost-ask $one --crashes 1 --late-heartbeats 0 --naks 2
 ls "$out"

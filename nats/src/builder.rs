@@ -25,6 +25,50 @@ pub struct RunningValue {
     pub builder: String,
     pub build: String,
     pub started_ms: u64,
+    /// With the done key: the build finished (the key kept to its TTL).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub done: bool,
+}
+
+/// What a start did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Started {
+    Runs(String),
+    /// The revision-checked put failed (another builder wrote the key since
+    /// the read): dropped as a duplicate.
+    Conflict(String),
+    Nothing,
+}
+
+/// What the repairs cost a builder, counted as it runs (`live` reports
+/// them per thousand asks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Costs {
+    /// Server clock: probe puts (one per read that finds a key).
+    pub probe_puts: u64,
+    /// Hand-back: naks of answers that landed on a busy builder.
+    pub hand_backs: u64,
+    /// Deferred duplicates: duplicates left to their ack wait.
+    pub deferred: u64,
+    /// Done key: the finish's puts of the key marked done.
+    pub done_puts: u64,
+}
+
+impl std::ops::AddAssign for Costs {
+    fn add_assign(&mut self, other: Costs) {
+        self.probe_puts += other.probe_puts;
+        self.hand_backs += other.hand_backs;
+        self.deferred += other.deferred;
+        self.done_puts += other.done_puts;
+    }
+}
+
+/// The running key as a read found it: its revision (for a
+/// revision-checked start) and whether a finished build left it done.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyRead {
+    revision: Option<u64>,
+    done: bool,
 }
 
 /// A message the builder holds: its ask, where to ack it, and how many times
@@ -83,10 +127,12 @@ pub struct Builder {
     generation: u64,
     pub buffer: VecDeque<Held>,
     pub decided: Option<(Held, Decision)>,
+    key_read: KeyRead,
     pub building: Option<Held>,
     /// Faults: the next ack is not sent; the builder's fetch wait, if not
     /// the design's.
     pub lose_next_ack: bool,
+    pub costs: Costs,
 }
 
 impl Builder {
@@ -128,8 +174,10 @@ impl Builder {
             generation: 0,
             buffer: VecDeque::new(),
             decided: None,
+            key_read: KeyRead::default(),
             building: None,
             lose_next_ack: false,
+            costs: Costs::default(),
         })
     }
 
@@ -180,17 +228,36 @@ impl Builder {
         }
     }
 
-    /// Waits up to `within` for a late answer to land; true if one did.
-    pub async fn wait_landed(&mut self, within: Duration) -> bool {
+    /// Waits up to `within` for a late answer to land: its ask, and whether
+    /// it was handed back at once (hand-back, the builder busy).
+    pub async fn wait_landed(&mut self, within: Duration) -> Result<Option<(String, bool)>, Error> {
         let before = self.buffer.len();
         let deadline = Instant::now() + within;
         while self.buffer.len() == before {
             match tokio::time::timeout_at(deadline, self.subscription.next()).await {
                 Ok(Some(message)) => self.late(message),
-                _ => return false,
+                _ => return Ok(None),
             }
         }
-        true
+        let ask = self
+            .buffer
+            .back()
+            .map(|h| h.ask.clone())
+            .unwrap_or_default();
+        if self.design.model().hand_back && self.building.is_some() {
+            self.hand_back().await?;
+            return Ok(Some((ask, true)));
+        }
+        Ok(Some((ask, false)))
+    }
+
+    /// Hand-back: a busy builder naks whatever it holds unread.
+    async fn hand_back(&mut self) -> Result<(), Error> {
+        while let Some(held) = self.buffer.pop_front() {
+            self.nak(&held).await?;
+            self.costs.hand_backs += 1;
+        }
+        Ok(())
     }
 
     /// One fetch of one message with the design's wait.
@@ -266,18 +333,23 @@ impl Builder {
 
     /// With the duplicate check: reads the oldest buffered message, gets its
     /// running key and decides (the source's `runningElsewhere`).
-    pub async fn read(&mut self) -> Option<(String, Decision)> {
-        let held = self.take_oldest()?;
+    pub async fn read(&mut self) -> Result<Option<(String, Decision)>, Error> {
+        let Some(held) = self.take_oldest() else {
+            return Ok(None);
+        };
         let ask = held.ask.clone();
-        let decision = self.judge(&ask).await;
+        let (decision, key) = self.judge(&ask).await?;
         self.decided = Some((held, decision));
-        Some((ask, decision))
+        self.key_read = key;
+        Ok(Some((ask, decision)))
     }
 
     /// The KV get and `duplicateOf`: a key naming another builder and this
-    /// ask, put less than `runningFreshFor` ago by this builder's clock, is a
-    /// duplicate. A key that cannot be read runs the check.
-    async fn judge(&self, ask: &str) -> Decision {
+    /// ask, put less than `runningFreshFor` ago by this builder's clock (with
+    /// the server clock: before a probe put of its own, read back), is a
+    /// duplicate; so is a key left done. A key that cannot be read runs the
+    /// check.
+    async fn judge(&mut self, ask: &str) -> Result<(Decision, KeyRead), Error> {
         let entry = match self.running.entry(ask).await {
             Ok(Some(entry)) if entry.operation == kv::Operation::Put => Some(entry),
             _ => None,
@@ -290,20 +362,36 @@ impl Builder {
                 age_ms: None,
                 decision: Decision::Run,
             });
-            return Decision::Run;
+            return Ok((Decision::Run, KeyRead::default()));
         };
         let value = serde_json::from_slice::<RunningValue>(&entry.value).ok();
-        let now_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("after 1970")
-            .as_nanos() as i128
-            + self.offset_ms as i128 * 1_000_000;
+        let now_ns = if self.design.model().server_clock {
+            let probe = format!("probe.{}", self.name);
+            self.running
+                .put(probe.as_str(), self.name.clone().into())
+                .await?;
+            self.costs.probe_puts += 1;
+            let stamped = self
+                .running
+                .entry(probe.as_str())
+                .await?
+                .ok_or("the probe key just put is not there")?;
+            stamped.created.unix_timestamp_nanos()
+        } else {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .expect("after 1970")
+                .as_nanos() as i128
+                + self.offset_ms as i128 * 1_000_000
+        };
         let age_ms = ((now_ns - entry.created.unix_timestamp_nanos()) / 1_000_000).max(0) as u64;
-        let duplicate = value.as_ref().is_some_and(|v| {
-            v.build == ask
-                && v.builder != self.name
-                && Duration::from_millis(age_ms) < self.timing.fresh_for()
-        });
+        let done = value.as_ref().is_some_and(|v| v.done && v.build == ask);
+        let duplicate = done
+            || value.as_ref().is_some_and(|v| {
+                v.build == ask
+                    && v.builder != self.name
+                    && Duration::from_millis(age_ms) < self.timing.fresh_for()
+            });
         let decision = if duplicate {
             Decision::Drop
         } else {
@@ -316,7 +404,13 @@ impl Builder {
             age_ms: Some(age_ms),
             decision,
         });
-        decision
+        Ok((
+            decision,
+            KeyRead {
+                revision: Some(entry.revision),
+                done,
+            },
+        ))
     }
 
     /// Without the duplicate check: read the oldest buffered message and
@@ -326,21 +420,27 @@ impl Builder {
             return Ok(None);
         };
         let ask = held.ask.clone();
-        self.run(held).await?;
+        self.run(held, None).await?;
         Ok(Some(ask))
     }
 
-    /// After a read that decided to run: put the key and start.
-    pub async fn start(&mut self) -> Result<Option<String>, Error> {
+    /// After a read that decided to run: put the key and start. With the
+    /// revision-checked start a put that fails drops the ask instead.
+    pub async fn start(&mut self) -> Result<Started, Error> {
         match self.decided.take() {
             Some((held, Decision::Run)) => {
                 let ask = held.ask.clone();
-                self.run(held).await?;
-                Ok(Some(ask))
+                let key = self.key_read;
+                if self.run(held.clone(), Some(key)).await? {
+                    Ok(Started::Runs(ask))
+                } else {
+                    self.drop_held(&held, key.done).await?;
+                    Ok(Started::Conflict(ask))
+                }
             }
             other => {
                 self.decided = other;
-                Ok(None)
+                Ok(Started::Nothing)
             }
         }
     }
@@ -350,7 +450,7 @@ impl Builder {
         match self.decided.take() {
             Some((held, Decision::Drop)) => {
                 let ask = held.ask.clone();
-                self.ack(&held).await?;
+                self.drop_held(&held, self.key_read.done).await?;
                 Ok(Some(ask))
             }
             other => {
@@ -360,20 +460,57 @@ impl Builder {
         }
     }
 
-    async fn put_key(&self, ask: &str) -> Result<(), Error> {
+    /// A duplicate is acked; deferring duplicates, left to its ack wait
+    /// unless its key was left done.
+    async fn drop_held(&mut self, held: &Held, done: bool) -> Result<(), Error> {
+        if self.design.model().defer_duplicates && !done {
+            self.costs.deferred += 1;
+            return Ok(());
+        }
+        self.ack(held).await
+    }
+
+    fn value(&self, ask: &str, done: bool) -> Result<bytes::Bytes, Error> {
         let value = RunningValue {
             builder: self.name.clone(),
             build: ask.to_string(),
             started_ms: self.log.ms(),
+            done,
         };
-        self.running
-            .put(ask, serde_json::to_vec(&value)?.into())
-            .await?;
+        Ok(serde_json::to_vec(&value)?.into())
+    }
+
+    async fn put_key(&self, ask: &str) -> Result<(), Error> {
+        self.running.put(ask, self.value(ask, false)?).await?;
         Ok(())
     }
 
-    async fn run(&mut self, held: Held) -> Result<(), Error> {
-        self.put_key(&held.ask).await?;
+    /// Puts the key and starts; false when a revision-checked put failed.
+    /// With hand-back, whatever else it holds is naked now that it is busy.
+    async fn run(&mut self, held: Held, read: Option<KeyRead>) -> Result<bool, Error> {
+        match read.filter(|_| self.design.model().revision_start) {
+            Some(KeyRead {
+                revision: Some(revision),
+                ..
+            }) => {
+                let value = self.value(&held.ask, false)?;
+                if self
+                    .running
+                    .update(held.ask.as_str(), value, revision)
+                    .await
+                    .is_err()
+                {
+                    return Ok(false);
+                }
+            }
+            Some(_) => {
+                let value = self.value(&held.ask, false)?;
+                if self.running.create(held.ask.as_str(), value).await.is_err() {
+                    return Ok(false);
+                }
+            }
+            None => self.put_key(&held.ask).await?,
+        }
         self.say(Event::Put {
             ask: held.ask.clone(),
         });
@@ -381,7 +518,10 @@ impl Builder {
             ask: held.ask.clone(),
         });
         self.building = Some(held);
-        Ok(())
+        if self.design.model().hand_back {
+            self.hand_back().await?;
+        }
+        Ok(true)
     }
 
     /// Put the key and say in-progress (fire and forget, as the source).
@@ -389,6 +529,11 @@ impl Builder {
         let Some(held) = self.building.clone() else {
             return Ok(None);
         };
+        if self.design.model().hand_back {
+            // What landed since the last look goes back.
+            self.drain();
+            self.hand_back().await?;
+        }
         self.put_key(&held.ask).await?;
         self.client
             .publish(held.reply.clone(), "+WPI".into())
@@ -401,13 +546,34 @@ impl Builder {
     }
 
     async fn ack(&mut self, held: &Held) -> Result<(), Error> {
-        if std::mem::take(&mut self.lose_next_ack) {
+        let lose = std::mem::take(&mut self.lose_next_ack);
+        if self.design.model().sync_ack {
+            // AckSync, retried until the server confirms it: a lost first
+            // try is sent again.
+            let mut confirmed = false;
+            for attempt in 0..10 {
+                if confirmed {
+                    break;
+                }
+                if lose && attempt == 0 {
+                    continue;
+                }
+                let request = self.client.request(held.reply.clone(), "+ACK".into());
+                confirmed = tokio::time::timeout(Duration::from_secs(1), request)
+                    .await
+                    .is_ok_and(|r| r.is_ok());
+            }
+            if !confirmed {
+                return Err(format!("the ack of {} was never confirmed", held.ask).into());
+            }
+        } else if lose {
             return Ok(()); // the fault: the ack never leaves
+        } else {
+            self.client
+                .publish(held.reply.clone(), "+ACK".into())
+                .await?;
+            self.client.flush().await?;
         }
-        self.client
-            .publish(held.reply.clone(), "+ACK".into())
-            .await?;
-        self.client.flush().await?;
         self.say(Event::Ack {
             ask: held.ask.clone(),
         });
@@ -458,6 +624,12 @@ impl Builder {
             ask: held.ask.clone(),
         });
         self.ack(&held).await?;
+        if self.design.model().done_key {
+            let value = self.value(&held.ask, true)?;
+            self.running.put(held.ask.as_str(), value).await?;
+            self.costs.done_puts += 1;
+            return Ok(Some(held.ask));
+        }
         self.running.delete(held.ask.as_str()).await?;
         self.say(Event::KvDelete {
             ask: held.ask.clone(),
@@ -480,6 +652,7 @@ impl Builder {
         self.results = results;
         self.buffer.clear();
         self.decided = None;
+        self.key_read = KeyRead::default();
         self.building = None;
         Ok(())
     }

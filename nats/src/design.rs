@@ -1,50 +1,60 @@
-//! The four designs as the source's two switches, and its timings: fetch
-//! waits in real milliseconds, everything else in source time divided by one
-//! scale (a model tick is 5 s of source time).
+//! The designs, read from the link model's own design values (the source's
+//! four and every repair: `slotcheck_models::link::design`), and the
+//! source's timings: fetch waits in real milliseconds, everything else in
+//! source time divided by one scale (a model tick is 5 s of source time).
 
+use slotcheck_models::link::{all_designs, design_named, Design as ModelDesign, DESIGNS};
 use std::time::Duration;
 
+/// A design of the link model, as the real builders run it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Design {
-    Before1649,
-    After1649,
-    CheckOnly,
-    MarginOnly,
-}
+pub struct Design(&'static ModelDesign);
 
 impl Design {
-    pub const ALL: [Design; 4] = [
-        Design::Before1649,
-        Design::After1649,
-        Design::CheckOnly,
-        Design::MarginOnly,
-    ];
+    pub const BEFORE_1649: Design = Design(&DESIGNS[0]);
+    pub const AFTER_1649: Design = Design(&DESIGNS[1]);
+    pub const CHECK_ONLY: Design = Design(&DESIGNS[2]);
+    pub const MARGIN_ONLY: Design = Design(&DESIGNS[3]);
+
+    /// Every design the model has, the source's first.
+    pub fn all() -> impl Iterator<Item = Design> {
+        all_designs().map(Design)
+    }
 
     pub fn parse(name: &str) -> Option<Design> {
-        Design::ALL.into_iter().find(|d| d.name() == name)
+        design_named(name).map(Design)
+    }
+
+    /// The names, for messages.
+    pub fn names() -> String {
+        Design::all()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Design::Before1649 => "before-1649",
-            Design::After1649 => "after-1649",
-            Design::CheckOnly => "check-only",
-            Design::MarginOnly => "margin-only",
-        }
+        self.0.name
+    }
+
+    /// The model's switches.
+    pub fn model(self) -> &'static ModelDesign {
+        self.0
     }
 
     /// `runningElsewhere`/`duplicateOf` before a run.
     pub fn duplicate_check(self) -> bool {
-        matches!(self, Design::After1649 | Design::CheckOnly)
+        self.0.duplicate_check
     }
 
-    /// The source's `checkTakeWait`: 100 ms with the fix, 30 ms before it
-    /// (whose pull request, at `fetchExpiryOf`, ends 3 ms before the fetch:
-    /// under `minFetchMargin`).
+    /// The source's `checkTakeWait`: 100 ms with the fix (the fetch
+    /// margin), 30 ms before it (whose pull request, at `fetchExpiryOf`,
+    /// ends 3 ms before the fetch: under `minFetchMargin`).
     pub fn take_wait(self) -> Duration {
-        match self {
-            Design::After1649 | Design::MarginOnly => Duration::from_millis(100),
-            Design::Before1649 | Design::CheckOnly => Duration::from_millis(30),
+        if self.0.fetch_margin {
+            Duration::from_millis(100)
+        } else {
+            Duration::from_millis(30)
         }
     }
 }

@@ -7,8 +7,10 @@
 pub mod builder;
 pub mod bus;
 pub mod design;
+pub mod gobuilder;
 pub mod live;
 pub mod log;
+pub mod machine;
 pub mod proxy;
 pub mod replay;
 pub mod script;

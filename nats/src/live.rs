@@ -7,7 +7,7 @@
 //! which the server serves the builders does not, so a seed names a fault
 //! schedule, not a run.
 
-use crate::builder::{Builder, Fetched};
+use crate::builder::{Builder, Costs, Fetched, Started};
 use crate::bus::{Bus, Error, Evidence, Names};
 use crate::design::{Design, Timing, TAKE_IDLE_WAIT};
 use crate::log::Log;
@@ -104,6 +104,8 @@ pub struct LiveOutcome {
     pub faults: Vec<(u64, String, String)>,
     pub finished: bool,
     pub log: String,
+    /// What the repairs cost, summed over the builders.
+    pub costs: Costs,
 }
 
 type Faults = Arc<Mutex<Vec<(u64, String, String)>>>;
@@ -223,7 +225,12 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         proxy.cut();
     }
     let faults = faults.lock().expect("faults").clone();
+    let mut costs = Costs::default();
+    for (b, _) in &builders {
+        costs += b.costs;
+    }
     Ok(LiveOutcome {
+        costs,
         options: options.clone(),
         violations,
         evidence,
@@ -277,9 +284,12 @@ async fn run_builder(
             continue;
         }
         if o.design.duplicate_check() {
-            match b.read().await {
+            match b.read().await? {
                 Some((_, Decision::Run)) => {
-                    b.start().await?;
+                    // A revision-checked start that failed dropped it.
+                    if !matches!(b.start().await?, Started::Runs(_)) {
+                        continue;
+                    }
                 }
                 Some((_, Decision::Drop)) => {
                     b.drop_duplicate().await?;
@@ -362,6 +372,22 @@ impl LiveOutcome {
             out.push_str(&format!("  fault at {ms} ms: {b} {what}\n"));
         }
         out.push_str(&self.evidence.to_string());
+        let d = o.design.model();
+        if d.server_clock || d.hand_back || d.defer_duplicates || d.done_key {
+            let c = self.costs;
+            let per_1000 = |n: u64| n as f64 * 1000.0 / o.asks.max(1) as f64;
+            out.push_str(&format!(
+                "the repairs' costs: {} probe puts, {} naks of answers landing on a busy builder, {} deferred duplicates, {} finish puts of the done key; per 1000 asks {:.0}, {:.0}, {:.0}, {:.0}\n",
+                c.probe_puts,
+                c.hand_backs,
+                c.deferred,
+                c.done_puts,
+                per_1000(c.probe_puts),
+                per_1000(c.hand_backs),
+                per_1000(c.deferred),
+                per_1000(c.done_puts),
+            ));
+        }
         for (name, found) in [
             ("no-double-run", &self.violations.double_runs),
             ("no-run-after-result", &self.violations.runs_after_result),

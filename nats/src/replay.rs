@@ -8,10 +8,11 @@
 //! order of the connection, not of the story), so the replay binds each
 //! model ask to the real one the first time a step shows which, and says so.
 
-use crate::builder::{Builder, Fetched};
+use crate::builder::{Fetched, Started};
 use crate::bus::{Bus, Error, Evidence, Names};
 use crate::design::{Design, Timing};
 use crate::log::Log;
+use crate::machine::{BuilderKind, Machine};
 use crate::proxy::Proxy;
 use crate::script::{ask_status, builder_view, Action, Script};
 use crate::verdict::{self, Violations};
@@ -21,8 +22,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::time::Instant;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
+    /// Which builder runs the story: the reference one (async-nats) or the
+    /// Go one (nats.go).
+    pub builder: BuilderKind,
     /// The builder's design; by default the trace's.
     pub design: Option<Design>,
     /// Real ms per tick; by default 250, or a dozen one-way late delays
@@ -56,6 +60,7 @@ pub enum Verdict {
 }
 
 pub struct Outcome {
+    pub builder: BuilderKind,
     pub design: Design,
     pub property: String,
     pub verdict: Verdict,
@@ -160,7 +165,8 @@ pub async fn replay(
             None => *offset,
         };
         let proxy = Proxy::start(server).await?;
-        let builder = Builder::connect(
+        let builder = Machine::connect(
+            options.builder,
             name,
             design,
             timing,
@@ -202,6 +208,10 @@ pub async fn replay(
             )));
             break;
         }
+        let label = format!("step {} ({})", i + 1, step.words);
+        for builder in &mut builders {
+            builder.at_step(&label);
+        }
         let expected = |b: usize| builder_view(&step.after, &script.builders[b]);
         let result: Result<String, String> = match step.action {
             Action::Tick => {
@@ -226,7 +236,9 @@ pub async fn replay(
                     last_request.insert(b, Instant::now());
                     match builders[b].fetch().await? {
                         Fetched::Got(ask) => got = Some(ask),
-                        Fetched::Buffered => got = builders[b].buffer.back().map(|h| h.ask.clone()),
+                        Fetched::Buffered => {
+                            got = builders[b].buffered().last().map(|h| h.0.clone())
+                        }
                         Fetched::Empty => {}
                     }
                 }
@@ -254,26 +266,44 @@ pub async fn replay(
             }
             Action::Land(b) => {
                 let model = builders_late(&step.before, &script.builders[b]);
-                let landed = !builders[b].buffer.is_empty()
-                    || builders[b].wait_landed(Duration::from_secs(2)).await;
+                let landed = builders[b].wait_landed(Duration::from_secs(2)).await?;
                 proxies[b].set_delay(Duration::ZERO);
-                match (
-                    landed,
-                    builders[b].buffer.back().map(|h| h.ask.clone()),
-                    model,
-                ) {
-                    (true, Some(real), Some(model)) => {
+                // With hand-back the model naks an answer landing on a busy
+                // builder.
+                let handed_back = design.model().hand_back
+                    && builder_view(&step.before, &script.builders[b])
+                        .run
+                        .is_some();
+                match (landed, model) {
+                    (Some((real, naked)), Some(model)) if naked == handed_back => {
                         // The server answered the last pull request when it
                         // arrived, a one-way delay after it left.
                         let delivered = last_request.get(&b).map_or(Instant::now(), |at| {
                             *at + late_delay + Duration::from_millis(5)
                         });
-                        restarted.insert(real.clone(), delivered.min(Instant::now()));
+                        if naked {
+                            restarted.remove(&real);
+                        } else {
+                            restarted.insert(real.clone(), delivered.min(Instant::now()));
+                        }
                         note_deliveries(&builders[b], &mut deliveries);
-                        binding
-                            .bind(&model, &real)
-                            .map(|()| format!("{real} landed in the buffer"))
+                        binding.bind(&model, &real).map(|()| {
+                            if naked {
+                                format!("{real} landed and was handed back with a nak")
+                            } else {
+                                format!("{real} landed in the buffer")
+                            }
+                        })
                     }
+                    (Some((real, naked)), Some(_)) => Err(format!(
+                        "{real} landed and was {}, the story {}",
+                        if naked { "handed back" } else { "kept" },
+                        if handed_back {
+                            "hands it back"
+                        } else {
+                            "keeps it"
+                        }
+                    )),
                     _ => Err("no late answer landed".into()),
                 }
             }
@@ -288,7 +318,7 @@ pub async fn replay(
             }
             Action::Read(b) => {
                 let model = expected(b).decided;
-                match (builders[b].read().await, model) {
+                match (builders[b].read().await?, model) {
                     (Some((real, decision)), Some((model, duplicate))) => {
                         binding.bind(&model, &real)?;
                         let drop = decision == Decision::Drop;
@@ -308,16 +338,40 @@ pub async fn replay(
                     (real, model) => Err(format!("read {real:?}, the story {model:?}")),
                 }
             }
-            Action::Start(b) => builders[b]
-                .start()
-                .await?
-                .map(|a| format!("runs {a}"))
-                .ok_or_else(|| "nothing to start".to_string()),
-            Action::Drop(b) => builders[b]
-                .drop_duplicate()
-                .await?
-                .map(|a| format!("acked {a} as a duplicate"))
-                .ok_or_else(|| "nothing to drop".to_string()),
+            Action::Start(b) => {
+                // A revision-checked start the model fails leaves nothing
+                // running.
+                let runs = expected(b).run.is_some();
+                match (builders[b].start().await?, runs) {
+                    (Started::Runs(a), true) => Ok(format!("runs {a}")),
+                    (Started::Conflict(a), false) => Ok(format!(
+                        "its revision-checked put of {a}'s key failed: dropped as a duplicate"
+                    )),
+                    (Started::Runs(a), false) => Err(format!("runs {a}, the story's put fails")),
+                    (Started::Conflict(a), true) => Err(format!(
+                        "the revision-checked put of {a}'s key failed, the story runs it"
+                    )),
+                    (Started::Nothing, _) => Err("nothing to start".to_string()),
+                }
+            }
+            Action::Drop(b) => {
+                // Deferring duplicates, the builder leaves it to its ack
+                // wait (unless its key was left done).
+                let defer = design.model().defer_duplicates;
+                builders[b]
+                    .drop_duplicate()
+                    .await?
+                    .map(|a| {
+                        if defer {
+                            format!(
+                                "dropped {a} as a duplicate (acked only if its key was left done)"
+                            )
+                        } else {
+                            format!("acked {a} as a duplicate")
+                        }
+                    })
+                    .ok_or_else(|| "nothing to drop".to_string())
+            }
             Action::Heartbeat(b) => match builders[b].heartbeat().await? {
                 Some(a) => {
                     restarted.insert(a.clone(), Instant::now() + proxies[b].delay());
@@ -326,18 +380,15 @@ pub async fn replay(
                 None => Err("not building".into()),
             },
             Action::Finish(b) => builders[b]
-                .finish()
+                .finish(false)
                 .await?
                 .map(|a| format!("result of {a}, acked, key deleted"))
                 .ok_or_else(|| "not building".to_string()),
-            Action::FinishAckLost(b) => {
-                builders[b].lose_next_ack = true;
-                builders[b]
-                    .finish()
-                    .await?
-                    .map(|a| format!("result of {a}, key deleted, the ack not sent"))
-                    .ok_or_else(|| "not building".to_string())
-            }
+            Action::FinishAckLost(b) => builders[b]
+                .finish(true)
+                .await?
+                .map(|a| format!("result of {a}, key deleted, the ack not sent"))
+                .ok_or_else(|| "not building".to_string()),
             Action::Nak(b) => {
                 let model = builder_view(&step.before, &script.builders[b])
                     .buffer
@@ -385,6 +436,9 @@ pub async fn replay(
         }
     }
     let held: Vec<String> = builders.iter().flat_map(|b| b.held()).collect();
+    for builder in &mut builders {
+        builder.stop().await;
+    }
     // Acks and in-progress are fire and forget: let the server take the
     // last ones before asking it what it holds.
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -414,6 +468,7 @@ pub async fn replay(
         proxy.cut();
     }
     Ok(Outcome {
+        builder: options.builder,
         design,
         property: script.property.clone(),
         verdict,
@@ -432,10 +487,10 @@ fn builders_late(state: &serde_json::Value, builder: &str) -> Option<String> {
 
 /// The most deliveries the server has reported per ask, from what this
 /// builder holds.
-fn note_deliveries(builder: &Builder, deliveries: &mut BTreeMap<String, u64>) {
-    for held in &builder.buffer {
-        let seen = deliveries.entry(held.ask.clone()).or_default();
-        *seen = (*seen).max(held.delivered);
+fn note_deliveries(builder: &Machine, deliveries: &mut BTreeMap<String, u64>) {
+    for (ask, delivered) in builder.buffered() {
+        let seen = deliveries.entry(ask).or_default();
+        *seen = (*seen).max(delivered);
     }
 }
 
@@ -443,7 +498,9 @@ impl Outcome {
     /// The report as printed.
     pub fn text(&self) -> String {
         let mut out = format!(
-            "replay on a real nats-server (JetStream), builder design {}, property {}\n",
+            "replay on a real nats-server (JetStream), {} builder ({}), design {}, property {}\n",
+            self.builder.name(),
+            self.builder.client(),
             self.design.name(),
             self.property
         );

@@ -55,7 +55,7 @@ fn before_1649_builds_twice_live_when_a_link_is_slow() {
     let outcomes = until_violation(
         LiveOptions {
             delay: Some(Duration::from_millis(25)),
-            ..quiet(Design::Before1649)
+            ..quiet(Design::BEFORE_1649)
         },
         4,
     );
@@ -68,7 +68,7 @@ fn before_1649_builds_twice_live_when_a_link_is_slow() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_holds_live_with_no_fault() {
-    let outcomes = until_violation(quiet(Design::After1649), 1);
+    let outcomes = until_violation(quiet(Design::AFTER_1649), 1);
     let only = &outcomes[0];
     assert!(!only.violated());
     assert!(only.finished, "every ask got a result");

@@ -53,13 +53,7 @@ fn reproduced(name: &str, run_name: &str, options: Options) -> Outcome {
 }
 
 fn options() -> Options {
-    Options {
-        design: None,
-        ms_per_tick: None,
-        late_delay: None,
-        skew_s: None,
-        stop: Default::default(),
-    }
+    Options::default()
 }
 
 fn late_answers(outcome: &Outcome) -> usize {
@@ -165,7 +159,7 @@ fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
             name,
             run_name,
             Options {
-                design: Some(Design::After1649),
+                design: Some(Design::AFTER_1649),
                 ..options()
             },
         )
@@ -186,7 +180,7 @@ fn after_1649_without_delay_gets_its_answer_within_the_fetch() {
         "check-only-get-put-double-run",
         "no_delay",
         Options {
-            design: Some(Design::After1649),
+            design: Some(Design::AFTER_1649),
             late_delay: Some(Duration::ZERO),
             ..options()
         },
@@ -338,4 +332,71 @@ fn one_ask_acked_away_unbuilt(outcome: &Outcome) {
         .collect();
     assert_eq!(lost.len(), 1);
     assert!(!lost[0].in_stream, "the duplicate check acked it away");
+}
+
+/// The recommendation on the server, through this builder: its two findings
+/// reproduce; after-1649's stories, run by its builder, stop where a repair
+/// acts (or run to their end) and the server's evidence shows no violation
+/// of the story's property.
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn after_1649_repaired_runs_on_the_server() {
+    let repaired = Design::parse("after-1649-repaired").unwrap();
+    let twice = run(
+        "after-1649-repaired-late-heartbeat-double-run",
+        "repaired_twice",
+        options(),
+    );
+    assert_eq!(twice.verdict, Verdict::Reproduced);
+    assert_eq!(key_putters(&twice, "A1"), ["b1", "b2"]);
+    let naks = run(
+        "after-1649-repaired-naks-exhaust-deliveries",
+        "repaired_naks",
+        options(),
+    );
+    assert_eq!(naks.verdict, Verdict::Reproduced);
+    assert_eq!(naks.evidence.delivered, 3);
+    for (story, stops_at, why) in [
+        // Hand-back: the late answer went back at once; b1 holds nothing to read.
+        (
+            "after-1649-slow-answer-double-run",
+            Some("(read b1)"),
+            "read None",
+        ),
+        // The done key: the redelivery after the lost ack is dropped.
+        (
+            "after-1649-lost-ack-rebuild",
+            Some("(read b1)"),
+            "decided to drop it",
+        ),
+        // The server clock: 40 s of skew do not make the crashed key fresh.
+        (
+            "after-1649-skew-40-loses-ask",
+            Some("(read b2)"),
+            "decided to run it",
+        ),
+        // The duplicate deferred: left to its ack wait, not acked away.
+        ("after-1649-late-heartbeat-loses-ask", None, ""),
+    ] {
+        let outcome = run(
+            story,
+            &format!("repaired_{}", story.replace('-', "_")),
+            Options {
+                design: Some(repaired),
+                ..options()
+            },
+        );
+        match (&outcome.verdict, stops_at) {
+            (Verdict::Diverged(said), Some(step)) => {
+                assert!(said.contains(step) && said.contains(why), "{story}: {said}")
+            }
+            (Verdict::NotReproduced, None) => {}
+            (other, _) => panic!("{story}: {other:?}"),
+        }
+        assert!(
+            outcome.violations.of_property(&outcome.property).is_empty(),
+            "{story}: the evidence shows {} violated",
+            outcome.property
+        );
+    }
 }

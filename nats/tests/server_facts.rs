@@ -85,7 +85,7 @@ async fn fetch_one(b: &mut Builder, within: Duration) -> Option<(String, u64)> {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn a_late_answer_needs_a_round_trip_longer_than_the_fetch_margin() {
     block_on(async {
-        let design = Design::After1649;
+        let design = Design::AFTER_1649;
         assert_eq!(
             design.take_wait() - fetch_expiry_of(design.take_wait()),
             Duration::from_millis(10)
@@ -107,7 +107,10 @@ fn a_late_answer_needs_a_round_trip_longer_than_the_fetch_margin() {
             if late {
                 assert_eq!(fetched, Fetched::Empty, "d = {d} ms: the fetch gave up");
                 assert!(
-                    b1.wait_landed(Duration::from_secs(1)).await,
+                    b1.wait_landed(Duration::from_secs(1))
+                        .await
+                        .unwrap()
+                        .is_some(),
                     "d = {d} ms: the answer landed after"
                 );
                 assert_eq!(b1.buffer.back().unwrap().ask, "A1");
@@ -130,7 +133,8 @@ fn a_late_answer_needs_a_round_trip_longer_than_the_fetch_margin() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn an_ack_from_the_first_holder_after_a_redelivery_still_counts() {
     block_on(async {
-        let (mut bus, mut b1, mut b2) = one_ask_two_builders("stale_ack", Design::Before1649).await;
+        let (mut bus, mut b1, mut b2) =
+            one_ask_two_builders("stale_ack", Design::BEFORE_1649).await;
         assert_eq!(
             fetch_one(&mut b1, Duration::from_secs(1)).await,
             Some(("A1".into(), 1))
@@ -161,8 +165,8 @@ fn an_ack_from_the_first_holder_after_a_redelivery_still_counts() {
 fn an_in_progress_from_the_first_holder_after_a_redelivery_still_counts() {
     block_on(async {
         let (bus, mut b1, mut b2) =
-            one_ask_two_builders("stale_progress", Design::Before1649).await;
-        let mut b3 = builder(&bus, "b3", Design::Before1649, &direct()).await;
+            one_ask_two_builders("stale_progress", Design::BEFORE_1649).await;
+        let mut b3 = builder(&bus, "b3", Design::BEFORE_1649, &direct()).await;
         fetch_one(&mut b1, Duration::from_secs(1)).await.unwrap();
         b1.take().await.unwrap();
         assert_eq!(
@@ -189,7 +193,7 @@ fn an_in_progress_from_the_first_holder_after_a_redelivery_still_counts() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn a_nak_hands_the_message_out_again_at_once() {
     block_on(async {
-        let (_bus, mut b1, mut b2) = one_ask_two_builders("nak", Design::After1649).await;
+        let (_bus, mut b1, mut b2) = one_ask_two_builders("nak", Design::AFTER_1649).await;
         fetch_one(&mut b1, Duration::from_secs(1)).await.unwrap();
         b1.read().await.unwrap();
         b1.start().await.unwrap();
@@ -211,7 +215,7 @@ fn a_nak_hands_the_message_out_again_at_once() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn a_lost_ack_runs_a_finished_ask_again() {
     block_on(async {
-        let (mut bus, mut b1, mut b2) = one_ask_two_builders("lost_ack", Design::After1649).await;
+        let (mut bus, mut b1, mut b2) = one_ask_two_builders("lost_ack", Design::AFTER_1649).await;
         fetch_one(&mut b1, Duration::from_secs(1)).await.unwrap();
         b1.read().await.unwrap();
         b1.start().await.unwrap();
@@ -221,7 +225,7 @@ fn a_lost_ack_runs_a_finished_ask_again() {
             fetch_one(&mut b2, Duration::from_secs(3)).await,
             Some(("A1".into(), 2))
         );
-        assert_eq!(b2.read().await, Some(("A1".into(), Decision::Run)));
+        assert_eq!(b2.read().await.unwrap(), Some(("A1".into(), Decision::Run)));
         b2.start().await.unwrap();
         let evidence = bus.evidence().await.unwrap();
         assert_eq!(evidence.asks[0].result_by.as_deref(), Some("b1"));

@@ -58,9 +58,8 @@ pub fn run_link(
             "--on {on}: the link model runs live on `nats` only"
         ));
     }
-    let design = Design::parse(design).ok_or(format!(
-        "--design {design}: not one of before-1649, after-1649, check-only, margin-only"
-    ))?;
+    let design = Design::parse(design)
+        .ok_or(format!("--design {design}: not one of {}", Design::names()))?;
     if !(1.0..=600.0).contains(&timeout) {
         return Err("--timeout: from 1 to 600 seconds".into());
     }

@@ -8,6 +8,11 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone, Debug, Default)]
 pub struct NatsReplayArgs {
+    /// With --on nats: which builder runs the story: `rust` (the reference
+    /// builder, on async-nats; the default) or `go` (the Go builder on
+    /// Debian's nats.go, built with `go build` for the run).
+    #[arg(long, value_name = "rust|go")]
+    pub builder: Option<String>,
     /// With --on nats: the builder's design, if not the trace's (e.g. a
     /// check-only story run by after-1649's builder under network delay).
     #[arg(long = "as-design", value_name = "DESIGN")]
@@ -43,6 +48,7 @@ pub fn run(
     deadline: Option<std::time::Instant>,
 ) -> Result<u8, String> {
     use slotcheck_nats::design::Design;
+    use slotcheck_nats::machine::BuilderKind;
     use slotcheck_nats::replay::{replay_blocking, Options, Verdict};
     use slotcheck_nats::script::Script;
     if on != "nats" {
@@ -62,11 +68,19 @@ pub fn run(
     let script = Script::of_itf(&document).map_err(|e| format!("{}: {e}", file.display()))?;
     let design = match &args.as_design {
         Some(name) => Some(Design::parse(name).ok_or(format!(
-            "--as-design {name}: not one of before-1649, after-1649, check-only, margin-only"
+            "--as-design {name}: not one of {}",
+            Design::names()
         ))?),
         None => None,
     };
+    let builder = match args.builder.as_deref() {
+        None => BuilderKind::Rust,
+        Some(name) => {
+            BuilderKind::parse(name).ok_or(format!("--builder {name}: not one of rust, go"))?
+        }
+    };
     let options = Options {
+        builder,
         design,
         ms_per_tick: args.ms_per_tick,
         late_delay: args.late_delay_ms.map(std::time::Duration::from_millis),
