@@ -14,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use slotcheck::validate::{validate_with, Options, Verdict};
 use slotcheck_models::events::stovepipe::Event;
 use slotcheck_models::events::{self, Header, ModelName, Record};
+use std::collections::HashMap;
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace};
 use slotcheck_models::stovepipe::{Bounds, Design, Stovepipe, DESIGNS};
 use slotcheck_models::{Narrated, StoryStep};
@@ -419,4 +420,190 @@ fn strict_exits_1_only_for_a_certain_violation_and_reports_list_what_was_assumed
         "possible {possible_only}, certain {certain}"
     );
     assert!(assumed_crash > 0);
+}
+
+/// The process that writes a line: each worker its own, the client, the
+/// broker and the build system theirs.
+fn process_of(record: &Record<Event>) -> String {
+    record.actor.clone()
+}
+
+/// The log as its processes wrote it without a turnstile: each line names
+/// its process and its sequence there, and the processes' lines are
+/// interleaved at random (each process's in its own order).
+fn unordered(records: &[Record<Event>], seed: u64) -> Vec<Record<Event>> {
+    let mut by_process: Vec<(String, std::collections::VecDeque<Record<Event>>)> = Vec::new();
+    let mut seqs: HashMap<String, u64> = HashMap::new();
+    for r in records {
+        let p = process_of(r);
+        let seq = seqs.entry(p.clone()).or_default();
+        *seq += 1;
+        let mut r = r.clone();
+        r.process = Some(p.clone());
+        r.seq = Some(*seq);
+        match by_process.iter_mut().find(|(name, _)| *name == p) {
+            Some((_, lines)) => lines.push_back(r),
+            None => by_process.push((p, [r].into())),
+        }
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    loop {
+        let open: Vec<usize> = (0..by_process.len())
+            .filter(|&i| !by_process[i].1.is_empty())
+            .collect();
+        if open.is_empty() {
+            return out;
+        }
+        let i = open[rng.random_range(0..open.len())];
+        out.push(by_process[i].1.pop_front().unwrap());
+    }
+}
+
+#[test]
+fn logs_in_each_processs_own_order_conform_as_the_ordered_log_does() {
+    let mut failures = Vec::new();
+    let mut reordered = 0;
+    for &design in DESIGNS.iter() {
+        let model = Stovepipe::new(design, BOUNDS);
+        for seed in 0..6 {
+            let story = random_story(&model, 500 + seed, 50);
+            let records = writer::write(&story);
+            let ordered = events::to_ndjson(Some(&header(&BOUNDS)), &records);
+            let truth = run_text(design, &ordered, &Options::default());
+            let shuffled = unordered(&records, seed);
+            if shuffled.iter().map(|r| &r.event).ne(records.iter().map(|r| &r.event)) {
+                reordered += 1;
+            }
+            let text = events::to_ndjson(Some(&header(&BOUNDS)), &shuffled);
+            // The ordered log with its processes named is still valid.
+            let named: Vec<Record<Event>> = records
+                .iter()
+                .map(|r| Record {
+                    process: Some(process_of(r)),
+                    ..r.clone()
+                })
+                .collect();
+            let in_order = run_text(
+                design,
+                &events::to_ndjson(Some(&header(&BOUNDS)), &named),
+                &Options::default(),
+            );
+            let verdict = run_text(design, &text, &Options::default());
+            let found = verdict.violated_properties();
+            let conforms = matches!(verdict, Verdict::Conforms { .. })
+                && matches!(in_order, Verdict::Conforms { .. });
+            if !conforms
+                || truth
+                    .violated_properties()
+                    .iter()
+                    .any(|p| !found.contains(p))
+            {
+                failures.push(format!(
+                    "{} seed {seed}: {} (in order: {})",
+                    design.name,
+                    slotcheck::validate::text("", &verdict),
+                    slotcheck::validate::text("", &in_order)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(reordered > 30, "{reordered}");
+}
+
+#[test]
+fn several_files_one_per_process_are_merged() {
+    let dir = common::scratch("validate_services", "files");
+    let text = example();
+    let head = text.lines().next().unwrap();
+    let mut files: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines().skip(1) {
+        let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+        // No times: the order across files is the rows' versions'.
+        value.as_object_mut().unwrap().remove("ts_ms");
+        let actor = value["actor"].as_str().unwrap().to_string();
+        let file = match files.iter_mut().find(|(a, _)| *a == actor) {
+            Some(f) => f,
+            None => {
+                files.push((actor.clone(), vec![head.to_string()]));
+                files.last_mut().unwrap()
+            }
+        };
+        value["seq"] = (file.1.len() as u64).into();
+        file.1.push(value.to_string());
+    }
+    // The files in the reverse order of their first lines.
+    files.reverse();
+    let mut paths = Vec::new();
+    for (actor, lines) in &files {
+        let path = dir.join(format!("{actor}.ndjson"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        paths.push(path.to_str().unwrap().to_string());
+    }
+    let mut args = vec!["validate"];
+    args.extend(paths.iter().map(String::as_str));
+    args.extend(["--design", RECOMMENDED]);
+    let output = slotcheck(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", common::stdout(&output));
+    // A lost CAS in w-3's file departs, at a line named by its file (the
+    // first line no order of the rest can take).
+    let w3 = dir.join("w-3.ndjson");
+    let changed: Vec<String> = std::fs::read_to_string(&w3)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            if value["set"]["state"] == "succeeded" {
+                value["won"] = false.into();
+            }
+            value.to_string()
+        })
+        .collect();
+    assert!(changed.iter().any(|l| l.contains("\"won\":false")));
+    std::fs::write(&w3, changed.join("\n") + "\n").unwrap();
+    let output = slotcheck(&args);
+    let stdout = common::stdout(&output);
+    assert_eq!(output.status.code(), Some(4), "{stdout}");
+    assert!(stdout.contains(".ndjson:"), "{stdout}");
+    // Two files whose headers differ are a bad log.
+    std::fs::write(&w3, "{\"event\":\"header\",\"model\":\"stovepipe\",\"max_concurrent\":2,\"max_deliveries\":2}\n").unwrap();
+    let output = slotcheck(&args);
+    assert_eq!(output.status.code(), Some(2), "{}", common::stderr(&output));
+    assert!(common::stderr(&output).contains("the header differs"));
+}
+
+/// A builder whose heartbeats stop after its start: the model explains it
+/// by a heartbeat late by up to 600 s, unless the header bounds how late a
+/// heartbeat may be; then it departs. The late heartbeat the explanation
+/// assumed is listed.
+#[test]
+fn timing_the_header_bounds_is_all_validate_assumes() {
+    let text =
+        std::fs::read_to_string(Path::new(common::ROOT).join("docs/examples/link.ndjson")).unwrap();
+    let silent: Vec<String> = text
+        .lines()
+        .filter(|l| !l.contains("\"heartbeat\""))
+        .map(|l| {
+            l.replace("\"ts_ms\":14000", "\"ts_ms\":44000")
+                .replace("\"ts_ms\":14003", "\"ts_ms\":44003")
+                .replace("\"ts_ms\":14006", "\"ts_ms\":44006")
+                .replace("\"ts_ms\":14100", "\"ts_ms\":44100")
+        })
+        .collect();
+    let dir = common::scratch("validate_services", "timing");
+    let path = dir.join("quiet.ndjson");
+    std::fs::write(&path, silent.join("\n") + "\n").unwrap();
+    let file = path.to_str().unwrap();
+    let output = slotcheck(&["validate", file, "--design", "after-1649"]);
+    let stdout = common::stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("silent steps assumed"), "{stdout}");
+    assert!(stdout.contains("late"), "{stdout}");
+    let mut bounded = silent.clone();
+    bounded[0] = bounded[0].replacen('{', "{\"heartbeat_late_s\":5,", 1);
+    std::fs::write(&path, bounded.join("\n") + "\n").unwrap();
+    let output = slotcheck(&["validate", file, "--design", "after-1649"]);
+    let stdout = common::stdout(&output);
+    assert_eq!(output.status.code(), Some(4), "{stdout}");
 }

@@ -82,6 +82,7 @@ fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<
     c.stall_percent = args.stall_percent;
     c.workers = args.workers.max(1);
     c.timeout = Duration::from_secs_f64(args.timeout.max(0.1));
+    c.turnstile = !args.no_turnstile;
     Ok(c)
 }
 
@@ -511,6 +512,7 @@ fn clone_args(a: &LiveArgs) -> LiveArgs {
         until: a.until.clone(),
         link: a.link.clone(),
         log: None,
+        no_turnstile: a.no_turnstile,
         table: false,
         isolation_table: false,
         sql: false,

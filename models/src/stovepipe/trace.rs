@@ -62,8 +62,9 @@ pub struct QueueTrace {
     /// Each worker id of the log, as a number.
     ids: HashMap<String, u32>,
     id_names: Vec<String>,
-    /// The last event each worker id takes (as the actor).
-    last_event: Vec<usize>,
+    /// The last event each worker id takes (as the actor); `None`: it
+    /// takes none (its delivery is all the log has of it).
+    last_event: Vec<Option<usize>>,
     /// The last logged delivery of each request's message kinds (process,
     /// signal, dead).
     last_delivery: HashMap<(Req, MessageName), usize>,
@@ -153,11 +154,11 @@ impl QueueTrace {
         let intern = |name: &str,
                       ids: &mut HashMap<String, u32>,
                       id_names: &mut Vec<String>,
-                      last_event: &mut Vec<usize>|
+                      last_event: &mut Vec<Option<usize>>|
          -> u32 {
             *ids.entry(name.to_string()).or_insert_with(|| {
                 id_names.push(name.to_string());
-                last_event.push(0);
+                last_event.push(None);
                 id_names.len() as u32 - 1
             })
         };
@@ -195,7 +196,7 @@ impl QueueTrace {
                 }
                 event if is_worker_event(event) => {
                     let id = intern(&record.actor, &mut ids, &mut id_names, &mut last_event);
-                    last_event[id as usize] = k;
+                    last_event[id as usize] = Some(k);
                 }
                 _ => {}
             }
@@ -427,8 +428,10 @@ impl crate::Trace for QueueTrace {
         out: &mut Vec<(Action, Cursor)>,
     ) {
         let s = &c.state;
-        let logs_from =
-            |id: Option<u32>| id.is_some_and(|id| pending(self.last_event[id as usize]));
+        let logs_from = |id: Option<u32>| {
+            id.and_then(|id| self.last_event[id as usize])
+                .is_some_and(pending)
+        };
         for (i, tag) in c.tags.iter().enumerate() {
             let worker = s.worker(i);
             // A crash: the worker never logs again.
