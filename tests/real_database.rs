@@ -156,8 +156,15 @@ fn live_logs_conform_ordered(backend: &Backend, turnstile: bool) {
         c.stall_percent = 8;
         c.turnstile = turnstile;
         let outcome = live::run(backend, &c).unwrap();
-        let named = outcome.log.iter().skip(1).all(|l| l.get("process").is_some());
-        assert_eq!(named, !turnstile, "lines name their process without the turnstile");
+        let named = outcome
+            .log
+            .iter()
+            .skip(1)
+            .all(|l| l.get("process").is_some());
+        assert_eq!(
+            named, !turnstile,
+            "lines name their process without the turnstile"
+        );
         let v = validate_log(design, &outcome).unwrap();
         assert_eq!(
             (v.conform, v.departs, v.inconclusive),

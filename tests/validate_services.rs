@@ -14,11 +14,11 @@ use rand_chacha::ChaCha8Rng;
 use slotcheck::validate::{validate_with, Options, Verdict};
 use slotcheck_models::events::stovepipe::Event;
 use slotcheck_models::events::{self, Header, ModelName, Record};
-use std::collections::HashMap;
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace};
 use slotcheck_models::stovepipe::{Bounds, Design, Stovepipe, DESIGNS};
 use slotcheck_models::{Narrated, StoryStep};
 use stateright::Model;
+use std::collections::HashMap;
 use std::path::Path;
 
 const BOUNDS: Bounds = Bounds {
@@ -472,7 +472,11 @@ fn logs_in_each_processs_own_order_conform_as_the_ordered_log_does() {
             let ordered = events::to_ndjson(Some(&header(&BOUNDS)), &records);
             let truth = run_text(design, &ordered, &Options::default());
             let shuffled = unordered(&records, seed);
-            if shuffled.iter().map(|r| &r.event).ne(records.iter().map(|r| &r.event)) {
+            if shuffled
+                .iter()
+                .map(|r| &r.event)
+                .ne(records.iter().map(|r| &r.event))
+            {
                 reordered += 1;
             }
             let text = events::to_ndjson(Some(&header(&BOUNDS)), &shuffled);

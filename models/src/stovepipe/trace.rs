@@ -182,23 +182,27 @@ impl QueueTrace {
                     requests.insert(request.clone(), names.len() as Req);
                     names.push(request.clone());
                 }
-                Event::Deliver {
-                    worker,
-                    request,
-                    message,
-                    ..
-                } => {
+                Event::Deliver { worker, .. } => {
                     deliveries += 1;
                     intern(worker, &mut ids, &mut id_names, &mut last_event);
-                    if let Some(&r) = requests.get(request) {
-                        last_delivery.insert((r, *message), k);
-                    }
                 }
                 event if is_worker_event(event) => {
                     let id = intern(&record.actor, &mut ids, &mut id_names, &mut last_event);
                     last_event[id as usize] = Some(k);
                 }
                 _ => {}
+            }
+        }
+        // After every arrival: in a log of several processes a delivery
+        // may be written before its request's arrival.
+        for (k, (_, record)) in events.iter().enumerate() {
+            if let Event::Deliver {
+                request, message, ..
+            } = &record.event
+            {
+                if let Some(&r) = requests.get(request) {
+                    last_delivery.insert((r, *message), k);
+                }
             }
         }
         let faults = deliveries.min(MAX_FAULTS as usize) as u8;
