@@ -135,8 +135,14 @@ fn every_finding_replays_on_mariadb() {
 }
 
 /// Live runs of the recommended design with crashes and stalls: every
-/// queue's log, as the statements returned it, is a behaviour of the model.
+/// queue's log, as the statements returned it, is a behaviour of the model,
+/// in commit order (the turnstile) or, without it, each worker thread's
+/// lines in its own order.
 fn live_logs_conform(backend: &Backend) {
+    live_logs_conform_ordered(backend, true)
+}
+
+fn live_logs_conform_ordered(backend: &Backend, turnstile: bool) {
     let design = "owner-keyed-atomic-admit-dlq-cancels";
     for seed in 1..=2 {
         let mut c = Config::new(
@@ -148,7 +154,17 @@ fn live_logs_conform(backend: &Backend) {
         c.queues = 10;
         c.crash_percent = 8;
         c.stall_percent = 8;
+        c.turnstile = turnstile;
         let outcome = live::run(backend, &c).unwrap();
+        let named = outcome
+            .log
+            .iter()
+            .skip(1)
+            .all(|l| l.get("process").is_some());
+        assert_eq!(
+            named, !turnstile,
+            "lines name their process without the turnstile"
+        );
         let v = validate_log(design, &outcome).unwrap();
         assert_eq!(
             (v.conform, v.departs, v.inconclusive),
@@ -162,6 +178,21 @@ fn live_logs_conform(backend: &Backend) {
 #[test]
 fn live_logs_conform_on_sqlite() {
     live_logs_conform(&Backend::sqlite().unwrap());
+}
+
+#[test]
+fn live_logs_without_the_turnstile_conform_on_sqlite() {
+    live_logs_conform_ordered(&Backend::sqlite().unwrap(), false);
+}
+
+#[test]
+#[cfg_attr(
+    no_mariadb,
+    ignore = "MariaDB is not installed (apt-get install mariadb-server)"
+)]
+fn live_logs_without_the_turnstile_conform_on_mariadb() {
+    let server = Arc::new(Server::start().expect("a private MariaDB server"));
+    live_logs_conform_ordered(&Backend::mariadb(server, "unordered").unwrap(), false);
 }
 
 #[test]

@@ -285,6 +285,50 @@ fn changed(records: &[Record<Event>], k: usize, change: Change) -> Option<Vec<Re
     Some(out)
 }
 
+/// Whether event `k` is the first to show the row whose version
+/// [`Change::VersionRead`] changes there.
+fn first_sight(records: &[Record<Event>], k: usize) -> bool {
+    use slotcheck_models::events::stovepipe::RowName;
+    // The row: a request's (by its id), or the queue row (None).
+    let row = match &records[k].event {
+        Event::Read { request, .. } | Event::RereadRequest { request } => Some(&request.id),
+        _ => None,
+    };
+    let shows = |event: &Event| match (event, row) {
+        (
+            Event::Read { request, .. }
+            | Event::ReadRequest { request }
+            | Event::RereadRequest { request },
+            Some(id),
+        ) => request.id == *id,
+        (
+            Event::Cas {
+                row: RowName::Request,
+                request: Some(r),
+                ..
+            },
+            Some(id),
+        ) => r == id,
+        (Event::Transaction { writes, .. }, Some(id)) => {
+            writes.iter().any(|w| w.request.as_ref() == Some(id))
+        }
+        (
+            Event::Read { .. }
+            | Event::ReadQueue { .. }
+            | Event::RereadQueue { .. }
+            | Event::Reap { .. }
+            | Event::Transaction { .. }
+            | Event::Cas {
+                row: RowName::Queue,
+                ..
+            },
+            None,
+        ) => true,
+        _ => false,
+    };
+    !records[..k].iter().any(|r| shows(&r.event))
+}
+
 #[test]
 fn a_changed_event_departs_at_its_line_or_is_still_a_behaviour_of_the_model() {
     let mut departed = [0usize; 4];
@@ -318,7 +362,11 @@ fn a_changed_event_departs_at_its_line_or_is_still_a_behaviour_of_the_model() {
                     let (verdict, explanation) = run(design, &RANDOM_BOUNDS, &mutant);
                     match verdict {
                         Verdict::Departs { line: at, .. } => {
-                            let exact = matches!(change, Change::Flipped | Change::VersionRead);
+                            // A row's first version shown is the row's own
+                            // (any versions): read one more there, it is the
+                            // next line that shows the row that departs.
+                            let exact = change == Change::Flipped
+                                || (change == Change::VersionRead && !first_sight(&records, k));
                             if (exact && at != line) || at < line {
                                 failures.push(format!(
                                     "{} seed {seed} {change:?} at line {line}: departs at {at}",

@@ -53,6 +53,11 @@ pub struct Config {
     /// Asked every few milliseconds: true stops the run as its timeout
     /// does (the command's SIGINT or SIGTERM).
     pub cancelled: fn() -> bool,
+    /// Each queue's steps one at a time from commit to log line, so that
+    /// its log is in commit order; without it each worker thread logs as a
+    /// service does, its lines naming their process (the thread), and
+    /// validate infers the order across threads.
+    pub turnstile: bool,
 }
 
 impl Config {
@@ -76,6 +81,7 @@ impl Config {
             timeout: Duration::from_secs(30),
             max_statements: 200_000,
             cancelled: || false,
+            turnstile: true,
         }
     }
 }
@@ -135,6 +141,8 @@ struct Shared {
     statements: AtomicU64,
     active: AtomicUsize,
     turnstiles: HashMap<i64, Arc<Turnstile>>,
+    /// Whether the turnstiles order the steps (`Config::turnstile`).
+    ordered: bool,
     crashes_left: HashMap<i64, AtomicI64>,
     stalls_left: HashMap<i64, AtomicI64>,
     builds: BuildSystem,
@@ -146,14 +154,24 @@ impl Shared {
         self.start.elapsed().as_millis() as i64
     }
 
+    /// The queue's turnstile, when the run keeps them.
+    fn turnstile(&self, queue: i64) -> Option<Arc<Turnstile>> {
+        self.ordered.then(|| self.turnstiles[&queue].clone())
+    }
+
     fn write(&self, queue: i64, actor: &str, events: Vec<Json>) {
         let ts = self.now_ms();
+        // Without turnstiles a thread's lines are in its own order only.
+        let process = (!self.ordered).then(|| format!("{:?}", std::thread::current().id()));
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         for mut event in events {
             let object = event.as_object_mut().expect("an event is an object");
             object.insert("queue".into(), json!(format!("q{queue}")));
             object.insert("actor".into(), json!(actor));
             object.insert("ts_ms".into(), json!(ts));
+            if let Some(process) = &process {
+                object.insert("process".into(), json!(process));
+            }
             log.push(event);
             self.statements.fetch_add(1, Ordering::Relaxed);
         }
@@ -216,6 +234,7 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
         statements: AtomicU64::new(0),
         active: AtomicUsize::new(0),
         turnstiles: queue_ids.iter().map(|&q| (q, Arc::default())).collect(),
+        ordered: config.turnstile,
         crashes_left: queue_ids
             .iter()
             .map(|&q| (q, AtomicI64::new(config.crashes as i64)))
@@ -257,7 +276,7 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                 while shared.now_ms() < at && !shared.stop.load(Ordering::SeqCst) {
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                conn.order_on(Some(shared.turnstiles[&q].clone()));
+                conn.order_on(shared.turnstile(q));
                 if retrying(&shared, &mut conn, |c| store::arrive(c, q, num)).is_none() {
                     return;
                 }
@@ -285,7 +304,7 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                 // Another run's queues (on the same database) are not ours.
                 let overdue = overdue.into_iter().filter(|(q, ..)| (low..=high).contains(q));
                 for (q, num, kind, t) in overdue {
-                    conn.order_on(Some(shared.turnstiles[&q].clone()));
+                    conn.order_on(shared.turnstile(q));
                     retrying(&shared, &mut conn, |c| store::expire(c, q, num, kind, t, max));
                     conn.release();
                 }
@@ -300,7 +319,7 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                     let (q, num, kind) = (row[0].int(), row[1].int(), Kind::from_column(&row[2].text()));
                     token += 1;
                     let deadline = shared.now_ms() + visibility;
-                    conn.order_on(Some(shared.turnstiles[&q].clone()));
+                    conn.order_on(shared.turnstile(q));
                     let Some(delivered) = retrying(&shared, &mut conn, |c| store::deliver(c, q, num, kind, token, deadline)) else {
                         return;
                     };
@@ -341,7 +360,7 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
                         now + r.random_range(5..60)
                     });
                     if now >= due {
-                        conn.order_on(Some(shared.turnstiles[&q].clone()));
+                        conn.order_on(shared.turnstile(q));
                         let finished =
                             retrying(&shared, &mut conn, |c| shared.builds.finish(c, q, num));
                         if finished == Some(true) {
@@ -498,7 +517,7 @@ fn handle(shared: &Shared, config: &Config, conn: &mut Conn, d: &Delivery) -> bo
         config.variant,
         config.max_concurrent as i64,
     );
-    conn.order_on(Some(shared.turnstiles[&d.queue].clone()));
+    conn.order_on(shared.turnstile(d.queue));
     while worker.step != Step::Done {
         if shared.stop.load(Ordering::SeqCst) {
             return false;

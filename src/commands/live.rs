@@ -82,6 +82,11 @@ pub struct LiveArgs {
     /// run's. Checked before anything runs.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Stovepipe: no turnstile per queue; each worker thread logs as a
+    /// service does, after its statements, its lines naming their process,
+    /// and validate infers the order across threads.
+    #[arg(long)]
+    pub no_turnstile: bool,
     /// Run every design (each --runs times) and print one table.
     #[arg(long)]
     pub table: bool,

@@ -141,6 +141,7 @@ fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<
     c.workers = args.workers.max(1);
     c.timeout = Duration::from_secs_f64(args.timeout.max(0.1));
     c.cancelled = crate::check::budget::cancelled;
+    c.turnstile = !args.no_turnstile;
     Ok(c)
 }
 
@@ -197,9 +198,10 @@ pub fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String
             Err(TraceError::Bad { line, message }) => {
                 return Err(format!("the live log, line {line}: {message}"))
             }
-            Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive {
+            Err(TraceError::Beyond { line, message }) => Verdict::Inconclusive {
                 line,
                 candidates: 0,
+                why: message,
             },
         };
         match verdict.exit_code() {
@@ -636,6 +638,7 @@ fn clone_args(a: &LiveArgs) -> LiveArgs {
         until: a.until.clone(),
         link: a.link.clone(),
         log: None,
+        no_turnstile: a.no_turnstile,
         table: false,
         isolation_table: false,
         sql: false,
