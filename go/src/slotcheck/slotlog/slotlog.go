@@ -247,3 +247,22 @@ func set(ids []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Join opens a log file that several processes write (appending, created
+// if missing), for process: it writes no header (the file's creator
+// does). Each line is one write, so lines of processes appending at once
+// do not mix; their order across processes is the order of the writes.
+func Join(path, process string, opts ...Option) (*Logger, error) {
+	if process == "" {
+		return nil, fmt.Errorf("slotlog: a process needs a name")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	l := &Logger{out: f, closer: f, process: process, now: time.Now}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
+}
