@@ -15,6 +15,7 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(chromium_missing)");
     println!("cargo:rustc-check-cfg=cfg(no_mariadb)");
     println!("cargo:rustc-check-cfg=cfg(no_nats_server)");
+    println!("cargo:rustc-check-cfg=cfg(no_go_mysql)");
     println!("cargo:rerun-if-changed=/usr/sbin/nats-server");
     println!("cargo:rerun-if-env-changed=SLOTCHECK_CHROMIUM");
     println!("cargo:rerun-if-env-changed=CI");
@@ -49,5 +50,17 @@ fn main() {
     if !nats && !ci {
         println!("cargo:rustc-cfg=no_nats_server");
         println!("cargo:warning=nats-server is not installed (apt-get install nats-server): the live link tests of slotcheck are ignored");
+    }
+    // The Go logging package and sample worker (tests/go_worker.rs): Go
+    // and Debian's go-sql-driver/mysql.
+    println!("cargo:rerun-if-changed=/usr/bin/go");
+    let go = std::path::Path::new("/usr/bin/go").exists()
+        || std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("go").is_file()));
+    let driver =
+        std::path::Path::new("/usr/share/gocode/src/github.com/go-sql-driver/mysql").is_dir();
+    if !(go && driver) && !ci {
+        println!("cargo:rustc-cfg=no_go_mysql");
+        println!("cargo:warning=Go or go-sql-driver/mysql is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev): the Go worker tests of slotcheck are ignored");
     }
 }
