@@ -220,7 +220,7 @@ fn the_go_packages_pass_go_test_vet_and_gofmt() {
 )]
 #[cfg_attr(no_mariadb, ignore = "MariaDB is not installed")]
 fn the_go_worker_conforms_live_with_crashes_and_stalls() {
-    let mut crashed = 0;
+    let (mut crashed, mut stalled) = (0, 0);
     for seed in 1..=3 {
         let run = live(&format!("recommended-{seed}"), RECOMMENDED, seed, &[]);
         let s = &run.summary;
@@ -238,9 +238,11 @@ fn the_go_worker_conforms_live_with_crashes_and_stalls() {
                 "seed {seed}: a worker process was started again, and logged: {s}"
             );
         }
+        stalled += s["stalls"].as_u64().unwrap();
         let _ = std::fs::remove_dir_all(run.log.parent().unwrap());
     }
     assert!(crashed > 0, "no run killed a worker process");
+    assert!(stalled > 0, "no handler stalled");
 }
 
 /// owner-keyed (PR #966) on the same runs: its logs are behaviours of its

@@ -20,6 +20,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -30,6 +31,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -114,6 +116,10 @@ func logger(o options, process string) (*slotlog.Logger, error) {
 	return slotlog.Join(o.logPath, process)
 }
 
+// faultStall begins the line a worker process writes on stderr when a
+// handler stalls.
+const faultStall = "fault: stall"
+
 func nowMs() int64 { return time.Now().UnixMilli() }
 
 // ---- the worker process ----
@@ -156,6 +162,9 @@ func (w *worker) fault(h *handler) {
 		select {}
 	}
 	if stall {
+		// Told to the run, which counts the faults (a killed process
+		// cannot say anything afterwards).
+		fmt.Fprintf(os.Stderr, "%s %s\n", faultStall, h.name)
 		time.Sleep(w.visibility + w.visibility/2)
 	}
 }
@@ -300,6 +309,7 @@ type summary struct {
 	Drained     bool   `json:"drained"`
 	Cut         string `json:"cut,omitempty"`
 	Crashes     int    `json:"crashes"`
+	Stalls      int    `json:"stalls"`
 	Processes   int    `json:"processes"`
 	MaxRunning  int64  `json:"max_running"`
 	NotTerminal int64  `json:"not_terminal"`
@@ -380,6 +390,8 @@ func supervise(o options) error {
 	children := map[int]*child{}
 	incarnation := map[int]int{}
 	crashesLeft := o.crashes
+	var stallsMu sync.Mutex
+	stalls := 0
 	crashes := 0
 	spawn := func(i int) error {
 		incarnation[i]++
@@ -399,14 +411,35 @@ func supervise(o options) error {
 			args = append(args, "-bug", o.bug)
 		}
 		cmd := exec.Command(self, args...)
-		cmd.Stderr = os.Stderr
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			return err
+		}
 		// A worker dies with the run.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			return err
 		}
 		c := &child{cmd: cmd, done: make(chan error, 1)}
-		go func() { c.done <- cmd.Wait() }()
+		lines := make(chan struct{})
+		go func() {
+			// The child's stderr: its stalls counted, the rest passed on.
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), faultStall+" ") {
+					stallsMu.Lock()
+					stalls++
+					stallsMu.Unlock()
+				} else {
+					fmt.Fprintln(os.Stderr, sc.Text())
+				}
+			}
+			close(lines)
+		}()
+		go func() {
+			<-lines
+			c.done <- cmd.Wait()
+		}()
 		children[i] = c
 		return nil
 	}
@@ -485,6 +518,9 @@ func supervise(o options) error {
 	stopAll()
 	children = nil
 	sum.Crashes = crashes
+	stallsMu.Lock()
+	sum.Stalls = stalls
+	stallsMu.Unlock()
 	if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(running_at_start), 0) FROM builds").Scan(&sum.MaxRunning); err != nil {
 		return err
 	}
