@@ -85,6 +85,7 @@ const (
 // handler is one handler invocation: one delivery of one message.
 type handler struct {
 	w      *worker
+	log    *slotlog.Logger
 	conn   *sql.Conn
 	queue  int64
 	num    int64
@@ -102,7 +103,7 @@ type handler struct {
 	releaseAfterCancel bool
 }
 
-func (h *handler) log() slotlog.Stovepipe { return h.w.log.Stovepipe() }
+func (h *handler) say() slotlog.Stovepipe { return h.log.Stovepipe() }
 func (h *handler) q() string              { return queueName(h.queue) }
 func (h *handler) r() string              { return requestID(h.num) }
 
@@ -207,7 +208,7 @@ func (h *handler) read(ctx context.Context) (step, error) {
 		h.owners = parseOwners(owners)
 		return nil
 	}, func() {
-		h.log().Read(h.q(), h.name, h.requestRow(), h.queueRow(), requestID(h.head))
+		h.say().Read(h.q(), h.name, h.requestRow(), h.queueRow(), requestID(h.head))
 	})
 	if err != nil {
 		return 0, err
@@ -282,7 +283,7 @@ func (h *handler) casQueue(ctx context.Context, to []int64, name string, won, lo
 		}
 		return nil
 	}, func() {
-		h.log().CAS(h.q(), h.name, slotlog.Write{Row: slotlog.RowQueue, ExpectedVersion: expected,
+		h.say().CAS(h.q(), h.name, slotlog.Write{Row: slotlog.RowQueue, ExpectedVersion: expected,
 			Set: slotlog.SetOwners(requestIDs(to))}, ok, name)
 	})
 	if err != nil {
@@ -313,7 +314,7 @@ func (h *handler) casRequest(ctx context.Context, to, name string, won, lost ste
 		}
 		return nil
 	}, func() {
-		h.log().CAS(h.q(), h.name, slotlog.Write{Row: slotlog.RowRequest, Request: h.r(),
+		h.say().CAS(h.q(), h.name, slotlog.Write{Row: slotlog.RowRequest, Request: h.r(),
 			ExpectedVersion: expected, Set: slotlog.SetState(to)}, ok, name)
 	})
 	if err != nil {
@@ -365,7 +366,7 @@ func (h *handler) admitTransaction(ctx context.Context) (step, error) {
 		ok = true
 		return wake(ctx, tx, h.queue)
 	}, func() {
-		h.log().Transaction(h.q(), h.name, []slotlog.Write{
+		h.say().Transaction(h.q(), h.name, []slotlog.Write{
 			{Row: slotlog.RowQueue, ExpectedVersion: qv, Set: slotlog.SetOwners(requestIDs(claimed))},
 			{Row: slotlog.RowRequest, Request: h.r(), ExpectedVersion: rv, Set: slotlog.SetState(slotlog.Processing)},
 		}, ok, slotlog.StepClaim)
@@ -385,7 +386,7 @@ func (h *handler) rereadRequest(ctx context.Context) error {
 	return h.w.steps.read(ctx, h.conn, h.queue, func() error {
 		return h.conn.QueryRowContext(ctx, "SELECT state, version FROM requests WHERE queue = ? AND num = ?",
 			h.queue, h.num).Scan(&h.state, &h.requestVersion)
-	}, func() { h.log().RereadRequest(h.q(), h.name, h.requestRow()) })
+	}, func() { h.say().RereadRequest(h.q(), h.name, h.requestRow()) })
 }
 
 func (h *handler) rereadQueue(ctx context.Context) error {
@@ -398,7 +399,7 @@ func (h *handler) rereadQueue(ctx context.Context) error {
 		}
 		h.owners = parseOwners(owners)
 		return nil
-	}, func() { h.log().RereadQueue(h.q(), h.name, h.queueRow()) })
+	}, func() { h.say().RereadQueue(h.q(), h.name, h.queueRow()) })
 }
 
 // hold: park the message while nothing the read saw has changed (else it
@@ -419,7 +420,7 @@ func (h *handler) hold(ctx context.Context) error {
 			h.queue, h.num, h.requestVersion, h.queue, h.queueVersion, h.queue, h.head,
 			h.queue, h.num, h.kind, h.token)
 		return err
-	}, func() { h.log().Hold(h.q(), h.name, messageName(h.kind), h.r()) })
+	}, func() { h.say().Hold(h.q(), h.name, messageName(h.kind), h.r()) })
 }
 
 // ack: delete the message, only while this delivery still holds it (a
@@ -430,7 +431,7 @@ func (h *handler) ack(ctx context.Context) error {
 			"DELETE FROM messages WHERE queue = ? AND num = ? AND kind = ? AND delivery = ? AND status = 'in_flight'",
 			h.queue, h.num, h.kind, h.token)
 		return err
-	}, func() { h.log().Ack(h.q(), h.name, messageName(h.kind), h.r()) })
+	}, func() { h.say().Ack(h.q(), h.name, messageName(h.kind), h.r()) })
 }
 
 // submit: R's build, idempotent by request ID (started: the insert
@@ -456,7 +457,7 @@ func (h *handler) submit(ctx context.Context) error {
 			return err
 		}
 		return wake(ctx, tx, h.queue)
-	}, func() { h.log().Submit(h.q(), h.name, h.r(), started) })
+	}, func() { h.say().Submit(h.q(), h.name, h.r(), started) })
 }
 
 // cancelBuild: the DLQ reconciler cancels R's build by request ID and
@@ -483,5 +484,5 @@ func (h *handler) cancelBuild(ctx context.Context) error {
 			return wake(ctx, tx, h.queue)
 		}
 		return nil
-	}, func() { h.log().CancelBuild(h.q(), h.name, h.r(), stopped) })
+	}, func() { h.say().CancelBuild(h.q(), h.name, h.r(), stopped) })
 }

@@ -107,8 +107,9 @@ func header(o options) slotlog.Header {
 		MaxConcurrent: int(o.maxConcurrent), MaxDeliveries: int(o.maxDeliveries)}
 }
 
-// logger opens this process's log: the shared file (appending; its header
-// is the run's) or its own file in the folder.
+// logger opens the log of process (a sequential thread of control): the
+// shared file (appending; its header is the run's) or, with -order
+// process, a file of its own in the folder.
 func logger(o options, process string) (*slotlog.Logger, error) {
 	if o.order == "process" {
 		return slotlog.Create(o.logPath, process, header(o))
@@ -126,7 +127,7 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 type worker struct {
 	db            *sql.DB
-	log           *slotlog.Logger
+	opts          options
 	steps         stepper
 	design        design
 	maxConcurrent int64
@@ -184,12 +185,7 @@ func workerProcess(o options) error {
 		return err
 	}
 	defer db.Close()
-	log, err := logger(o, o.process)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	w := &worker{db: db, log: log, design: designs[o.design], maxConcurrent: o.maxConcurrent,
+	w := &worker{db: db, opts: o, design: designs[o.design], maxConcurrent: o.maxConcurrent,
 		visibility: time.Duration(o.visibilityMs) * time.Millisecond, txPause: time.Duration(o.txPauseMs) * time.Millisecond,
 		bug: o.bug, rng: rand.New(rand.NewSource(o.seed)), crashAt: o.crashAfter, tokenBase: o.tokenBase, stallsLeft: o.stalls, process: o.process,
 		steps: stepper{order: order{turnstile: o.order == "turnstile"}}}
@@ -201,26 +197,33 @@ func workerProcess(o options) error {
 	go func() {
 		<-stop
 		w.steps.steps.Lock()
-		_ = log.Close()
 		os.Exit(0)
 	}()
+	// Each handler goroutine logs as a process of its own, p<i>.<j>/g<k>
+	// (its lines are in its own order, whatever the others do), to the
+	// shared file or to a file of its own.
 	errs := make(chan error, o.goroutines)
-	for g := 0; g < o.goroutines; g++ {
-		go func() { errs <- w.loop(ctx) }()
+	for g := 1; g <= o.goroutines; g++ {
+		log, err := logger(o, fmt.Sprintf("%s/g%d", o.process, g))
+		if err != nil {
+			return err
+		}
+		defer log.Close()
+		go func() { errs <- w.loop(ctx, log) }()
 	}
 	return <-errs
 }
 
 // loop: one handler at a time, on its own connection; the broker's side
 // of a delivery is the UPDATE that takes a visible message.
-func (w *worker) loop(ctx context.Context) error {
+func (w *worker) loop(ctx context.Context, log *slotlog.Logger) error {
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	for {
-		h, err := w.deliver(ctx, conn)
+		h, err := w.deliver(ctx, conn, log)
 		if err != nil {
 			return err
 		}
@@ -242,7 +245,7 @@ func (w *worker) intn(n int) int {
 
 // deliver: the broker hands a visible message to a new handler invocation
 // (a token of its own); logged as the broker's deliver line.
-func (w *worker) deliver(ctx context.Context, conn *sql.Conn) (*handler, error) {
+func (w *worker) deliver(ctx context.Context, conn *sql.Conn, log *slotlog.Logger) (*handler, error) {
 	rows, err := conn.QueryContext(ctx, "SELECT queue, num, kind FROM messages WHERE status = 'visible' LIMIT 16")
 	if err != nil {
 		return nil, err
@@ -291,13 +294,13 @@ func (w *worker) deliver(ctx context.Context, conn *sql.Conn) (*handler, error) 
 		if got {
 			// attempt: one more than the deliveries that ended in a crash
 			// or an expiry (a dead message counts none).
-			w.log.Stovepipe().Deliver(queueName(k.queue), messageName(k.kind), requestID(k.num), name, int(attempts)+1)
+			log.Stovepipe().Deliver(queueName(k.queue), messageName(k.kind), requestID(k.num), name, int(attempts)+1)
 		}
 	})
 	if err != nil || !got {
 		return nil, err
 	}
-	return &handler{w: w, conn: conn, queue: k.queue, num: k.num, kind: k.kind, token: dbToken, name: name, design: w.design}, nil
+	return &handler{w: w, log: log, conn: conn, queue: k.queue, num: k.num, kind: k.kind, token: dbToken, name: name, design: w.design}, nil
 }
 
 // ---- the run: client, build system, broker's clock, worker processes ----
