@@ -16,6 +16,7 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(no_mariadb)");
     println!("cargo:rustc-check-cfg=cfg(no_nats_server)");
     println!("cargo:rustc-check-cfg=cfg(no_go_mysql)");
+    println!("cargo:rustc-check-cfg=cfg(no_postgres)");
     println!("cargo:rerun-if-changed=/usr/sbin/nats-server");
     println!("cargo:rerun-if-env-changed=SLOTCHECK_CHROMIUM");
     println!("cargo:rerun-if-env-changed=CI");
@@ -50,6 +51,16 @@ fn main() {
     if !nats && !ci {
         println!("cargo:rustc-cfg=no_nats_server");
         println!("cargo:warning=nats-server is not installed (apt-get install nats-server): the live link tests of slotcheck are ignored");
+    }
+    // PostgreSQL, the third engine (tests/real_database.rs, tests/postgres.rs).
+    println!("cargo:rerun-if-changed=/usr/lib/postgresql");
+    let postgres = std::fs::read_dir("/usr/lib/postgresql").is_ok_and(|dirs| {
+        dirs.filter_map(|d| d.ok())
+            .any(|d| d.path().join("bin/postgres").exists())
+    });
+    if !postgres && !ci {
+        println!("cargo:rustc-cfg=no_postgres");
+        println!("cargo:warning=PostgreSQL is not installed (apt-get install postgresql): the PostgreSQL tests of slotcheck are ignored");
     }
     // The Go logging package and sample worker (tests/go_worker.rs): Go
     // and Debian's go-sql-driver/mysql.
