@@ -70,7 +70,8 @@ fn main() {
             .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("go").is_file()));
     let driver =
         std::path::Path::new("/usr/share/gocode/src/github.com/go-sql-driver/mysql").is_dir();
-    if !(go && driver) && !ci {
+    let ready = go && driver;
+    if !ready && !ci {
         println!("cargo:rustc-cfg=no_go_mysql");
         println!("cargo:warning=Go or go-sql-driver/mysql is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev): the Go worker tests of slotcheck are ignored");
     }
