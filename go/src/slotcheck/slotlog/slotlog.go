@@ -57,8 +57,18 @@ type Header struct {
 	// Link: ack wait, heartbeat period and freshness, seconds of the
 	// source's time, when they differ from the source's 60, 10 and 25.
 	AckWaitS, HeartbeatEveryS, FreshForS int
-	// Extra fields for the header (fields validate learns later, such as
-	// the queues expected); they must not clash with the above.
+	// Link: the most a heartbeat may be late, seconds of the source's
+	// time, and the most a call's answer may take on the network, ms.
+	HeartbeatLateS, NetworkDelayMs int
+	// The queues (stovepipe) or streams (link) the log must have, or how
+	// many: a queue that logged nothing is named, not silently absent.
+	Queues       []string
+	ExpectQueues int
+	// Two lines of different processes whose ts_ms differ by more than
+	// this are in the order of their times (0: times order nothing).
+	OrderSlackMs int
+	// Extra fields for the header (fields validate learns later); they
+	// must not clash with the above.
 	Extra map[string]any
 }
 
@@ -91,6 +101,13 @@ func (h Header) fields() (map[string]any, error) {
 	put("ack_wait_s", h.AckWaitS)
 	put("heartbeat_every_s", h.HeartbeatEveryS)
 	put("fresh_for_s", h.FreshForS)
+	put("heartbeat_late_s", h.HeartbeatLateS)
+	put("network_delay_ms", h.NetworkDelayMs)
+	if len(h.Queues) > 0 {
+		f["queues"] = h.Queues
+	}
+	put("expect_queues", h.ExpectQueues)
+	put("order_slack_ms", h.OrderSlackMs)
 	return f, nil
 }
 

@@ -218,6 +218,22 @@ func TestCreateWritesOneFilePerProcess(t *testing.T) {
 	}
 }
 
+// The header's fields by validate's names, zero ones left out.
+func TestTheHeadersFields(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := New(&buf, "p", Header{Model: ModelLink, MaxDeliver: 3, MsPerTick: 500, SkewS: 5,
+		AckWaitS: 30, HeartbeatEveryS: 10, FreshForS: 25, HeartbeatLateS: 15, NetworkDelayMs: 40,
+		Queues: []string{"s1", "s2"}, ExpectQueues: 2, OrderSlackMs: 100}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"ack_wait_s":30,"event":"header","expect_queues":2,"fresh_for_s":25,"heartbeat_every_s":10,` +
+		`"heartbeat_late_s":15,"max_deliver":3,"model":"link","ms_per_tick":500,"network_delay_ms":40,` +
+		`"order_slack_ms":100,"queues":["s1","s2"],"skew_s":5}` + "\n"
+	if buf.String() != want {
+		t.Errorf("got  %s\nwant %s", buf.String(), want)
+	}
+}
+
 func TestABadHeaderIsRefused(t *testing.T) {
 	if _, err := New(&bytes.Buffer{}, "p", Header{Model: "stovepip"}); err == nil {
 		t.Error("a misspelt model was accepted")
