@@ -83,6 +83,30 @@ pub struct Header {
     pub heartbeat_every_s: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fresh_for_s: Option<u16>,
+    /// Link: the most a heartbeat may be late, in seconds of the source's
+    /// time (a multiple of 5): validate assumes no later one. Absent: 600,
+    /// the most the model holds (a heartbeat that never comes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_late_s: Option<u16>,
+    /// Link: the most a call's answer may take on the network, in
+    /// milliseconds: a line's time may be off its step's by this more than
+    /// the slack. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_delay_ms: Option<u64>,
+    /// The queues (stovepipe) or streams (link) the log must have: each
+    /// that logged no line is named, and the log is inconclusive (exit 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<String>,
+    /// How many queues or streams the log must have (as `--expect-queues`):
+    /// fewer is inconclusive (exit 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_queues: Option<u32>,
+    /// Logs in each process's own order: two lines of different processes
+    /// whose `ts_ms` differ by more than this many milliseconds are in the
+    /// order of their times (the clocks' skew and the time from a step to
+    /// its line). Absent: times do not order lines of different processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_slack_ms: Option<u64>,
 }
 
 /// One line of a log: the fields every event has, and the event.
@@ -99,6 +123,17 @@ pub struct Record<E> {
     /// to ticks; stovepipe keeps it for the record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts_ms: Option<u64>,
+    /// The process that wrote the line (a worker process, a builder): its
+    /// lines are in the order it did its steps, and validate infers the
+    /// order across processes. Absent: the file's process (one file, read
+    /// whole, is one process: its lines are in the order the system did
+    /// them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// The line's number in its process's log, increasing: a process's
+    /// lines are taken in this order whatever their order in the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
     /// Who acted: `client`, `broker`, `build-system`, a worker id such as
     /// `worker-7` (stovepipe: one id per delivery, as the system numbers its
     /// handler invocations), a builder id such as `b1` (link), `server`.
@@ -197,8 +232,86 @@ fn field_message(path: &str, error: &serde_json::Error) -> String {
 }
 
 fn typed<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| field_message(&e.path().to_string(), e.inner()))
+    serde_path_to_error::deserialize(&value).map_err(|e| {
+        let mut path = e.path().to_string();
+        if path.is_empty() || path == "." {
+            // Inside the `event`-tagged enum serde keeps no path: the field
+            // is found again by the value serde refused.
+            path = locate(&value, &e.inner().to_string()).unwrap_or(path);
+        }
+        field_message(&path, e.inner())
+    })
+}
+
+/// The path (`request.state`) of the one leaf of `value` that holds the
+/// value a serde error names (`unknown variant `ACCEPTED``, `invalid type:
+/// string "3"`, `invalid type: null`), if there is exactly one.
+fn locate(value: &serde_json::Value, error: &str) -> Option<String> {
+    use serde_json::Value;
+    let quoted = |text: &str, open: char, close: char| -> Option<String> {
+        let start = text.find(open)? + 1;
+        let end = start + text[start..].find(close)?;
+        Some(text[start..end].to_string())
+    };
+    let needle: Value = if let Some(rest) = error.strip_prefix("unknown variant ") {
+        Value::String(quoted(rest, '`', '`')?)
+    } else if let Some(rest) = error.strip_prefix("invalid type: ") {
+        if rest.starts_with("string ") {
+            Value::String(quoted(rest, '"', '"')?)
+        } else if rest.starts_with("null") {
+            Value::Null
+        } else if rest.starts_with("integer ") || rest.starts_with("boolean ") {
+            serde_json::from_str(&quoted(rest, '`', '`')?).ok()?
+        } else {
+            return None;
+        }
+    } else {
+        return None;
+    };
+    fn walk(value: &Value, needle: &Value, path: &str, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    let here = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(v, needle, &here, found);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, needle, &format!("{path}[{i}]"), found);
+                }
+            }
+            leaf if leaf == needle => found.push(path.to_string()),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(value, &needle, "", &mut found);
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// `null` for a list is the empty list (a Go nil slice encodes as `null`).
+pub(crate) fn null_is_empty<'de, D>(deserializer: D) -> Result<Vec<String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(Option::<Vec<String>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// `null` for an optional list that is given is the empty list: the field
+/// is there, and says no owners.
+pub(crate) fn null_is_some_empty<'de, D>(deserializer: D) -> Result<Option<Vec<String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    null_is_empty(deserializer).map(Some)
 }
 
 /// Reads one line (number `line`, from 1) of a log whose header says
@@ -260,6 +373,156 @@ pub fn parse(file: &str, text: &str) -> Result<Log, ParseError> {
         }
     }
     Ok(log)
+}
+
+impl Entry {
+    /// The line's process, sequence and time, whichever model's it is.
+    fn origin(&mut self) -> Option<(&mut Option<String>, Option<u64>, Option<u64>)> {
+        match self {
+            Entry::Header(_) => None,
+            Entry::Stovepipe(r) => Some((&mut r.process, r.seq, r.ts_ms)),
+            Entry::Link(r) => Some((&mut r.process, r.seq, r.ts_ms)),
+        }
+    }
+}
+
+/// Several logs, one per process (or each of several processes' lines),
+/// as one: each line's process is its own `process` or, when there are
+/// several files, its file's; within a process lines are put in the order
+/// of their `seq`; the files are merged by time (each file's times taken as
+/// never going back). A line's number is its file's number plus the lines
+/// of the files before it (`places` maps it back). Every file's header must
+/// say the same.
+pub fn merge(files: Vec<(String, Log)>) -> Result<(Log, Places), ParseError> {
+    let several = files.len() > 1;
+    let mut header: Option<(String, Header)> = None;
+    let mut places = Places::default();
+    let mut offset = 0;
+    let mut queues: Vec<std::collections::VecDeque<(u64, usize, Entry)>> = Vec::new();
+    for (file, log) in files {
+        let lines = log.entries.iter().map(|(n, _)| *n).max().unwrap_or(0);
+        let has_header = log
+            .entries
+            .iter()
+            .any(|(_, e)| matches!(e, Entry::Header(_)));
+        if has_header {
+            match &header {
+                Some((first, h)) if *h != log.header => {
+                    let line = log.entries.first().map_or(1, |(n, _)| *n);
+                    return Err(ParseError {
+                        file,
+                        line,
+                        message: format!("the header differs from {first}'s"),
+                    });
+                }
+                Some(_) => {}
+                None => header = Some((file.clone(), log.header.clone())),
+            }
+        }
+        let mut entries: Vec<(usize, Entry)> = log
+            .entries
+            .into_iter()
+            .filter(|(_, e)| !matches!(e, Entry::Header(_)))
+            .collect();
+        // Each process's lines in the order of their `seq`, in the slots
+        // its lines have in the file.
+        let mut by_process: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (i, (_, entry)) in entries.iter_mut().enumerate() {
+            let Some((process, _, _)) = entry.origin() else {
+                continue;
+            };
+            if several && process.is_none() {
+                *process = Some(file.clone());
+            }
+            let name = process.clone().unwrap_or_default();
+            by_process.entry(name).or_default().push(i);
+        }
+        let mut names: Vec<&String> = by_process.keys().collect();
+        names.sort();
+        let mut moves: Vec<(usize, usize)> = Vec::new();
+        for name in names {
+            let slots = &by_process[name];
+            let mut keyed = Vec::new();
+            for &i in slots {
+                match entries[i].1.origin().and_then(|(_, seq, _)| seq) {
+                    Some(seq) => keyed.push((seq, i)),
+                    None => break,
+                }
+            }
+            let mut sorted = slots.clone();
+            if keyed.len() == slots.len() {
+                keyed.sort_unstable();
+                if let Some(pair) = keyed.windows(2).find(|p| p[0].0 == p[1].0) {
+                    return Err(ParseError {
+                        file,
+                        line: entries[pair[1].1].0,
+                        message: format!("field `seq`: {} twice in process `{name}`", pair[1].0),
+                    });
+                }
+                sorted = keyed.into_iter().map(|(_, i)| i).collect();
+            }
+            moves.extend(slots.iter().copied().zip(sorted));
+        }
+        if moves.iter().any(|(slot, from)| slot != from) {
+            let mut old: Vec<Option<(usize, Entry)>> = entries.into_iter().map(Some).collect();
+            let mut placed: Vec<Option<(usize, Entry)>> = (0..old.len()).map(|_| None).collect();
+            for (slot, from) in moves {
+                placed[slot] = old[from].take();
+            }
+            entries = placed.into_iter().flatten().collect();
+        }
+        places.files.push((file, offset));
+        let mut latest = 0u64;
+        let mut queue = std::collections::VecDeque::new();
+        for (line, mut entry) in entries {
+            if let Some((_, _, Some(ts))) = entry.origin() {
+                latest = latest.max(ts);
+            }
+            queue.push_back((latest, offset + line, entry));
+        }
+        queues.push(queue);
+        offset += lines;
+    }
+    let mut log = Log {
+        header: header.map(|(_, h)| h).unwrap_or_default(),
+        entries: Vec::new(),
+    };
+    if log.header != Header::default() {
+        log.entries.push((0, Entry::Header(log.header.clone())));
+    }
+    // By time, file by file where times tie.
+    while let Some(i) = (0..queues.len())
+        .filter(|&i| !queues[i].is_empty())
+        .min_by_key(|&i| (queues[i][0].0, i))
+    {
+        let (_, line, entry) = queues[i].pop_front().expect("not empty");
+        log.entries.push((line, entry));
+    }
+    Ok((log, places))
+}
+
+/// Where the lines of merged files are: each file's name and the number its
+/// lines are counted from.
+#[derive(Clone, Debug, Default)]
+pub struct Places {
+    pub files: Vec<(String, usize)>,
+}
+
+impl Places {
+    /// `file:line` of a merged line's number (the line alone for one file).
+    pub fn place(&self, line: usize) -> String {
+        match self.files.as_slice() {
+            [] | [_] => format!("line {line}"),
+            files => {
+                let (file, offset) = files
+                    .iter()
+                    .rev()
+                    .find(|(_, offset)| *offset < line)
+                    .unwrap_or(&files[0]);
+                format!("{file}:{}", line - offset)
+            }
+        }
+    }
 }
 
 /// Writes a log, one JSON object per line.

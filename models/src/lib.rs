@@ -318,6 +318,38 @@ pub type Explained<T> = (
     <T as Trace>::Cursor,
 );
 
+/// Where a line stands on one thing the system itself orders (a row's
+/// versions, a server's sequence): on `key`, somewhere from `lo` to `hi`.
+/// A line comes before another of another process when they share a key
+/// and its `hi` is below the other's `lo`; lines at the same point are not
+/// ordered by it (two reads of one version).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderValue {
+    pub key: u64,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+impl OrderValue {
+    /// Exactly at `at` on `key`.
+    pub fn at(key: u64, at: i64) -> Self {
+        OrderValue {
+            key,
+            lo: at,
+            hi: at,
+        }
+    }
+
+    /// At `lo` on `key`, or anywhere after it.
+    pub fn from(key: u64, lo: i64) -> Self {
+        OrderValue {
+            key,
+            lo,
+            hi: i64::MAX,
+        }
+    }
+}
+
 /// One queue of a real system's event log (`events`) read against a model:
 /// which of the model's steps each logged event can be, and which steps the
 /// system does not log. `slotcheck validate` searches with it, knowing no
@@ -375,6 +407,49 @@ pub trait Trace {
         k: usize,
         out: &mut Vec<(<Self::Model as Model>::Action, Self::Cursor)>,
     );
+
+    /// The steps the system does not log that may come before the next
+    /// event, when the log is in each process's own order: `pending(j)`
+    /// says whether event `j` is still to come (`k`: the first event still
+    /// to come). By default, [`Trace::silent`] at `k`, which looks ahead as
+    /// if every event from `k` on were still to come.
+    fn silent_pending(
+        &self,
+        cursor: &Self::Cursor,
+        k: usize,
+        _pending: &dyn Fn(usize) -> bool,
+        out: &mut Vec<(<Self::Model as Model>::Action, Self::Cursor)>,
+    ) {
+        self.silent(cursor, k, out)
+    }
+
+    /// Whether a silent step is one a report lists as assumed (not time
+    /// passing, which every timed explanation takes).
+    fn assumes(&self, _action: &<Self::Model as Model>::Action) -> bool {
+        true
+    }
+
+    /// The process that wrote event `k` (its lines are in the order it did
+    /// its steps); `None`: the log's one process (its lines are in the
+    /// order the system did them).
+    fn process(&self, _k: usize) -> Option<&str> {
+        None
+    }
+
+    /// Event `k`'s wall-clock time in milliseconds, if it has one.
+    fn time(&self, _k: usize) -> Option<u64> {
+        None
+    }
+
+    /// Lines of different processes whose times differ by more than this
+    /// are in the order of their times (the log's header says it).
+    fn order_slack_ms(&self) -> Option<u64> {
+        None
+    }
+
+    /// What orders event `k` against other processes' events: the values
+    /// the system itself orders (see [`OrderValue`]).
+    fn order(&self, _k: usize, _out: &mut Vec<OrderValue>) {}
 
     /// What the model could log next from `cursor`, in the log's words, and
     /// the silent steps it could take, in the model's.

@@ -41,6 +41,8 @@ impl Log {
             model: Some(ModelName::Link),
             queue: self.queue.clone(),
             ts_ms: Some(self.ms()),
+            process: None,
+            seq: None,
             actor: actor.to_string(),
             event,
         };

@@ -141,9 +141,10 @@ pub fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String
             Err(TraceError::Bad { line, message }) => {
                 return Err(format!("the live log, line {line}: {message}"))
             }
-            Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive {
+            Err(TraceError::Beyond { line, message }) => Verdict::Inconclusive {
                 line,
                 candidates: 0,
+                why: message,
             },
         };
         match verdict.exit_code() {

@@ -17,8 +17,10 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ValidateArgs {
-    /// The event log: NDJSON, one event per line (docs/validate.md).
-    pub log: PathBuf,
+    /// The event log: NDJSON, one event per line (docs/validate.md); or
+    /// several, one per process, merged.
+    #[arg(required = true, num_args = 1..)]
+    pub logs: Vec<PathBuf>,
     /// The design to check the log against; without it, every design, and
     /// the answer is which designs can explain the log.
     #[arg(long)]
@@ -29,6 +31,18 @@ pub struct ValidateArgs {
     /// Print the verdicts as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Candidates the search may keep after one line before the log is
+    /// inconclusive (exit 3).
+    #[arg(long, value_name = "N", default_value_t = validate::CANDIDATE_BUDGET)]
+    pub max_candidates: usize,
+    /// Exit 1 only for a violation every explanation of the log breaks (a
+    /// certain one); a possible one is reported, with exit 0.
+    #[arg(long)]
+    pub strict: bool,
+    /// The log must have at least N queues (streams); fewer is
+    /// inconclusive (exit 3). The header's `expect_queues` says the same.
+    #[arg(long, value_name = "N")]
+    pub expect_queues: Option<u32>,
 }
 
 /// One design's verdicts, a queue each.
@@ -44,14 +58,72 @@ impl DesignResult {
 }
 
 pub fn run(args: ValidateArgs) -> Result<u8, String> {
-    let file = args.log.display().to_string();
-    let text =
-        std::fs::read_to_string(&args.log).map_err(|e| format!("cannot read {file}: {e}"))?;
-    let log = events::parse(&file, &text).map_err(|e| e.to_string())?;
+    let names: Vec<String> = args.logs.iter().map(|p| p.display().to_string()).collect();
+    let mut files = Vec::new();
+    for (path, file) in args.logs.iter().zip(&names) {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {file}: {e}"))?;
+        files.push((
+            file.clone(),
+            events::parse(file, &text).map_err(|e| e.to_string())?,
+        ));
+    }
+    let (log, places) = events::merge(files).map_err(|e| e.to_string())?;
+    let file = names.join(" ");
     let model = which_model(&args, &log, &file)?;
-    match model {
-        ModelName::Stovepipe => stovepipe(&args, &file, log),
-        ModelName::Link => link(&args, &file, log),
+    let options = validate::Options {
+        max_candidates: args.max_candidates.max(1),
+        strict: args.strict,
+    };
+    let expect = Expect {
+        queues: log.header.queues.clone(),
+        count: args.expect_queues.or(log.header.expect_queues),
+    };
+    let mut results = match model {
+        ModelName::Stovepipe => stovepipe(&args, &options, &places, log)?,
+        ModelName::Link => link(&args, &options, &places, log)?,
+    };
+    let missing = expect.apply(&mut results);
+    report(&args, &file, model.name(), &results, &places, &missing)
+}
+
+/// What the log must have: the queues its header names, and how many.
+struct Expect {
+    queues: Vec<String>,
+    count: Option<u32>,
+}
+
+impl Expect {
+    /// Adds each named queue that logged nothing to every design's
+    /// verdicts, inconclusive (nothing to judge is not a pass), and says
+    /// what is missing.
+    fn apply(&self, results: &mut [DesignResult]) -> Vec<String> {
+        let mut missing = Vec::new();
+        let Some(first) = results.first() else {
+            return missing;
+        };
+        let logged: Vec<String> = first.queues.iter().map(|(q, _)| q.clone()).collect();
+        for queue in &self.queues {
+            if !logged.contains(queue) {
+                missing.push(format!(
+                    "queue `{queue}` (named in the header) logged no line"
+                ));
+                for r in results.iter_mut() {
+                    r.queues.push((
+                        queue.clone(),
+                        Verdict::Inconclusive {
+                            line: 0,
+                            candidates: 0,
+                            why: "it logged no line (the header names it): nothing to judge".into(),
+                        },
+                    ));
+                }
+            }
+        }
+        let have = results[0].queues.len();
+        if let Some(count) = self.count.filter(|&c| have < c as usize) {
+            missing.push(format!("{count} queue(s) expected, the log has {have}"));
+        }
+        missing
     }
 }
 
@@ -89,7 +161,12 @@ fn which_model(args: &ValidateArgs, log: &Log, file: &str) -> Result<ModelName, 
     }
 }
 
-fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
+fn stovepipe(
+    args: &ValidateArgs,
+    options: &validate::Options,
+    places: &events::Places,
+    log: Log,
+) -> Result<Vec<DesignResult>, String> {
     let designs: Vec<Design> = match &args.design {
         Some(name) => vec![compose(name).map_err(|e| format!("--design: {e}"))?],
         None => DESIGNS.to_vec(),
@@ -99,7 +176,10 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
         match entry {
             Entry::Stovepipe(r) => records.push((line, r)),
             Entry::Link(_) => {
-                return Err(format!("{file}:{line}: a link event in a stovepipe log"))
+                return Err(format!(
+                    "{}: a link event in a stovepipe log",
+                    at(places, line)
+                ))
             }
             Entry::Header(_) => {}
         }
@@ -110,13 +190,14 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
         let mut verdicts = Vec::new();
         for (queue, split_read, events) in &split {
             let verdict = match QueueTrace::new(design, &log.header, *split_read, events.clone()) {
-                Ok(trace) => validate::validate(&trace),
+                Ok(trace) => validate::validate_with(&trace, options),
                 Err(TraceError::Bad { line, message }) => {
-                    return Err(format!("{file}:{line}: {message}"))
+                    return Err(format!("{}: {message}", at(places, line)))
                 }
-                Err(TraceError::Beyond { line, .. }) => Verdict::Inconclusive {
+                Err(TraceError::Beyond { line, message }) => Verdict::Inconclusive {
                     line,
                     candidates: 0,
+                    why: message,
                 },
             };
             verdicts.push((queue.clone(), verdict));
@@ -126,10 +207,23 @@ fn stovepipe(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
             queues: verdicts,
         });
     }
-    report(args, file, "stovepipe", &results)
+    Ok(results)
 }
 
-fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
+/// `file:line` of a line of the merged log (`file:line` for one file too).
+fn at(places: &events::Places, line: usize) -> String {
+    match places.files.as_slice() {
+        [(file, _)] => format!("{file}:{line}"),
+        _ => places.place(line),
+    }
+}
+
+fn link(
+    args: &ValidateArgs,
+    options: &validate::Options,
+    places: &events::Places,
+    log: Log,
+) -> Result<Vec<DesignResult>, String> {
     let designs: Vec<&'static link::Design> = match &args.design {
         Some(name) => vec![link::design_named(name).ok_or_else(|| {
             let names: Vec<&str> = link::all_designs().map(|d| d.name).collect();
@@ -145,7 +239,10 @@ fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
         match entry {
             Entry::Link(r) => records.push((line, r)),
             Entry::Stovepipe(_) => {
-                return Err(format!("{file}:{line}: a stovepipe event in a link log"))
+                return Err(format!(
+                    "{}: a stovepipe event in a link log",
+                    at(places, line)
+                ))
             }
             Entry::Header(_) => {}
         }
@@ -157,8 +254,8 @@ fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
         for (stream, lines) in &split {
             verdicts.push((
                 stream.clone(),
-                link_verdict(design, &log.header, lines.clone())
-                    .map_err(|e| format!("{file}:{e}"))?,
+                link_verdict_with(design, &log.header, lines.clone(), options)
+                    .map_err(|(line, e)| format!("{}: {e}", at(places, line)))?,
             ));
         }
         results.push(DesignResult {
@@ -166,7 +263,7 @@ fn link(args: &ValidateArgs, file: &str, log: Log) -> Result<u8, String> {
             queues: verdicts,
         });
     }
-    report(args, file, "link", &results)
+    Ok(results)
 }
 
 /// One link stream's verdict against one design; a bad log is an error
@@ -176,16 +273,24 @@ pub fn link_verdict(
     header: &events::Header,
     lines: Vec<(usize, events::Record<events::link::Event>)>,
 ) -> Result<Verdict, String> {
+    link_verdict_with(design, header, lines, &validate::Options::default())
+        .map_err(|(line, message)| format!("{line}: {message}"))
+}
+
+fn link_verdict_with(
+    design: &'static link::Design,
+    header: &events::Header,
+    lines: Vec<(usize, events::Record<events::link::Event>)>,
+    options: &validate::Options,
+) -> Result<Verdict, (usize, String)> {
     match LinkTrace::new(design, link::Options::default(), header, lines) {
-        Ok(trace) => Ok(validate::validate(&trace)),
-        Err(LinkError::Bad { line, message }) => Err(format!("{line}: {message}")),
-        Err(LinkError::Beyond { line, message }) => {
-            eprintln!("line {line}: inconclusive: {message}");
-            Ok(Verdict::Inconclusive {
-                line,
-                candidates: 0,
-            })
-        }
+        Ok(trace) => Ok(validate::validate_with(&trace, options)),
+        Err(LinkError::Bad { line, message }) => Err((line, message)),
+        Err(LinkError::Beyond { line, message }) => Ok(Verdict::Inconclusive {
+            line,
+            candidates: 0,
+            why: message,
+        }),
     }
 }
 
@@ -194,9 +299,39 @@ fn report(
     file: &str,
     model: &str,
     results: &[DesignResult],
+    places: &events::Places,
+    missing: &[String],
 ) -> Result<u8, String> {
     let one_design = args.design.is_some();
-    let code = if one_design {
+    let queues = results.first().map_or(0, |r| r.queues.len());
+    let code = if queues == 0 || !missing.is_empty() {
+        // Nothing to judge is not a pass; a departure still departs.
+        let best = best_code(results, one_design);
+        validate::worst([best, 3])
+    } else {
+        best_code(results, one_design)
+    };
+    if args.json {
+        let mut json = report_json(file, model, results, code, places);
+        json.missing = missing.to_vec();
+        print!("{}", crate::report::json_text(&json));
+    } else {
+        let mut text = report_text(file, results, one_design, places);
+        if queues == 0 {
+            text.push_str("inconclusive: the log has no events, nothing to judge\n");
+        }
+        for m in missing {
+            text.push_str(&format!("inconclusive: {m}\n"));
+        }
+        text.push_str(&format!("{queues} queue(s) validated\n"));
+        print!("{text}");
+    }
+    Ok(code)
+}
+
+/// One design's exit code, or the best design's.
+fn best_code(results: &[DesignResult], one_design: bool) -> u8 {
+    if one_design {
         results[0].exit_code()
     } else {
         // Which designs explain the log: the best of them.
@@ -210,20 +345,28 @@ fn report(
             .map(DesignResult::exit_code)
             .min_by_key(|&c| rank(c))
             .unwrap_or(0)
-    };
-    if args.json {
-        print!(
-            "{}",
-            crate::report::json_text(&report_json(file, model, results, code))
-        );
-    } else {
-        print!("{}", report_text(file, results, one_design));
     }
-    Ok(code)
 }
 
-fn report_json(file: &str, model: &str, results: &[DesignResult], code: u8) -> Validation {
+fn report_json(
+    file: &str,
+    model: &str,
+    results: &[DesignResult],
+    code: u8,
+    places: &events::Places,
+) -> Validation {
+    let several = places.files.len() > 1;
+    let locate = |mut record: crate::report::validation::QueueVerdict| {
+        if several {
+            if let Some(line) = record.line {
+                record.at = Some(places.place(line));
+            }
+        }
+        record
+    };
     Validation {
+        missing: Vec::new(),
+        queues_validated: results.first().map_or(0, |r| r.queues.len()),
         designs: results
             .iter()
             .map(|r| DesignValidation {
@@ -232,7 +375,7 @@ fn report_json(file: &str, model: &str, results: &[DesignResult], code: u8) -> V
                 queues: r
                     .queues
                     .iter()
-                    .map(|(q, v)| validate::record(q, v))
+                    .map(|(q, v)| locate(validate::record(q, v)))
                     .collect(),
             })
             .collect(),
@@ -247,7 +390,15 @@ fn report_json(file: &str, model: &str, results: &[DesignResult], code: u8) -> V
     }
 }
 
-fn report_text(file: &str, results: &[DesignResult], one_design: bool) -> String {
+fn report_text(
+    file: &str,
+    results: &[DesignResult],
+    one_design: bool,
+    places: &events::Places,
+) -> String {
+    let text = |queue: &str, verdict: &Verdict| {
+        validate::text_at(queue, verdict, &|line| places.place(line))
+    };
     let mut out = String::new();
     for r in results {
         let queues = r.queues.len();
@@ -262,12 +413,12 @@ fn report_text(file: &str, results: &[DesignResult], one_design: bool) -> String
         if one_design || r.exit_code() <= 1 {
             for (queue, verdict) in &r.queues {
                 if verdict.exit_code() != 0 || queues == 1 {
-                    out.push_str(&indent(&validate::text(queue, verdict)));
+                    out.push_str(&indent(&text(queue, verdict)));
                 }
             }
         } else if let Some((queue, verdict)) = r.queues.iter().find(|(_, v)| v.exit_code() > 1) {
             // Where the design stops explaining the log, in one line.
-            let first = validate::text(queue, verdict);
+            let first = text(queue, verdict);
             out.push_str(&indent(first.lines().next().unwrap_or("")));
         }
     }
@@ -288,6 +439,7 @@ fn report_text(file: &str, results: &[DesignResult], one_design: bool) -> String
 
 fn summary(r: &DesignResult) -> &'static str {
     match r.exit_code() {
+        _ if r.queues.is_empty() => "nothing to judge",
         0 => "conforms",
         1 => "conforms, with a violation",
         3 => "inconclusive",

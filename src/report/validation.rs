@@ -15,9 +15,15 @@ pub struct Validation {
     pub exit_code: u8,
     /// The designs that explain the log (exit 0 or 1).
     pub explained_by: Vec<String>,
-    /// The log file, as given.
+    /// The log file, as given (several: their names).
     pub log: String,
+    /// What the log lacks that its header or `--expect-queues` asks for
+    /// (then the exit code is at least 3's).
+    pub missing: Vec<String>,
     pub model: String,
+    /// The queues (streams) validated, each design: every queue that
+    /// logged a line, and each the header names that did not.
+    pub queues_validated: usize,
 }
 
 /// One design against every queue of the log.
@@ -35,6 +41,13 @@ pub struct DesignValidation {
 /// `candidates` when inconclusive.
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct QueueVerdict {
+    /// The silent steps the explanation told assumed (crashes, stalls,
+    /// late heartbeats, unlogged deliveries), when it conforms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assumed: Option<Vec<AssumedStep>>,
+    /// With several files: `file:line` of `line`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
     /// What the model could log at the departing line instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed: Option<Vec<String>>,
@@ -59,10 +72,25 @@ pub struct QueueVerdict {
     /// The explanation that breaks most, told step by step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub story: Option<Vec<StepRecord>>,
-    /// `conforms`, `conforms, with a violation`, `departs`, `inconclusive`.
+    /// `conforms`, `conforms, with a violation`, `conforms, with a
+    /// violation possible` (`--strict`), `departs`, `inconclusive`.
     pub verdict: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub violated: Option<Vec<ViolatedProperty>>,
+    /// Why it is inconclusive: what grew past the budget (the line, and what
+    /// the candidates differ in), what the model cannot hold, or that the
+    /// queue logged nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// A silent step an explanation of the log assumed.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct AssumedStep {
+    /// The line it comes before (absent: after the last).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_line: Option<usize>,
+    pub step: String,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]

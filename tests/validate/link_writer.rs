@@ -65,6 +65,8 @@ impl Writer {
             model: None,
             queue: String::new(),
             ts_ms: Some(ts),
+            process: None,
+            seq: None,
             actor: actor.to_string(),
             event,
         });

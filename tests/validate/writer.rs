@@ -116,6 +116,8 @@ pub fn write(story: &[StoryStep]) -> Vec<Record<Event>> {
             model: None,
             queue: String::new(),
             ts_ms: None,
+            process: None,
+            seq: None,
             actor: actor.to_string(),
             event,
         };

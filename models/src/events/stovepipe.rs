@@ -56,7 +56,11 @@ pub struct QueueRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight_count: Option<u64>,
     /// The owner-keyed designs' `in_flight_request_ids` (any order).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::null_is_some_empty"
+    )]
     pub in_flight_request_ids: Option<Vec<String>>,
 }
 
@@ -78,7 +82,11 @@ pub struct Values {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_flight_count: Option<u64>,
     /// The queue row's new `in_flight_request_ids` (any order).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::null_is_some_empty"
+    )]
     pub in_flight_request_ids: Option<Vec<String>>,
 }
 
@@ -200,7 +208,8 @@ pub enum Event {
         /// The version the queue row had to be at.
         expected_version: u64,
         /// The owners it found terminal and removed (empty: none was, and
-        /// nothing was written).
+        /// nothing was written; `null` is empty).
+        #[serde(deserialize_with = "super::null_is_empty")]
         removed: Vec<String>,
         /// The queue row was still at `expected_version` (false: nothing
         /// written, `removed` is not checked).

@@ -201,7 +201,8 @@ impl LinkTrace {
                 "no `publish` line: the model needs the asks".into(),
             ));
         }
-        let windows = Self::windows(&events, ms_per_tick)?;
+        let delay = header.network_delay_ms.unwrap_or(0);
+        let windows = Self::windows(&events, ms_per_tick, delay)?;
         let last = windows.last().map_or(0, |w| w.1);
         let cap = |n: usize| n.min(u8::MAX as usize) as u8;
         let timings = Bounds::default();
@@ -212,9 +213,14 @@ impl LinkTrace {
             horizon: (last as u16 + 1) * TICK_SECONDS,
             longest_build: 1200,
             crashes: cap(fetches),
-            // A heartbeat may be late and the build end before it.
-            late_heartbeats: cap(beats + starts),
-            late_by: 600,
+            // A heartbeat may be late and the build end before it; by no
+            // more than the header says (else by as much as the model holds).
+            late_heartbeats: if header.heartbeat_late_s == Some(0) {
+                0
+            } else {
+                cap(beats + starts)
+            },
+            late_by: header.heartbeat_late_s.filter(|&s| s > 0).unwrap_or(600),
             max_deliver,
             slow_answers: if design.fetch_margin { cap(empty) } else { 0 },
             lost_acks: if design.sync_ack { 0 } else { cap(finishes) },
@@ -252,9 +258,10 @@ impl LinkTrace {
     fn windows(
         events: &[(usize, Record<Event>)],
         ms_per_tick: u64,
+        network_delay_ms: u64,
     ) -> Result<Vec<(u8, u8)>, TraceError> {
         let origin = events.iter().find_map(|(_, r)| r.ts_ms).unwrap_or(0);
-        let slack = ms_per_tick * SLACK_PERCENT / 100;
+        let slack = ms_per_tick * SLACK_PERCENT / 100 + network_delay_ms;
         let mut latest = 0u64;
         let mut windows = Vec::with_capacity(events.len());
         let horizon = 240u64;
@@ -411,6 +418,8 @@ impl LinkTrace {
             model: None,
             queue: String::new(),
             ts_ms: None,
+            process: None,
+            seq: None,
             actor: actor.to_string(),
             event,
         };

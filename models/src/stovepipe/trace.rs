@@ -12,14 +12,17 @@ use super::{
 };
 use crate::events::stovepipe::{Event, MessageName};
 use crate::events::{Header, Record};
-use crate::StoryStep;
+use crate::{OrderValue, StoryStep};
 use std::collections::HashMap;
 
 mod observe;
+mod order;
+mod versions;
 
 pub use observe::step_name;
 pub(crate) use observe::Observation;
 use observe::{kinds, message_name};
+use versions::Bases;
 
 /// A model worker as the validator knows it: the log's worker id (once a
 /// logged delivery or its first event names it) and what it last read.
@@ -49,6 +52,10 @@ pub struct QueueTrace {
     model: Stovepipe,
     /// The log's events, with their lines.
     events: Vec<(usize, Record<Event>)>,
+    /// The events with the model's versions, as they are matched.
+    matched: Vec<Event>,
+    /// How far the log's versions are from the model's, row by row.
+    bases: Bases,
     /// The request IDs, in the order they arrive: R1, R2, ...
     names: Vec<String>,
     requests: HashMap<String, Req>,
@@ -61,6 +68,8 @@ pub struct QueueTrace {
     /// signal, dead).
     last_delivery: HashMap<(Req, MessageName), usize>,
     unlogged: Unlogged,
+    /// The header's `order_slack_ms`.
+    order_slack_ms: Option<u64>,
 }
 
 /// Why a queue's log cannot be read against the model: a bad log (exit 2),
@@ -209,9 +218,17 @@ impl QueueTrace {
             deliver: header.unlogged.iter().any(|u| u == "deliver"),
             finish_build: header.unlogged.iter().any(|u| u == "finish_build"),
         };
+        let several = events.iter().any(|(_, r)| r.process != events[0].1.process);
+        let bases = Bases::of(events.iter().map(|(_, r)| &r.event), several);
+        let matched = events
+            .iter()
+            .map(|(_, r)| bases.to_model(&r.event))
+            .collect();
         Ok(QueueTrace {
             model,
             events,
+            matched,
+            bases,
             names,
             requests,
             ids,
@@ -219,6 +236,7 @@ impl QueueTrace {
             last_event,
             last_delivery,
             unlogged,
+            order_slack_ms: header.order_slack_ms,
         })
     }
 
@@ -276,13 +294,16 @@ impl QueueTrace {
         }
     }
 
+    /// A model's event in the log's words (its versions the log's).
     fn render(&self, actor: &str, event: Event) -> String {
         let record = Record {
             model: None,
             queue: String::new(),
             ts_ms: None,
+            process: None,
+            seq: None,
             actor: actor.to_string(),
-            event,
+            event: self.bases.to_log(&event),
         };
         serde_json::to_string(&record).expect("an event is JSON")
     }
@@ -306,7 +327,16 @@ impl crate::Trace for QueueTrace {
 
     fn says(&self, k: usize) -> String {
         let record = &self.events[k].1;
-        self.render(&record.actor, record.event.clone())
+        let record = Record {
+            model: None,
+            queue: String::new(),
+            ts_ms: None,
+            process: None,
+            seq: None,
+            actor: record.actor.clone(),
+            event: record.event.clone(),
+        };
+        serde_json::to_string(&record).expect("an event is JSON")
     }
 
     fn start(&self) -> Cursor {
@@ -376,7 +406,7 @@ impl crate::Trace for QueueTrace {
         for (action, bind) in candidates {
             let (next, observed) = self.take(c, action, bind);
             if let [one] = observed.as_slice() {
-                if Self::agrees(&self.event_of(one, worker), &record.event) {
+                if Self::agrees(&self.event_of(one, worker), &self.matched[k]) {
                     out.push((Some(action), next));
                 }
             }
@@ -384,8 +414,21 @@ impl crate::Trace for QueueTrace {
     }
 
     fn silent(&self, c: &Cursor, k: usize, out: &mut Vec<(Action, Cursor)>) {
+        self.silent_pending(c, k, &|j| j >= k, out)
+    }
+
+    /// A crash is of a worker whose lines are all taken; a stall of one
+    /// whose message is delivered again in a line still to come.
+    fn silent_pending(
+        &self,
+        c: &Cursor,
+        _k: usize,
+        pending: &dyn Fn(usize) -> bool,
+        out: &mut Vec<(Action, Cursor)>,
+    ) {
         let s = &c.state;
-        let logs_from = |id: Option<u32>| id.is_some_and(|id| self.last_event[id as usize] >= k);
+        let logs_from =
+            |id: Option<u32>| id.is_some_and(|id| pending(self.last_event[id as usize]));
         for (i, tag) in c.tags.iter().enumerate() {
             let worker = s.worker(i);
             // A crash: the worker never logs again.
@@ -398,7 +441,7 @@ impl crate::Trace for QueueTrace {
             let later = |name| {
                 self.last_delivery
                     .get(&(worker.request, name))
-                    .is_some_and(|&at| at >= k)
+                    .is_some_and(|&at| pending(at))
             };
             let redelivered = self.unlogged.deliver
                 || later(message_name(worker.message))
@@ -423,6 +466,23 @@ impl crate::Trace for QueueTrace {
                 out.push((action, self.take(c, action, None).0));
             }
         }
+    }
+
+    fn process(&self, k: usize) -> Option<&str> {
+        self.events[k].1.process.as_deref()
+    }
+
+    fn time(&self, k: usize) -> Option<u64> {
+        self.events[k].1.ts_ms
+    }
+
+    fn order_slack_ms(&self) -> Option<u64> {
+        self.order_slack_ms
+    }
+
+    fn order(&self, k: usize, out: &mut Vec<OrderValue>) {
+        let record = &self.events[k].1;
+        self.order_values(&record.actor, &record.event, out);
     }
 
     const NAMES_ACTORS: bool = true;
@@ -604,6 +664,8 @@ pub fn simulated_log(
                 model: None,
                 queue: queue.to_string(),
                 ts_ms: None,
+                process: None,
+                seq: None,
                 actor: actor.clone(),
                 event: trace.event_of(o, &worker),
             });

@@ -10,6 +10,10 @@ use crate::link::{
 use stateright::Model;
 
 impl crate::Trace for LinkTrace {
+    fn assumes(&self, action: &Action) -> bool {
+        *action != Action::Tick
+    }
+
     type Model = Link;
     type Cursor = Cursor;
 

@@ -38,6 +38,8 @@ pub fn simulated_log(
         model: None,
         queue: stream.to_string(),
         ts_ms: Some(0),
+        process: None,
+        seq: None,
         actor: "client".into(),
         event: Event::Publish {
             ask: format!("{stream}-a{}", a + 1),
@@ -84,6 +86,8 @@ pub fn simulated_log(
                 model: None,
                 queue: stream.to_string(),
                 ts_ms: Some(ts(in_tick)),
+                process: None,
+                seq: None,
                 actor: trace.builder_name(b),
                 event: Event::LateAnswer {
                     ask: trace.asks[a as usize].clone(),
@@ -97,6 +101,8 @@ pub fn simulated_log(
                     model: None,
                     queue: stream.to_string(),
                     ts_ms: Some(ts(in_tick)),
+                    process: None,
+                    seq: None,
                     actor: trace.builder_name(b),
                     event: trace.event_of(&o),
                 });
