@@ -15,6 +15,8 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(chromium_missing)");
     println!("cargo:rustc-check-cfg=cfg(no_mariadb)");
     println!("cargo:rustc-check-cfg=cfg(no_nats_server)");
+    println!("cargo:rustc-check-cfg=cfg(no_go_mysql)");
+    println!("cargo:rustc-check-cfg=cfg(no_postgres)");
     println!("cargo:rerun-if-changed=/usr/sbin/nats-server");
     println!("cargo:rerun-if-env-changed=SLOTCHECK_CHROMIUM");
     println!("cargo:rerun-if-env-changed=CI");
@@ -49,5 +51,28 @@ fn main() {
     if !nats && !ci {
         println!("cargo:rustc-cfg=no_nats_server");
         println!("cargo:warning=nats-server is not installed (apt-get install nats-server): the live link tests of slotcheck are ignored");
+    }
+    // PostgreSQL, the third engine (tests/real_database.rs, tests/postgres.rs).
+    println!("cargo:rerun-if-changed=/usr/lib/postgresql");
+    let postgres = std::fs::read_dir("/usr/lib/postgresql").is_ok_and(|dirs| {
+        dirs.filter_map(|d| d.ok())
+            .any(|d| d.path().join("bin/postgres").exists())
+    });
+    if !postgres && !ci {
+        println!("cargo:rustc-cfg=no_postgres");
+        println!("cargo:warning=PostgreSQL is not installed (apt-get install postgresql): the PostgreSQL tests of slotcheck are ignored");
+    }
+    // The Go logging package and sample worker (tests/go_worker.rs): Go
+    // and Debian's go-sql-driver/mysql.
+    println!("cargo:rerun-if-changed=/usr/bin/go");
+    let go = std::path::Path::new("/usr/bin/go").exists()
+        || std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("go").is_file()));
+    let driver =
+        std::path::Path::new("/usr/share/gocode/src/github.com/go-sql-driver/mysql").is_dir();
+    let ready = go && driver;
+    if !ready && !ci {
+        println!("cargo:rustc-cfg=no_go_mysql");
+        println!("cargo:warning=Go or go-sql-driver/mysql is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev): the Go worker tests of slotcheck are ignored");
     }
 }

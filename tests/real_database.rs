@@ -205,6 +205,31 @@ fn live_logs_conform_on_mariadb() {
     live_logs_conform(&Backend::mariadb(server, "live").unwrap());
 }
 
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "PostgreSQL is not installed (apt-get install postgresql)"
+)]
+fn every_finding_replays_on_postgres() {
+    if let Some(why) = slotcheck_sql::postgres::missing() {
+        panic!("{why}");
+    }
+    let server = Arc::new(slotcheck_sql::postgres::Server::start().expect("a private cluster"));
+    let backend = Backend::postgres(server, "findings").unwrap();
+    let replayed = replay_findings(&[&backend]);
+    assert!(replayed >= 40, "only {replayed} counterexamples replayed");
+}
+
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "PostgreSQL is not installed (apt-get install postgresql)"
+)]
+fn live_logs_conform_on_postgres() {
+    let server = Arc::new(slotcheck_sql::postgres::Server::start().expect("a private cluster"));
+    live_logs_conform(&Backend::postgres(server, "live").unwrap());
+}
+
 /// `live --until`: claim-first's wedge is found live and named (it takes a
 /// run or two; the bound is generous), and a property a live run does not
 /// judge is refused.

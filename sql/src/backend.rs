@@ -15,6 +15,7 @@ pub struct Backend {
     /// The SQLite folder, removed when the backend is dropped.
     folder: Option<PathBuf>,
     _server: Option<Arc<Server>>,
+    _postgres: Option<Arc<crate::postgres::Server>>,
     next_queue: AtomicI64,
 }
 
@@ -34,6 +35,7 @@ impl Backend {
             target,
             folder: Some(folder),
             _server: None,
+            _postgres: None,
             next_queue: AtomicI64::new(1),
         };
         backend.create_schema()?;
@@ -52,6 +54,27 @@ impl Backend {
             target,
             folder: None,
             _server: Some(server),
+            _postgres: None,
+            next_queue: AtomicI64::new(1),
+        };
+        backend.create_schema()?;
+        Ok(backend)
+    }
+
+    /// A fresh schema named `name` on a PostgreSQL cluster, with the
+    /// tables.
+    pub fn postgres(server: Arc<crate::postgres::Server>, name: &str) -> Result<Backend, String> {
+        server.create_schema(name)?;
+        let target = Target::Postgres {
+            dir: server.socket_dir(),
+            schema: name.to_string(),
+        };
+        let backend = Backend {
+            engine: EngineName::Postgres,
+            target,
+            folder: None,
+            _server: None,
+            _postgres: Some(server),
             next_queue: AtomicI64::new(1),
         };
         backend.create_schema()?;
@@ -75,6 +98,10 @@ impl Backend {
                 Some(server) => Backend::mariadb(Arc::new(server), "slotcheck").map(Some),
                 None => Ok(None),
             },
+            EngineName::Postgres => {
+                Backend::postgres(Arc::new(crate::postgres::Server::start()?), "slotcheck")
+                    .map(Some)
+            }
         }
     }
 

@@ -79,6 +79,8 @@ pub type DbResult<T> = Result<T, DbError>;
 pub enum EngineName {
     Sqlite,
     Mariadb,
+    /// A private PostgreSQL cluster (sql/src/postgres.rs).
+    Postgres,
 }
 
 impl EngineName {
@@ -86,6 +88,7 @@ impl EngineName {
         match self {
             EngineName::Sqlite => "sqlite",
             EngineName::Mariadb => "mariadb",
+            EngineName::Postgres => "postgres",
         }
     }
 
@@ -93,8 +96,9 @@ impl EngineName {
         match text {
             "sqlite" => Ok(EngineName::Sqlite),
             "mariadb" | "mysql" => Ok(EngineName::Mariadb),
+            "postgres" | "postgresql" => Ok(EngineName::Postgres),
             other => Err(format!(
-                "--on: `{other}` is not an engine (sqlite, mariadb)"
+                "--on: `{other}` is not an engine (sqlite, mariadb, postgres)"
             )),
         }
     }
@@ -105,8 +109,11 @@ impl EngineName {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Dialect {
     pub engine: EngineName,
-    /// MariaDB: READ COMMITTED instead of the default REPEATABLE READ.
+    /// MariaDB and PostgreSQL: READ COMMITTED instead of the default
+    /// REPEATABLE READ.
     pub read_committed: bool,
+    /// PostgreSQL: SERIALIZABLE (SSI) instead of REPEATABLE READ.
+    pub serializable: bool,
     /// SQLite: `BEGIN IMMEDIATE` (take the write lock at the start) instead
     /// of a plain, deferred `BEGIN`.
     pub begin_immediate: bool,
@@ -117,6 +124,7 @@ impl Dialect {
         Dialect {
             engine,
             read_committed: false,
+            serializable: false,
             begin_immediate: true,
         }
     }
@@ -125,7 +133,7 @@ impl Dialect {
         match (self.engine, self.begin_immediate) {
             (EngineName::Sqlite, true) => "BEGIN IMMEDIATE",
             (EngineName::Sqlite, false) => "BEGIN",
-            (EngineName::Mariadb, _) => "START TRANSACTION",
+            (EngineName::Mariadb | EngineName::Postgres, _) => "START TRANSACTION",
         }
     }
 
@@ -133,7 +141,8 @@ impl Dialect {
     pub fn insert_ignore(&self) -> &'static str {
         match self.engine {
             EngineName::Sqlite => "INSERT OR IGNORE",
-            EngineName::Mariadb => "INSERT IGNORE",
+            // PostgreSQL's words are `ON CONFLICT DO NOTHING`: translated.
+            EngineName::Mariadb | EngineName::Postgres => "INSERT IGNORE",
         }
     }
 
@@ -142,7 +151,7 @@ impl Dialect {
     pub fn for_update(&self) -> &'static str {
         match self.engine {
             EngineName::Sqlite => "",
-            EngineName::Mariadb => " FOR UPDATE",
+            EngineName::Mariadb | EngineName::Postgres => " FOR UPDATE",
         }
     }
 
@@ -152,6 +161,9 @@ impl Dialect {
             (EngineName::Mariadb, true, _) => "READ COMMITTED",
             (EngineName::Sqlite, _, true) => "BEGIN IMMEDIATE",
             (EngineName::Sqlite, _, false) => "BEGIN (deferred)",
+            (EngineName::Postgres, true, _) => "READ COMMITTED",
+            (EngineName::Postgres, false, _) if self.serializable => "SERIALIZABLE",
+            (EngineName::Postgres, false, _) => "REPEATABLE READ",
         }
     }
 }
@@ -160,7 +172,15 @@ impl Dialect {
 #[derive(Clone, Debug)]
 pub enum Target {
     Sqlite(PathBuf),
-    Mariadb { socket: PathBuf, database: String },
+    Mariadb {
+        socket: PathBuf,
+        database: String,
+    },
+    /// A PostgreSQL cluster's socket folder, and the schema of the run.
+    Postgres {
+        dir: PathBuf,
+        schema: String,
+    },
 }
 
 /// A queue's turnstile: held from a step's commit (or its read) until the
@@ -200,6 +220,7 @@ pub struct Conn {
 enum Inner {
     Sqlite(rusqlite::Connection),
     Mariadb(mysql::Conn),
+    Postgres(Box<postgres::Client>),
 }
 
 fn sqlite_error(e: rusqlite::Error) -> DbError {
@@ -220,6 +241,98 @@ fn mysql_error(e: mysql::Error) -> DbError {
         }
         _ => DbError::Fatal(e.to_string()),
     }
+}
+
+fn pg_error(e: postgres::Error) -> DbError {
+    use postgres::error::SqlState;
+    match e.code() {
+        // 40001 serialization failure (REPEATABLE READ, SERIALIZABLE),
+        // 40P01 deadlock, 55P03 lock timeout: the transaction is aborted
+        // and the server asks for a retry.
+        Some(c)
+            if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == SqlState::T_R_DEADLOCK_DETECTED
+                || *c == SqlState::LOCK_NOT_AVAILABLE =>
+        {
+            DbError::Retry(e.to_string())
+        }
+        _ => DbError::Fatal(match e.as_db_error() {
+            Some(db) => format!("{}: {}", db.code().code(), db.message()),
+            None => e.to_string(),
+        }),
+    }
+}
+
+/// A parameter for PostgreSQL: a number as BIGINT (every integer column
+/// is), text as text, NULL as a NULL of either.
+#[derive(Debug)]
+enum PgVal {
+    Int(i64),
+    Text(String),
+    Null,
+}
+
+impl PgVal {
+    fn of(v: &Val) -> PgVal {
+        match v {
+            Val::Int(n) => PgVal::Int(*n),
+            Val::Text(t) => PgVal::Text(t.clone()),
+            Val::Null => PgVal::Null,
+        }
+    }
+}
+
+impl postgres::types::ToSql for PgVal {
+    fn to_sql(
+        &self,
+        ty: &postgres::types::Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        use postgres::types::Type;
+        match self {
+            PgVal::Int(n) if *ty == Type::INT4 => (*n as i32).to_sql(ty, out),
+            PgVal::Int(n) if *ty == Type::INT2 => (*n as i16).to_sql(ty, out),
+            PgVal::Int(n) if *ty == Type::TEXT || *ty == Type::VARCHAR => {
+                n.to_string().to_sql(ty, out)
+            }
+            PgVal::Int(n) => n.to_sql(ty, out),
+            PgVal::Text(t) => t.to_sql(ty, out),
+            PgVal::Null => Ok(postgres::types::IsNull::Yes),
+        }
+    }
+
+    fn accepts(_: &postgres::types::Type) -> bool {
+        true
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+fn from_pg(row: &postgres::Row) -> DbResult<Vec<Val>> {
+    use postgres::types::Type;
+    (0..row.len())
+        .map(|i| {
+            let ty = row.columns()[i].type_();
+            let value = if *ty == Type::INT8 {
+                row.try_get::<_, Option<i64>>(i).map(|v| v.map(Val::Int))
+            } else if *ty == Type::INT4 {
+                row.try_get::<_, Option<i32>>(i)
+                    .map(|v| v.map(|n| Val::Int(n as i64)))
+            } else if *ty == Type::INT2 {
+                row.try_get::<_, Option<i16>>(i)
+                    .map(|v| v.map(|n| Val::Int(n as i64)))
+            } else if *ty == Type::BOOL {
+                row.try_get::<_, Option<bool>>(i)
+                    .map(|v| v.map(|b| Val::Int(b as i64)))
+            } else {
+                row.try_get::<_, Option<String>>(i)
+                    .map(|v| v.map(Val::Text))
+            };
+            value
+                .map(|v| v.unwrap_or(Val::Null))
+                .map_err(|e| DbError::Fatal(format!("column {i}: {e}")))
+        })
+        .collect()
 }
 
 fn to_sqlite(v: &Val) -> rusqlite::types::Value {
@@ -281,6 +394,15 @@ impl Conn {
                     .map_err(mysql_error)?;
                 Ok(Conn::new(Inner::Mariadb(c), dialect))
             }
+            Target::Postgres { dir, schema } => {
+                let mut c = crate::postgres::connect(dir, schema).map_err(DbError::Fatal)?;
+                let level = dialect.isolation_words();
+                c.batch_execute(&format!(
+                    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {level}; SET lock_timeout = '5s'"
+                ))
+                .map_err(pg_error)?;
+                Ok(Conn::new(Inner::Postgres(Box::new(c)), dialect))
+            }
         }
     }
 
@@ -340,6 +462,15 @@ impl Conn {
                 }
                 Ok(c.affected_rows())
             }
+            Inner::Postgres(c) => {
+                let values: Vec<PgVal> = params.iter().map(PgVal::of).collect();
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
+                    .iter()
+                    .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+                    .collect();
+                c.execute(crate::postgres::translate(sql).as_str(), &refs)
+                    .map_err(pg_error)
+            }
         }
     }
 
@@ -379,6 +510,17 @@ impl Conn {
                     .into_iter()
                     .map(|row| row.unwrap().into_iter().map(from_mysql).collect())
                     .collect())
+            }
+            Inner::Postgres(c) => {
+                let values: Vec<PgVal> = params.iter().map(PgVal::of).collect();
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
+                    .iter()
+                    .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+                    .collect();
+                let rows = c
+                    .query(crate::postgres::translate(sql).as_str(), &refs)
+                    .map_err(pg_error)?;
+                rows.iter().map(from_pg).collect()
             }
         }
     }
@@ -426,7 +568,7 @@ impl Conn {
     ) -> DbResult<T> {
         let begin = match self.dialect.engine {
             EngineName::Sqlite => "BEGIN",
-            EngineName::Mariadb => "START TRANSACTION",
+            EngineName::Mariadb | EngineName::Postgres => "START TRANSACTION",
         };
         self.exec(begin, &[])?;
         let result = body(self);

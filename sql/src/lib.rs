@@ -5,8 +5,8 @@
 //! the invariants on the real rows. The models crate never depends on this
 //! one; the `slotcheck` binary reaches it through its `real` feature.
 //!
-//! `engine.rs` one connection to either engine; `mariadb.rs` the private
-//! server; `backend.rs` where a run's database lives; `store.rs` the
+//! `engine.rs` one connection to any engine; `mariadb.rs` and
+//! `postgres.rs` the private servers; `backend.rs` where a run's database lives; `store.rs` the
 //! schema, the client, the message table and the build system; `parts.rs`
 //! each design's parts; `sqltext.rs` the statements; `handlers.rs` the
 //! handlers as SQL; `replay.rs` a model path on a database.
@@ -17,6 +17,7 @@ pub mod handlers;
 pub mod live;
 pub mod mariadb;
 pub mod parts;
+pub mod postgres;
 pub mod replay;
 pub mod sqltext;
 pub mod store;

@@ -40,8 +40,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FROM..TO", requires = "design", conflicts_with_all = ["mutant", "property"])]
     pub skew_range: Option<String>,
     /// Stovepipe, with --design: replay each violation's story on a real database too, statement
-    /// by statement, comparing the rows with the model's after every step: `sqlite` or `mariadb`
-    /// (a private server started for the run). Exit 4: the rows differ.
+    /// by statement, comparing the rows with the model's after every step: `sqlite`, `mariadb`
+    /// or `postgres` (a private server started for the run). Exit 4: the rows differ.
     #[arg(long, value_name = "ENGINE", requires = "design", conflicts_with_all = ["mutant", "skew_range"])]
     pub on: Option<String>,
     #[command(flatten)]

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct LiveArgs {
-    /// The system. Stovepipe: `sqlite` (embedded, a file in a temporary folder) or `mariadb`
-    /// (a private server started for the run, on a Unix socket, no networking). Link: `nats`
+    /// The system. Stovepipe: `sqlite` (embedded, a file in a temporary folder), `mariadb` or
+    /// `postgres` (a private server started for the run, on a Unix socket, no networking). Link: `nats`
     /// (a private nats-server with JetStream on a loopback port), the default with --model link.
     #[arg(
         long,
@@ -69,8 +69,8 @@ pub struct LiveArgs {
     /// How the admit transaction reads the rows it writes: `for-update` or `plain`.
     #[arg(long, value_name = "HOW", default_value = "for-update")]
     pub tx_read: String,
-    /// MariaDB: `repeatable-read` (the default) or `read-committed`; SQLite: `immediate` (BEGIN
-    /// IMMEDIATE) or `deferred` (BEGIN).
+    /// MariaDB: `repeatable-read` (the default) or `read-committed`; PostgreSQL: the same or
+    /// `serializable`; SQLite: `immediate` (BEGIN IMMEDIATE) or `deferred` (BEGIN).
     #[arg(long, value_name = "LEVEL")]
     pub isolation: Option<String>,
     /// Run until a queue breaks this invariant (no-wedge, builds-within-limit, count-not-low,

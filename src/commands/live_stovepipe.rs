@@ -108,9 +108,12 @@ fn dialect(engine: EngineName, isolation: Option<&str>) -> Result<Dialect, Strin
         (EngineName::Mariadb, Some("read-committed")) => d.read_committed = true,
         (EngineName::Sqlite, Some("immediate")) => {}
         (EngineName::Sqlite, Some("deferred")) => d.begin_immediate = false,
+        (EngineName::Postgres, Some("repeatable-read")) => {}
+        (EngineName::Postgres, Some("read-committed")) => d.read_committed = true,
+        (EngineName::Postgres, Some("serializable")) => d.serializable = true,
         (_, Some(other)) => {
             return Err(format!(
-                "--isolation: `{other}` is not a level of {} (mariadb: repeatable-read, read-committed; sqlite: immediate, deferred)",
+                "--isolation: `{other}` is not a level of {} (mariadb: repeatable-read, read-committed; postgres: repeatable-read, read-committed, serializable; sqlite: immediate, deferred)",
                 engine.name()
             ))
         }
@@ -517,6 +520,7 @@ fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
     let engine = backend.engine;
     let levels: Vec<&str> = match engine {
         EngineName::Mariadb => vec!["repeatable-read", "read-committed"],
+        EngineName::Postgres => vec!["read-committed", "repeatable-read", "serializable"],
         EngineName::Sqlite => vec!["immediate", "deferred"],
     };
     println!(

@@ -100,7 +100,7 @@ enum Command {
         /// The trace file (from `simulate` or `check --out`).
         file: std::path::PathBuf,
         /// Run the trace on a real system instead of the model. Stovepipe traces: `sqlite`
-        /// (embedded) or `mariadb` (a private server started for the run), statement by
+        /// (embedded), `mariadb` or `postgres` (a private server started for the run), statement by
         /// statement, the rows compared with the model's after every step (exit 4: they
         /// differ). Link traces: `nats` (a private nats-server with JetStream; exit 1
         /// reproduced, 0 not, 3 the server did otherwise than the story).

@@ -1,4 +1,4 @@
-//! `--on sqlite|mariadb`: the stovepipe designs on a real database (crate
+//! `--on sqlite|mariadb|postgres`: the stovepipe designs on a real database (crate
 //! `slotcheck-sql`, reached through the `real` feature). `replay --on`
 //! runs a saved trace statement by statement; `check --design D --on` runs
 //! the story of each violation found. Both compare the database's rows with

@@ -122,9 +122,11 @@ pub enum Event {
         /// The id the system gives this invocation; the same id is the
         /// `actor` of every step it takes.
         worker: String,
-        /// Which delivery of the message this is, from 1 (SQS
-        /// `ApproximateReceiveCount`); checked when given. Dead messages
-        /// count none: always 1.
+        /// Which delivery of the message this is, as the model counts
+        /// it: one more than its deliveries that ended in a crash or an
+        /// expiry (a held message comes back with the same attempt, so
+        /// not SQS's `ApproximateReceiveCount` where the service holds);
+        /// checked when given. Dead messages count none: always 1.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         attempt: Option<u8>,
     },
