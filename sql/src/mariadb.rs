@@ -140,6 +140,9 @@ impl Server {
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("--pid-file={}", dir.join("mysqld.pid").display()))
             .arg(format!("--log-error={}", dir.join("error.log").display()))
+            // Its temporary tables in its own folder, not $TMPDIR: a
+            // server killed mid-query leaves them where its folder goes.
+            .arg(format!("--tmpdir={}", dir.display()))
             .arg("--skip-networking")
             .arg("--skip-log-bin")
             // Durability is not what is tested: a commit need not reach

@@ -19,6 +19,8 @@ pub struct Story {
     pub design: String,
     pub violates: String,
     pub bounds: Bounds,
+    /// The scenario's model options (`split-read`...).
+    pub options: Vec<String>,
     pub steps: Vec<String>,
 }
 
@@ -74,6 +76,13 @@ pub fn stories() -> Vec<Story> {
                     .unwrap_or("")
                     .to_string(),
                 bounds,
+                options: table
+                    .get("options")
+                    .and_then(|o| o.as_array())
+                    .into_iter()
+                    .flatten()
+                    .map(|o| o.as_str().unwrap().to_string())
+                    .collect(),
                 steps: story["steps"]
                     .as_array()
                     .unwrap()

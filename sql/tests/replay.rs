@@ -21,7 +21,11 @@ fn replay_stories(backend: &Backend) {
     let stories = common::stories();
     assert!(stories.len() >= 10, "the scenario files tell stories");
     for story in stories {
-        let model = common::model(&story.design, story.bounds);
+        let mut model = common::model(&story.design, story.bounds);
+        for option in &story.options {
+            slotcheck_models::NamedOptions::set(&mut model.options, option)
+                .unwrap_or_else(|e| panic!("{}: {e}", story.file));
+        }
         let init = model.initial_state();
         let actions = model
             .parse(&init, &story.steps)

@@ -58,6 +58,12 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
         max_runs: u64,
     ) -> Result<Vec<(String, Option<u64>)>, String> {
         let mut found = Vec::new();
+        // A random walk is finite: it cannot show a progress violation (a
+        // fair loop), so the simulator hunts only safety findings.
+        let model = &self.every_design[0].1;
+        if !model.properties().iter().any(|p| p.name == property) {
+            return Ok(found);
+        }
         for d in &self.designs {
             let violated = d
                 .expectations
@@ -118,8 +124,9 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
         named
             .chain(others)
             .map(|(design, model)| {
-                let properties = model.properties();
-                let names: Vec<&'static str> = properties.iter().map(|p| p.name).collect();
+                let mut names: Vec<&'static str> =
+                    model.properties().iter().map(|p| p.name).collect();
+                names.extend(model.progress().iter().map(|p| p.name));
                 let outcome = check(model.clone(), &names, limits);
                 let cut = outcome
                     .stats

@@ -48,10 +48,12 @@ pub(super) fn properties_of(model: &str) -> Vec<&'static str> {
         type Out = Vec<&'static str>;
         fn run<M: models::ToolModel>(self) -> Self::Out {
             let model = M::first_design(M::DEFAULT_BOUNDS);
-            stateright::Model::properties(&model)
+            let mut names: Vec<&'static str> = stateright::Model::properties(&model)
                 .iter()
                 .map(|p| p.name)
-                .collect()
+                .collect();
+            names.extend(model.progress().iter().map(|p| p.name));
+            names
         }
     }
     models::for_model(model, Properties).unwrap_or_default()
