@@ -105,11 +105,24 @@ fn the_reduced_state_gives_every_verdict_and_shortest_length_of_the_whole_one() 
     assert!(settings >= 99, "{settings} settings");
 }
 
+/// Whether the test command runs a (setting, design) pair of the second
+/// test: every second, so that each setting and each design still
+/// comes up within CI's time; `SLOTCHECK_EXACTNESS=full` (the nightly) runs
+/// every pair.
+fn sampled(i: usize) -> bool {
+    std::env::var("SLOTCHECK_EXACTNESS").is_ok_and(|v| v == "full") || i % 2 == 0
+}
+
 #[test]
 fn forgetting_what_no_later_step_uses_changes_nothing_in_any_design() {
-    for (bounds, split_read) in matrix() {
-        for design in DESIGNS {
-            let mut forgets = Stovepipe::new(design, bounds);
+    for (setting, (bounds, split_read)) in matrix().into_iter().enumerate() {
+        for (i, design) in DESIGNS.iter().enumerate() {
+            // Shifted by the setting, so that each design comes up on
+            // half the settings whatever their number.
+            if !sampled(setting + i) {
+                continue;
+            }
+            let mut forgets = Stovepipe::new(*design, bounds);
             forgets.options.split_read = split_read;
             let mut keeps = forgets;
             keeps.forget_dead_reads = false;

@@ -35,12 +35,35 @@ fn mutate_claim_first(list: &std::path::Path, extra: &[&str]) -> std::process::O
     slotcheck(&args)
 }
 
+/// Every stovepipe design's mutants on the default bounds, in the order of
+/// `DESIGNS`. Finding them explores every state of every design, so the
+/// tests share one search, the designs shared out among the cores.
+fn stovepipe_mutants() -> &'static [Vec<(String, String, Stovepipe)>] {
+    static MUTANTS: std::sync::OnceLock<Vec<Vec<(String, String, Stovepipe)>>> =
+        std::sync::OnceLock::new();
+    MUTANTS.get_or_init(|| {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let found = std::sync::Mutex::new(vec![Vec::new(); DESIGNS.len()]);
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(design) = DESIGNS.get(i) else { break };
+                    let mutants = Stovepipe::new(*design, DEFAULT_BOUNDS).mutants();
+                    found.lock().unwrap()[i] = mutants;
+                });
+            }
+        });
+        found.into_inner().unwrap()
+    })
+}
+
 #[test]
 fn every_design_has_at_least_twelve_mutants_each_named_and_said() {
-    for design in DESIGNS {
-        let mutants = Stovepipe::new(design, DEFAULT_BOUNDS).mutants();
+    for (design, mutants) in DESIGNS.iter().zip(stovepipe_mutants()) {
         assert!(mutants.len() >= 12, "{}: {}", design.name, mutants.len());
-        for (name, change, _) in &mutants {
+        for (name, change, _) in mutants {
             assert!(name.starts_with(&format!("{}/", design.name)), "{name}");
             assert_eq!(name.split('/').count(), 3, "design/step/operator: {name}");
             assert!(!change.is_empty());
@@ -56,15 +79,14 @@ fn every_design_has_at_least_twelve_mutants_each_named_and_said() {
 
 #[test]
 fn a_gate_off_by_one_is_killed_by_builds_within_limit_where_the_design_holds() {
-    let design = Stovepipe::new(
-        design_named("owner-keyed-atomic-admit-dlq-cancels").unwrap(),
-        DEFAULT_BOUNDS,
-    );
+    let named = design_named("owner-keyed-atomic-admit-dlq-cancels").unwrap();
+    let design = Stovepipe::new(named, DEFAULT_BOUNDS);
+    let index = DESIGNS.iter().position(|d| d.name == named.name).unwrap();
     let name = "owner-keyed-atomic-admit-dlq-cancels/read/gate-off-by-one";
-    let (_, change, mutant) = design
-        .mutants()
-        .into_iter()
+    let (_, change, mutant) = stovepipe_mutants()[index]
+        .iter()
         .find(|(n, _, _)| n == name)
+        .cloned()
         .expect("the gate is read");
     assert!(change.contains("`>` for `>=`"), "{change}");
     let property = "builds-within-limit";
@@ -121,10 +143,10 @@ fn the_list_of_equivalent_mutants_names_real_mutants_each_with_a_reason() {
         Equivalents::load(&std::path::Path::new(common::ROOT).join("mutants/equivalent.toml"))
             .expect("the list reads");
     assert!(!list.reasons.is_empty());
-    let mut known: Vec<String> = DESIGNS
+    let mut known: Vec<String> = stovepipe_mutants()
         .iter()
-        .flat_map(|d| Stovepipe::new(*d, DEFAULT_BOUNDS).mutants())
-        .map(|(n, _, _)| n)
+        .flatten()
+        .map(|(n, _, _)| n.clone())
         .collect();
     known.extend(
         link::DESIGNS

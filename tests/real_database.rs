@@ -8,7 +8,7 @@
 
 mod common;
 
-use slotcheck::check::{check, Limits, Verdict};
+use slotcheck::check::{check, Limits, Trace, Verdict};
 use slotcheck::commands::live_stovepipe::validate_log;
 use slotcheck_models::stovepipe::{Bounds, Stovepipe, DESIGNS};
 use slotcheck_sql::engine::Dialect;
@@ -66,45 +66,77 @@ fn findings() -> Vec<(String, Bounds)> {
     out
 }
 
+/// A counterexample to replay: its finding's file, its design's model, the
+/// property it breaks and its path.
+type Counterexample = (String, Stovepipe, &'static str, Trace<Stovepipe>);
+
+/// Every finding's counterexamples, for every design on the finding's
+/// bounds. Found once for the three engines' tests (the checks take most of
+/// their time), the designs shared out among the cores.
+fn counterexamples() -> &'static [Counterexample] {
+    static FOUND: std::sync::OnceLock<Vec<Counterexample>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let findings = findings();
+        assert!(findings.len() >= 10, "the findings are scenario files");
+        let cases: Vec<(String, Stovepipe)> = findings
+            .into_iter()
+            .flat_map(|(file, bounds)| {
+                DESIGNS
+                    .into_iter()
+                    .map(move |design| (file.clone(), Stovepipe::new(design, bounds)))
+            })
+            .collect();
+        let found: std::sync::Mutex<Vec<Vec<Counterexample>>> =
+            std::sync::Mutex::new(cases.iter().map(|_| Vec::new()).collect());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((file, model)) = cases.get(i) else {
+                        break;
+                    };
+                    let outcome = check(*model, &[], &Limits::default());
+                    let mine: Vec<Counterexample> = outcome
+                        .results
+                        .into_iter()
+                        .filter(|r| r.verdict == Verdict::Violated)
+                        .filter_map(|r| Some((file.clone(), *model, r.name, r.trace?)))
+                        .collect();
+                    found.lock().unwrap()[i] = mine;
+                });
+            }
+        });
+        found.into_inner().unwrap().into_iter().flatten().collect()
+    })
+}
+
 /// Replays every counterexample on each backend; returns how many.
 fn replay_findings(backends: &[&Backend]) -> usize {
-    let findings = findings();
-    assert!(findings.len() >= 10, "the findings are scenario files");
     let mut replayed = 0;
-    for (file, bounds) in findings {
-        for design in DESIGNS {
-            let model = Stovepipe::new(design, bounds);
-            let outcome = check(model, &[], &Limits::default());
-            for result in &outcome.results {
-                let Some(trace) = &result.trace else { continue };
-                if result.verdict != Verdict::Violated {
-                    continue;
-                }
-                for backend in backends {
-                    let engine = backend.engine.name();
-                    match replay(backend, &model, &trace.init, &trace.actions) {
-                        Ok(done) => {
-                            if VISIBLE.contains(&result.name) {
-                                assert!(
-                                    done.violations.contains(&result.name),
-                                    "{file}, {} on {engine}: the rows do not show {}: {:?}",
-                                    design.name,
-                                    result.name,
-                                    done.rows
-                                );
-                            }
-                        }
-                        Err(Failure::Conformance(c)) => panic!(
-                            "{file}, {} ({}) on {engine}:\n{}",
-                            design.name,
-                            result.name,
-                            c.text()
-                        ),
-                        Err(Failure::Database(e)) => panic!("{file} on {engine}: {e}"),
+    for (file, model, property, trace) in counterexamples() {
+        for backend in backends {
+            let engine = backend.engine.name();
+            match replay(backend, model, &trace.init, &trace.actions) {
+                Ok(done) => {
+                    if VISIBLE.contains(property) {
+                        assert!(
+                            done.violations.contains(property),
+                            "{file}, {} on {engine}: the rows do not show {property}: {:?}",
+                            model.design.name,
+                            done.rows
+                        );
                     }
-                    replayed += 1;
                 }
+                Err(Failure::Conformance(c)) => panic!(
+                    "{file}, {} ({property}) on {engine}:\n{}",
+                    model.design.name,
+                    c.text()
+                ),
+                Err(Failure::Database(e)) => panic!("{file} on {engine}: {e}"),
             }
+            replayed += 1;
         }
     }
     replayed
