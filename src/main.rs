@@ -1,6 +1,7 @@
 //! The command line: `compare`, `check`, `bench` and the rest, each in
 //! `slotcheck::commands`.
 
+use slotcheck::commands::signals::is_closed_pipe;
 use std::process::ExitCode;
 
 /// A closed pipe (`slotcheck ... | head`) ends the program quietly, as it
@@ -23,5 +24,19 @@ fn exit_quietly_on_a_closed_pipe() {
 
 fn main() -> ExitCode {
     exit_quietly_on_a_closed_pipe();
-    slotcheck::commands::run()
+    // The commands that own servers ignore SIGPIPE (see
+    // `signals::clean_up_on_a_closed_pipe`): their closed pipe is a panic
+    // that unwinds through the run, dropping its servers and folders, and
+    // ends here, quietly, as the signal would have (141).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_closed_pipe(info.payload()) {
+            default_hook(info);
+        }
+    }));
+    match std::panic::catch_unwind(slotcheck::commands::run) {
+        Ok(code) => code,
+        Err(payload) if is_closed_pipe(&*payload) => ExitCode::from(141),
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
 }

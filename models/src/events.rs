@@ -314,6 +314,9 @@ where
     null_is_empty(deserializer).map(Some)
 }
 
+/// The steps a header's `unlogged` may name (stovepipe's).
+pub const UNLOGGED: [&str; 2] = ["deliver", "finish_build"];
+
 /// Reads one line (number `line`, from 1) of a log whose header says
 /// `header`; `Ok(None)` for a blank line.
 pub fn parse_line(header: &Header, text: &str) -> Result<Option<Entry>, String> {
@@ -331,7 +334,20 @@ pub fn parse_line(header: &Header, text: &str) -> Result<Option<Entry>, String> 
         Some(_) => return Err("field `event`: not a string".into()),
     };
     if event == "header" {
-        return typed(value).map(|h| Some(Entry::Header(h)));
+        let header: Header = typed(value)?;
+        // A typo here would silently leave a step logged and give
+        // departures with no hint: every name must be one validate knows.
+        if let Some(unknown) = header
+            .unlogged
+            .iter()
+            .find(|u| !UNLOGGED.contains(&u.as_str()))
+        {
+            return Err(format!(
+                "field `unlogged`: no step `{unknown}` (the steps that may go unlogged: {})",
+                UNLOGGED.join(", ")
+            ));
+        }
+        return Ok(Some(Entry::Header(header)));
     }
     let model = match object.get("model") {
         Some(m) => Some(typed::<ModelName>(m.clone()).map_err(|e| format!("field `model`: {e}"))?),

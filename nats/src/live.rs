@@ -304,13 +304,20 @@ async fn run_builder(
         let began = Instant::now();
         let mut next_heartbeat = began + o.timing.heartbeat();
         let mut crashed = false;
+        // A stop (the run's limit, a signal) ends a build where it is, its
+        // finish not logged: at a tick of a second a build and a late
+        // heartbeat ran up to 30 s past --timeout.
+        let mut stopped = false;
         loop {
             let end = began + build;
             if end <= next_heartbeat {
-                tokio::time::sleep_until(end).await;
+                stopped = !until_or_stopped(end, stop).await;
                 break;
             }
-            tokio::time::sleep_until(next_heartbeat).await;
+            if !until_or_stopped(next_heartbeat, stop).await {
+                stopped = true;
+                break;
+            }
             if rng.chance(o.crash_rate) {
                 fault("crash", b);
                 proxy.cut();
@@ -321,12 +328,15 @@ async fn run_builder(
             if rng.chance(o.late_rate) {
                 let late = tick * rng.range(1, o.late_by_ticks.max(1)) as u32;
                 fault(&format!("late heartbeat by {} ms", late.as_millis()), b);
-                tokio::time::sleep(late).await;
+                if !until_or_stopped(Instant::now() + late, stop).await {
+                    stopped = true;
+                    break;
+                }
             }
             b.heartbeat().await?;
             next_heartbeat = Instant::now() + o.timing.heartbeat();
         }
-        if !crashed {
+        if !crashed && !stopped {
             if rng.chance(o.lost_ack_rate) {
                 fault("lost ack", b);
                 b.lose_next_ack = true;
@@ -335,6 +345,21 @@ async fn run_builder(
         }
     }
     Ok(())
+}
+
+/// Sleeps until `at`, or less if `stop` is set meanwhile: whether `at`
+/// was reached.
+async fn until_or_stopped(at: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        tokio::time::sleep_until(at.min(now + Duration::from_millis(50))).await;
+    }
 }
 
 impl LiveOutcome {

@@ -131,7 +131,10 @@ impl Server {
             dir,
         };
         let deadline = Instant::now() + Duration::from_secs(15);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let connection = loop {
+            if let Ok(connection) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                break connection;
+            }
             if let Some(exited) = server.exited() {
                 return Err(exited);
             }
@@ -143,8 +146,41 @@ impl Server {
                 ));
             }
             std::thread::sleep(Duration::from_millis(20));
-        }
+        };
+        server.greets(connection)?;
         Ok(server)
+    }
+
+    /// Whether what answers on the port is our server: a NATS server's
+    /// first words on a connection are `INFO {...}`. Another program that
+    /// took the port between our finding it free and the server's start
+    /// (a lost port race) is named as such, not left to a client's
+    /// "timed out" minutes later.
+    fn greets(&mut self, mut connection: std::net::TcpStream) -> Result<(), String> {
+        let mut first = [0u8; 4];
+        let _ = connection.set_read_timeout(Some(Duration::from_secs(5)));
+        let read = connection.read_exact(&mut first);
+        if read.is_ok() && &first == b"INFO" {
+            return Ok(());
+        }
+        // Our server, having lost the port, exits: say so if it has.
+        std::thread::sleep(Duration::from_millis(200));
+        let ours = match self.exited() {
+            Some(exited) => exited,
+            None => format!(
+                "nats-server (pid {}) is running; its log: {}",
+                self.pid(),
+                self.log_tail()
+            ),
+        };
+        let answer = match read {
+            Ok(()) => format!("answered {:?}", String::from_utf8_lossy(&first)),
+            Err(e) => format!("said nothing ({e})"),
+        };
+        Err(format!(
+            "the connection to 127.0.0.1:{} {answer}, not a NATS server's INFO: another program took the port between our finding it free and the server's start (a lost port race; run again); {ours}",
+            self.port
+        ))
     }
 
     pub fn port(&self) -> u16 {

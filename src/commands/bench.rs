@@ -5,6 +5,7 @@
 //! every command that takes one, end to end), how long `mutate` takes, and
 //! the simulator. Figures, never assertions: they vary by machine.
 
+use crate::check::budget::cancelled;
 use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
 use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
@@ -145,15 +146,28 @@ where
     }
 }
 
+/// `measure` as a row, unless a signal came before or during it (a search
+/// a signal cut is no figure of the whole space): `None` then.
+fn whole(measure: impl FnOnce() -> Measurement) -> Option<Measurement> {
+    if cancelled() {
+        return None;
+    }
+    let m = measure();
+    (!cancelled()).then_some(m)
+}
+
 /// `progress`: a progress line on stderr during each run (it does not
-/// change the figures beyond a poll every few milliseconds).
+/// change the figures beyond a poll every few milliseconds). After a
+/// signal, the rows measured whole before it.
 pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
     let mut rows = Vec::new();
     for (name, bounds, threads) in matrix(large) {
         for design in DESIGNS {
             for &threads in threads {
                 let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
-                rows.push(measure_one(name, design, model, threads, progress));
+                rows.extend(whole(|| {
+                    measure_one(name, design, model, threads, progress)
+                }));
             }
         }
     }
@@ -161,7 +175,9 @@ pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
         for &design in designs {
             for &threads in threads {
                 let model = Link::new(link_design(design).expect("a design"), bounds);
-                rows.push(measure_one(name, design, model, threads, progress));
+                rows.extend(whole(|| {
+                    measure_one(name, design, model, threads, progress)
+                }));
             }
         }
     }
@@ -173,9 +189,9 @@ fn measure_quick(progress: bool) -> Vec<Measurement> {
     let (name, bounds, _) = matrix(false)[0];
     DESIGNS
         .into_iter()
-        .map(|design| {
+        .filter_map(|design| {
             let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
-            measure_one(name, design, model, 1, progress)
+            whole(|| measure_one(name, design, model, 1, progress))
         })
         .collect()
 }
@@ -185,6 +201,7 @@ fn measure_quick(progress: bool) -> Vec<Measurement> {
 pub fn timeout_overshoot(timeout: Duration) -> Vec<(usize, f64)> {
     [1, 2]
         .into_iter()
+        .take_while(|_| !cancelled())
         .map(|threads| {
             let model = Stovepipe::new(
                 design_named("fail-open").expect("a design"),
@@ -200,6 +217,9 @@ pub fn timeout_overshoot(timeout: Duration) -> Vec<(usize, f64)> {
             assert!(outcome.stats.cut.is_some(), "the run is cut");
             (threads, started.elapsed().as_secs_f64())
         })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .filter(|_| !cancelled())
         .collect()
 }
 
@@ -232,8 +252,9 @@ const TIMED_COMMANDS: [(&str, &str); 6] = [
 /// its seconds and exit status.
 pub fn command_overshoot(timeout: Duration) -> Result<Vec<(&'static str, f64, i32)>, String> {
     let binary = std::env::current_exe().map_err(|e| format!("bench: this binary: {e}"))?;
-    TIMED_COMMANDS
+    let mut rows: Vec<(&'static str, f64, i32)> = TIMED_COMMANDS
         .iter()
+        .take_while(|_| !cancelled())
         .map(|(name, command)| {
             let started = Instant::now();
             let status = std::process::Command::new(&binary)
@@ -249,7 +270,13 @@ pub fn command_overshoot(timeout: Duration) -> Result<Vec<(&'static str, f64, i3
                 status.code().unwrap_or(-1),
             ))
         })
-        .collect()
+        .collect::<Result<_, String>>()?;
+    if cancelled() {
+        // The last child ran while the signal came (a Ctrl-C reaches the
+        // whole group): its figure is the signal's, not its --timeout's.
+        rows.pop();
+    }
+    Ok(rows)
 }
 
 /// `slotcheck mutate` on `bounds` (the default ones, but for `--quick`), for
@@ -392,6 +419,15 @@ pub fn validate_link_time(lines: usize) -> (usize, usize, f64, usize) {
 /// of a thousand lines, no `--timeout` runs and no simulator: the command and
 /// its report checked in seconds.
 pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8, String> {
+    // Each later phase runs only if no signal came; one that a signal
+    // reached during it is left out (`whole`, `after`), never half-counted.
+    fn after<T>(phase: impl FnOnce() -> T) -> Option<T> {
+        if cancelled() {
+            return None;
+        }
+        let done = phase();
+        (!cancelled()).then_some(done)
+    }
     let rows = if quick {
         measure_quick(progress)
     } else {
@@ -409,11 +445,11 @@ pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8
     } else {
         ("default bounds", DEFAULT_BOUNDS)
     };
-    let (mutants, mutate_seconds) = mutate_time(mutate_on);
+    let mutated = after(|| mutate_time(mutate_on));
     let log_size = if quick { 1000 } else { 100_000 };
-    let (log_lines, log_queues, validate_seconds, conforming) = validate_time(log_size);
+    let validated = after(|| validate_time(log_size));
     let link_size = if quick { 1000 } else { LINK_LINES };
-    let (link_lines, link_streams, link_seconds, link_conforming) = validate_link_time(link_size);
+    let validated_link = after(|| validate_link_time(link_size));
     let commands = if quick {
         Vec::new()
     } else {
@@ -431,12 +467,15 @@ pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8
                 timeout_seconds: timeout.as_secs_f64(),
             })
             .collect(),
-        mutate: MutateFigures {
+        mutate: mutated.map(|(mutants, seconds)| MutateFigures {
             bounds: mutate_bounds.to_string(),
             design: design.clone(),
             mutants,
-            seconds: mutate_seconds,
-        },
+            seconds,
+        }),
+        stopped: cancelled().then(|| {
+            "a signal (SIGINT or SIGTERM) stopped the bench: the figures above are whole, the measurements not shown were not made".to_string()
+        }),
         timeout: overshoot
             .iter()
             .map(|(threads, s)| SearchOvershoot {
@@ -445,35 +484,39 @@ pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8
                 timeout_seconds: timeout.as_secs_f64(),
             })
             .collect(),
-        validate: ValidateFigures {
+        validate: validated.map(|(lines, queues, seconds, conforming)| ValidateFigures {
             conforming,
             design,
-            lines: log_lines,
-            queues: log_queues,
-            seconds: validate_seconds,
-        },
-        validate_link: ValidateLinkFigures {
-            conforming: link_conforming,
-            design: "after-1649".into(),
-            lines: link_lines,
-            seconds: link_seconds,
-            streams: link_streams,
-        },
+            lines,
+            queues,
+            seconds,
+        }),
+        validate_link: validated_link.map(|(lines, streams, seconds, conforming)| {
+            ValidateLinkFigures {
+                conforming,
+                design: "after-1649".into(),
+                lines,
+                seconds,
+                streams,
+            }
+        }),
     };
+    let exit = if report.stopped.is_some() { 3 } else { 0 };
     if as_json {
         println!(
             "{}",
             serde_json::to_string_pretty(&report).expect("a report is JSON")
         );
-        return Ok(0);
+        return Ok(exit);
     }
     print!("{}", report.text());
-    if quick {
-        return Ok(0);
+    if quick || exit != 0 {
+        return Ok(exit);
     }
     println!();
     // The simulator's side: runs per second and runs to the first violation
     // of each claim of the contract (also `slotcheck simulate --bench`).
-    print!("{}", crate::commands::simulate_bench::bench(0)?);
-    Ok(0)
+    let (text, cut) = crate::commands::simulate_bench::bench(0, &Limits::default())?;
+    print!("{text}");
+    Ok(if cut.is_some() { 3 } else { 0 })
 }

@@ -299,6 +299,37 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
         ));
     }
     if args.scenarios.grid {
+        // Refused rather than ignored: --grid runs nothing and writes no
+        // report; it prints the coverage, as text or (--json) as JSON.
+        let mut reports = Vec::new();
+        if args.json.json_out.is_some() {
+            reports.push("--json-out");
+        }
+        if args.output.html.is_some() {
+            reports.push("--html");
+        }
+        if args.scenarios.junit.is_some() {
+            reports.push("--junit");
+        }
+        if args.out.is_some() {
+            reports.push("--out");
+        }
+        if !reports.is_empty() {
+            return Err(format!(
+                "{} with --grid: the grid runs nothing and writes no report; it prints the coverage (as JSON with --json)",
+                reports.join(", ")
+            ));
+        }
+    }
+    if args.scenarios.grid && args.json.json {
+        let (json, missing) = super::grid::report_json(&args.paths)?;
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("the grid is JSON")
+        );
+        return Ok(u8::from(missing > 0));
+    }
+    if args.scenarios.grid {
         let (text, missing) = super::grid::report(&args.paths)?;
         print!("{text}");
         return Ok(u8::from(missing > 0));

@@ -200,6 +200,35 @@ pub fn report(paths: &[PathBuf]) -> Result<(String, usize), String> {
     Ok((out, missing))
 }
 
+/// `slotcheck check --grid --json`: the same as [`report`], for programs:
+/// per grid its axes and every cell with what covers it, why it is left
+/// out, whether it is missing; and the missing cells of all grids.
+pub fn report_json(paths: &[PathBuf]) -> Result<(serde_json::Value, usize), String> {
+    let scenarios = scenarios_of(paths)?;
+    let mut grids = Vec::new();
+    let mut missing = 0;
+    for grid in GRIDS {
+        let cells = coverage(grid, &scenarios);
+        let here = cells.iter().filter(|c| c.missing()).count();
+        missing += here;
+        grids.push(serde_json::json!({
+            "model": grid.model,
+            "axes": grid.axes.iter().map(|a| a.name).collect::<Vec<_>>(),
+            "cells": cells.iter().map(|c| serde_json::json!({
+                "levels": c.levels,
+                "covered_by": c.covered_by,
+                "left_out": c.left_out,
+                "missing": c.missing(),
+            })).collect::<Vec<_>>(),
+            "missing": here,
+        }));
+    }
+    Ok((
+        serde_json::json!({ "grids": grids, "missing": missing }),
+        missing,
+    ))
+}
+
 /// One line per grid for the end of a scenario run: the cells covered, and
 /// those missing by name.
 pub fn summary(paths: &[PathBuf]) -> Result<String, String> {

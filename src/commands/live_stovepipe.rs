@@ -431,26 +431,41 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
             return Ok(1);
         }
     }
-    if tally.cut > 0 {
-        let why = if crate::check::budget::cancelled() {
+    let (line, exit) = unbroken_end(
+        tally.cut,
+        tally.validated.departs,
+        crate::check::budget::cancelled(),
+    );
+    println!("{line}");
+    Ok(exit)
+}
+
+/// The last line and exit of a run whose rows broke no invariant: a cut
+/// run, or runs a signal stopped (between two runs too: the runs asked for
+/// were not all made), are inconclusive (3); else, as the link's live run,
+/// a log the model cannot explain is a departure (4), whatever the rows
+/// say; else 0.
+pub fn unbroken_end(cut: usize, departs: usize, signalled: bool) -> (String, u8) {
+    if cut > 0 || signalled {
+        let why = if signalled {
             "a signal (SIGINT or SIGTERM) stopped the run"
         } else {
             "a bound"
         };
-        println!(
-            "{} run(s) stopped before every queue drained ({why}): inconclusive",
-            tally.cut
+        let line = if cut > 0 {
+            format!("{cut} run(s) stopped before every queue drained ({why}): inconclusive")
+        } else {
+            format!("{why} between two runs, before every run asked for was made: inconclusive")
+        };
+        return (line, 3);
+    }
+    if departs > 0 {
+        return (
+            "every invariant held on the rows of every queue, but a queue's log departs from the model".into(),
+            validate::EXIT_DEPARTS,
         );
-        return Ok(3);
     }
-    if tally.validated.departs > 0 {
-        // As the link's live run: a log the model cannot explain is a
-        // departure (exit 4), whatever the rows say.
-        println!("every invariant held on the rows of every queue, but a queue's log departs from the model");
-        return Ok(validate::EXIT_DEPARTS);
-    }
-    println!("every invariant held on the rows of every queue");
-    Ok(0)
+    ("every invariant held on the rows of every queue".into(), 0)
 }
 
 /// Every design, `--runs` runs each from `--seed`, stopping at a design's

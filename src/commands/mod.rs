@@ -204,8 +204,16 @@ pub fn run() -> ExitCode {
             | Command::Live(_)
             | Command::Replay { on: Some(_), .. }
             | Command::Validate(_)
+            | Command::Bench(_)
     ) {
         signals::stop_runs_on_signals();
+    }
+    if matches!(
+        &cli.command,
+        Command::Live(_) | Command::Replay { on: Some(_), .. }
+    ) || matches!(&cli.command, Command::Check(args) if args.on.is_some())
+    {
+        signals::clean_up_on_a_closed_pipe();
     }
     let result = match cli.command {
         Command::Compare(args) if args.findings => compare::compare_findings(args, sub),

@@ -34,6 +34,18 @@ mod unix {
         cancel();
     }
 
+    /// A write to a closed pipe then fails (EPIPE) rather than ending the
+    /// process: `print!` panics, the panic unwinds through the run, and
+    /// the servers and folders it owns are dropped (stopped, removed).
+    pub fn ignore_closed_pipes() {
+        const SIGPIPE: i32 = 13;
+        const SIG_IGN: usize = 1;
+        // SAFETY: setting a signal's disposition, before any thread starts.
+        unsafe {
+            signal(SIGPIPE, SIG_IGN);
+        }
+    }
+
     pub fn install() {
         // SAFETY: a handler that makes only async-signal-safe calls,
         // installed before the run starts its threads. glibc's `signal`
@@ -49,4 +61,23 @@ mod unix {
 pub fn stop_runs_on_signals() {
     #[cfg(unix)]
     unix::install();
+}
+
+/// For the commands that own private servers and temporary folders: a
+/// closed stdout (`slotcheck live ... | head -1`) unwinds the run, which
+/// stops and removes them, instead of killing the process with SIGPIPE
+/// (which left them behind); `main` then exits 141 quietly, as `cat` would.
+pub fn clean_up_on_a_closed_pipe() {
+    #[cfg(unix)]
+    unix::ignore_closed_pipes();
+}
+
+/// Whether a panic is `print!`'s on a closed stdout.
+pub fn is_closed_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    message.starts_with("failed printing to stdout") && message.contains("Broken pipe")
 }

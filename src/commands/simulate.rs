@@ -29,12 +29,16 @@ impl ForModel for SimulateCommand {
 
     fn run<M: ToolModel>(self) -> Self::Out {
         let args = self;
+        // Measurements of fixed numbers of runs, within the command's
+        // budgets: cut, they print the rows they finished and exit 3.
+        let budget = super::args::budget(args.simulate.timeout, args.simulate.max_memory);
         if args.simulate.bench {
-            return simulate_bench::run::<M>(&args.model, args.simulate.seed);
+            return simulate_bench::run::<M>(&args.model, args.simulate.seed, &budget);
         }
         if args.simulate.power {
-            print!("{}", simulate_bench::findings_power(args.simulate.seed)?);
-            return Ok(0);
+            let (text, cut) = simulate_bench::findings_power(args.simulate.seed, &budget)?;
+            print!("{text}");
+            return Ok(if cut.is_some() { 3 } else { 0 });
         }
         let designs: Vec<&str> = if args.simulate.design.is_empty() {
             M::source_design_names()
@@ -138,16 +142,14 @@ pub struct SimulateArgs {
     /// Stop this many seconds (more than 0) after the command starts, whatever it runs (every
     /// design, the shrinking); the runs not done are inconclusive (exit 3 unless a violation
     /// was found).
-    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds,
-          conflicts_with_all = ["bench", "power"])]
+    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds)]
     pub timeout: Option<f64>,
     /// Stop before the process holds more memory than this (512M, 8G...); the runs not done
     /// are inconclusive. Default: four fifths of the memory available when the run starts, or
     /// of the memory cgroup's limit (a container's) when that is less.
-    /// (--bench and --power are measurements of fixed numbers of runs: they take neither
-    /// budget, and refuse both rather than cut a figure.)
-    #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size,
-          conflicts_with_all = ["bench", "power"])]
+    /// (--bench and --power keep both budgets: cut, they print the rows they finished whole
+    /// and exit 3, never a cut figure.)
+    #[arg(long, value_name = "SIZE", value_parser = crate::check::memory::parse_size)]
     pub max_memory: Option<u64>,
 }
 

@@ -3,7 +3,8 @@
 //! per design, and the exhaustive check of the same bounds for comparison.
 //! Stovepipe's own measurement, as `bench.rs` is.
 
-use crate::check::{check, Limits};
+use crate::check::budget::Watch;
+use crate::check::{check, Cut, Limits};
 use crate::models::ModelBounds;
 use crate::models::{ModelArgs, ToolModel};
 use crate::report::table::{Cell, Column, TextTable};
@@ -19,6 +20,21 @@ use slotcheck_models::stovepipe::{
 use stateright::{Model, Property};
 use std::ops::RangeInclusive;
 use std::time::Instant;
+
+/// What of `budget` (the command's `--timeout`, `--max-memory`, a signal)
+/// has run out, now. The measurements look between their runs and stop:
+/// a figure a budget reached is left out, never printed cut.
+fn over(budget: &Limits) -> Option<Cut> {
+    Watch::new(budget, Instant::now()).over(0)
+}
+
+/// The line a measurement cut by a budget ends with.
+fn cut_line(cut: Cut) -> String {
+    format!(
+        "inconclusive: {}: the rows above are whole, those not shown were not measured\n",
+        cut.describe()
+    )
+}
 
 /// A claim of the contract, as a simulation finds it.
 pub struct Claim {
@@ -115,6 +131,7 @@ pub fn first_violating_run(
     swarm: bool,
     depth: usize,
     max_runs: u64,
+    budget: &Limits,
 ) -> Option<(u64, Vec<Action>)> {
     let model = Stovepipe::new(design_named(claim.design)?, claim.bounds);
     let properties: Vec<Property<Stovepipe>> = model
@@ -128,14 +145,17 @@ pub fn first_violating_run(
         .into_iter()
         .map(|(n, v)| (n.to_string(), v..=v))
         .collect();
-    (0..max_runs).find_map(|run| {
-        let mut rng = run_rng(seed, run);
-        let (model, weights) = plan(&model, swarm.then_some(&fixed[..]), &mut rng).ok()?;
-        let mut schedule = Schedule::of_run(None, weights, &mut rng);
-        let w = walk(&model, &properties, &mut schedule, depth, &mut rng);
-        let at = w.violated[0]?;
-        Some((run, w.actions[..at].to_vec()))
-    })
+    let mut watch = Watch::new(budget, Instant::now());
+    (0..max_runs)
+        .take_while(|_| watch.over(0).is_none())
+        .find_map(|run| {
+            let mut rng = run_rng(seed, run);
+            let (model, weights) = plan(&model, swarm.then_some(&fixed[..]), &mut rng).ok()?;
+            let mut schedule = Schedule::of_run(None, weights, &mut rng);
+            let w = walk(&model, &properties, &mut schedule, depth, &mut rng);
+            let at = w.violated[0]?;
+            Some((run, w.actions[..at].to_vec()))
+        })
 }
 
 fn mode(swarm: bool) -> &'static str {
@@ -151,8 +171,9 @@ const BENCH_MAX_RUNS: u64 = 1_000_000;
 
 /// `simulate --bench`: runs per second per design (plain on the default
 /// bounds, and swarm), and the runs and time to the first violation of each
-/// claim. Timings vary; the run counts do not.
-pub fn bench(seed: u64) -> Result<String, String> {
+/// claim. Timings vary; the run counts do not. Within `budget`: what it
+/// cut short is left out, and the cut returned.
+pub fn bench(seed: u64, budget: &Limits) -> Result<(String, Option<Cut>), String> {
     let mut out = format!("slotcheck simulate --bench (seed {seed})\n\n");
     // The rates right-aligned under their headings (the README's check
     // masks the rates by column).
@@ -170,10 +191,21 @@ pub fn bench(seed: u64) -> Result<String, String> {
             let model = Stovepipe::new(design, crate::models::stovepipe::DEFAULT_BOUNDS);
             let settings = Settings {
                 swarm: swarm.then(|| swarm_ranges(&model, &[])).transpose()?,
+                budget: *budget,
                 ..Settings::new(seed, RUNS, 500)
             };
+            if let Some(cut) = over(budget) {
+                out.push_str(&rates.render(Style::plain()));
+                out.push_str(&cut_line(cut));
+                return Ok((out, Some(cut)));
+            }
             let mut timing = Timing::default();
             let run = simulate(&model, &settings, &mut timing)?;
+            if let Some(cut) = over(budget) {
+                out.push_str(&rates.render(Style::plain()));
+                out.push_str(&cut_line(cut));
+                return Ok((out, Some(cut)));
+            }
             let per = |n: u64| n as f64 / timing.walk_seconds.max(1e-9);
             rates.row(vec![
                 design.name.into(),
@@ -198,25 +230,24 @@ pub fn bench(seed: u64) -> Result<String, String> {
     for claim in claims() {
         for swarm in [false, true] {
             let started = Instant::now();
-            let found = first_violating_run(&claim, seed, swarm, 500, BENCH_MAX_RUNS);
+            let found = first_violating_run(&claim, seed, swarm, 500, BENCH_MAX_RUNS, budget);
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let shrunk = match &found {
                 Some((_, actions)) => {
                     let model =
                         Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
                     let init = model.initial_state();
-                    let s = shrink::shrink(
-                        &model,
-                        &init,
-                        actions,
-                        claim.property,
-                        50_000,
-                        &Limits::default(),
-                    );
+                    let s = shrink::shrink(&model, &init, actions, claim.property, 50_000, budget);
                     format!("{} -> {}", actions.len(), s.actions.len())
                 }
                 None => "-".into(),
             };
+            if let Some(cut) = over(budget) {
+                out.push('\n');
+                out.push_str(&firsts.render(Style::plain()));
+                out.push_str(&cut_line(cut));
+                return Ok((out, Some(cut)));
+            }
             firsts.row(vec![
                 claim.name.into(),
                 claim.design.into(),
@@ -232,7 +263,11 @@ pub fn bench(seed: u64) -> Result<String, String> {
     }
     out.push('\n');
     out.push_str(&firsts.render(Style::plain()));
-    out.push_str(&findings_power(seed)?);
+    let (power, cut) = findings_power(seed, budget)?;
+    out.push_str(&power);
+    if cut.is_some() {
+        return Ok((out, cut));
+    }
     // The exhaustive check for comparison: time to the same verdict.
     out.push_str("\nexhaustive check of the same bounds, for comparison:\n");
     let mut exhaustive = TextTable::new(vec![
@@ -245,7 +280,12 @@ pub fn bench(seed: u64) -> Result<String, String> {
     for claim in claims() {
         let model = Stovepipe::new(design_named(claim.design).expect("design"), claim.bounds);
         let started = Instant::now();
-        let outcome = check(model, &[claim.property], &Limits::default());
+        let outcome = check(model, &[claim.property], budget);
+        if let Some(cut) = outcome.stats.cut.or_else(|| over(budget)) {
+            out.push_str(&exhaustive.render(Style::plain()));
+            out.push_str(&cut_line(cut));
+            return Ok((out, Some(cut)));
+        }
         let verdict = outcome
             .result(claim.property)
             .map_or("?", |r| r.verdict.word());
@@ -256,7 +296,7 @@ pub fn bench(seed: u64) -> Result<String, String> {
         ]);
     }
     out.push_str(&exhaustive.render(Style::plain()));
-    Ok(out)
+    Ok((out, None))
 }
 
 /// The simulator's power on every finding: for each scenario under
@@ -264,20 +304,37 @@ pub fn bench(seed: u64) -> Result<String, String> {
 /// it, the runs from `seed` to the first violation on the finding's own
 /// bounds, by each scheduler (plain walks; swarm weights on the same bounds;
 /// PCT of depth up to [`POWER_PCT`]; coverage-guided runs, alone and with
-/// both), within [`POWER_RUNS`].
-pub fn findings_power(seed: u64) -> Result<String, String> {
+/// both), within [`POWER_RUNS`]. Within `budget`: a finding whose hunts
+/// it cut is left out (its row whole or absent), and the cut returned.
+pub fn findings_power(seed: u64, budget: &Limits) -> Result<(String, Option<Cut>), String> {
     let files = crate::scenario::files(&[crate::scenario::SCENARIO_DIR.into()])
         .map_err(|e| e.to_string())?;
     let scenarios =
         crate::scenario::load_all(&files, &Default::default()).map_err(|e| e.to_string())?;
-    let schedulers = power_schedulers(seed);
+    let schedulers: Vec<(&str, Settings)> = power_schedulers(seed)
+        .into_iter()
+        .map(|(name, settings)| {
+            let budget = *budget;
+            (name, Settings { budget, ..settings })
+        })
+        .collect();
     let mut rows: Vec<(String, String, Vec<Option<u64>>)> = Vec::new();
-    for scenario in &scenarios {
+    let mut cut = None;
+    'scenarios: for scenario in &scenarios {
         let Some(property) = scenario.heading.finding else {
             continue;
         };
+        let whole = rows.len();
         for (k, (_, settings)) in schedulers.iter().enumerate() {
-            for (design, first) in scenario.hunt(settings, POWER_RUNS)? {
+            let hunted = scenario.hunt(settings, POWER_RUNS)?;
+            // A hunt the budget reached may have stopped before its
+            // violation: this finding's rows go, the table stops here.
+            if let Some(c) = over(budget) {
+                rows.truncate(whole);
+                cut = Some(c);
+                break 'scenarios;
+            }
+            for (design, first) in hunted {
                 let column = format!("{} {property}", scenario.heading.id);
                 match rows
                     .iter_mut()
@@ -327,7 +384,10 @@ pub fn findings_power(seed: u64) -> Result<String, String> {
     );
     table.row(total);
     out.push_str(&table.render(Style::plain()));
-    Ok(out)
+    if let Some(c) = cut {
+        out.push_str(&cut_line(c));
+    }
+    Ok((out, cut))
 }
 
 /// The run budget the simulator's power is judged on.
@@ -365,7 +425,7 @@ pub fn power_schedulers(seed: u64) -> Vec<(&'static str, Settings)> {
 
 /// `simulate --bench`: the stovepipe model's claims; under another model an
 /// error, once its flags are read as every command reads them.
-pub fn run<M: ToolModel>(flags: &ModelArgs, seed: u64) -> Result<u8, String> {
+pub fn run<M: ToolModel>(flags: &ModelArgs, seed: u64, budget: &Limits) -> Result<u8, String> {
     if M::NAME != Stovepipe::NAME {
         M::from_flags(flags, M::design_names()[0])?;
         return Err(format!(
@@ -373,6 +433,7 @@ pub fn run<M: ToolModel>(flags: &ModelArgs, seed: u64) -> Result<u8, String> {
             M::NAME
         ));
     }
-    print!("{}", bench(seed)?);
-    Ok(0)
+    let (text, cut) = bench(seed, budget)?;
+    print!("{text}");
+    Ok(if cut.is_some() { 3 } else { 0 })
 }

@@ -64,11 +64,25 @@ struct Budget {
 }
 
 impl Budget {
-    fn new(args: &ValidateArgs) -> Budget {
-        let limits = super::args::budget(args.timeout, args.max_memory);
+    /// `limits`: the options' (the search looks at them inside a queue).
+    fn new(limits: &crate::check::Limits) -> Budget {
         Budget {
-            watch: crate::check::budget::Watch::new(&limits, std::time::Instant::now()),
+            watch: crate::check::budget::Watch::new(limits, std::time::Instant::now()),
             cut: None,
+        }
+    }
+
+    /// After a queue: if the search ran out of a budget inside it, that
+    /// queue's line is where the budget ran out.
+    fn after(&mut self, verdict: &Verdict) {
+        if self.cut.is_some() {
+            return;
+        }
+        if let (Some(cut), Verdict::Inconclusive { line, why, .. }) = (self.watch.over(0), verdict)
+        {
+            if why == cut.describe() {
+                self.cut = Some((cut, *line));
+            }
         }
     }
 
@@ -135,6 +149,7 @@ pub fn run(args: ValidateArgs) -> Result<u8, String> {
     let options = validate::Options {
         max_candidates: args.max_candidates.max(1),
         strict: args.strict,
+        budget: super::args::budget(args.timeout, args.max_memory),
     };
     let expect = Expect {
         queues: log.header.queues.clone(),
@@ -248,7 +263,7 @@ fn stovepipe(
     }
     let split = queues(records);
     let mut results = Vec::new();
-    let mut budget = Budget::new(args);
+    let mut budget = Budget::new(&options.budget);
     for design in designs {
         let mut verdicts = Vec::new();
         for (queue, split_read, events) in &split {
@@ -268,6 +283,7 @@ fn stovepipe(
                     why: message,
                 },
             };
+            budget.after(&verdict);
             verdicts.push((queue.clone(), verdict));
         }
         results.push(DesignResult {
@@ -318,7 +334,7 @@ fn link(
     }
     let split = streams(records);
     let mut results = Vec::new();
-    let mut budget = Budget::new(args);
+    let mut budget = Budget::new(&options.budget);
     for design in designs {
         let mut verdicts = Vec::new();
         for (stream, lines) in &split {
@@ -327,11 +343,10 @@ fn link(
                 verdicts.push((stream.clone(), verdict));
                 continue;
             }
-            verdicts.push((
-                stream.clone(),
-                link_verdict_with(design, &log.header, lines.clone(), options)
-                    .map_err(|(line, e)| format!("{}: {e}", at(places, line)))?,
-            ));
+            let verdict = link_verdict_with(design, &log.header, lines.clone(), options)
+                .map_err(|(line, e)| format!("{}: {e}", at(places, line)))?;
+            budget.after(&verdict);
+            verdicts.push((stream.clone(), verdict));
         }
         results.push(DesignResult {
             design: design.name,

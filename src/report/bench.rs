@@ -17,11 +17,19 @@ pub struct BenchReport {
     pub checks: Vec<SearchFigures>,
     /// Each command that takes `--timeout`, end to end.
     pub command_timeout: Vec<CommandOvershoot>,
-    pub mutate: MutateFigures,
+    /// Absent when a signal stopped the bench before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutate: Option<MutateFigures>,
+    /// Why the bench stopped before its end (a signal): the measurements
+    /// present are whole, the absent ones were not made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// The search alone cut by `--timeout` (with `--large` only).
     pub timeout: Vec<SearchOvershoot>,
-    pub validate: ValidateFigures,
-    pub validate_link: ValidateLinkFigures,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validate: Option<ValidateFigures>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validate_link: Option<ValidateLinkFigures>,
 }
 
 /// One exhaustive search: the whole space of a design on named bounds.
@@ -168,21 +176,24 @@ impl BenchReport {
                 t.stopped_after_seconds
             ));
         }
-        let m = &self.mutate;
-        out.push_str(&format!(
-            "mutate ({}, {}): {} mutants in {:.1} s\n",
-            m.design, m.bounds, m.mutants, m.seconds
-        ));
-        let v = &self.validate;
-        out.push_str(&format!(
-            "validate ({}): {} lines of {} queues in {:.2} s, {} conform\n",
-            v.design, v.lines, v.queues, v.seconds, v.conforming
-        ));
-        let l = &self.validate_link;
-        out.push_str(&format!(
-            "validate (link, {}): {} lines of {} streams in {:.2} s, {} conform\n",
-            l.design, l.lines, l.streams, l.seconds, l.conforming
-        ));
+        if let Some(m) = &self.mutate {
+            out.push_str(&format!(
+                "mutate ({}, {}): {} mutants in {:.1} s\n",
+                m.design, m.bounds, m.mutants, m.seconds
+            ));
+        }
+        if let Some(v) = &self.validate {
+            out.push_str(&format!(
+                "validate ({}): {} lines of {} queues in {:.2} s, {} conform\n",
+                v.design, v.lines, v.queues, v.seconds, v.conforming
+            ));
+        }
+        if let Some(l) = &self.validate_link {
+            out.push_str(&format!(
+                "validate (link, {}): {} lines of {} streams in {:.2} s, {} conform\n",
+                l.design, l.lines, l.streams, l.seconds, l.conforming
+            ));
+        }
         let mut commands = TextTable::new(vec![
             Column::left("timeout"),
             Column::left("command"),
@@ -201,6 +212,9 @@ impl BenchReport {
             ]);
         }
         out.push_str(&commands.render(Style::plain()));
+        if let Some(why) = &self.stopped {
+            out.push_str(&format!("{why}\n"));
+        }
         out
     }
 }

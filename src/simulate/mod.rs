@@ -475,7 +475,13 @@ pub fn first_violation<M: ToolModel>(
         liveness: None,
         ..settings.clone()
     };
+    // The command's budgets, between runs: a cut hunt finds nothing, and
+    // its caller, seeing the budget gone, does not count it.
+    let mut watch = crate::check::budget::Watch::new(&settings.budget, std::time::Instant::now());
     for run in 0..max_runs {
+        if watch.over(0).is_some() {
+            return Ok(None);
+        }
         let w = guided::draw_and_walk(base, &properties, settings, guide.as_mut(), run)?.walk;
         if let Some(at) = w.violated[0] {
             return Ok(Some((run, w.actions[..at].to_vec())));

@@ -69,10 +69,12 @@ fn ddmin<M: ToolModel>(
     init: &M::State,
     property: &Property<M>,
     mut script: Vec<String>,
+    within: &Limits,
 ) -> Vec<String> {
     let mut chunks = 2usize;
     let mut tests = 0;
-    while script.len() >= 2 && tests < MAX_TESTS {
+    let mut watch = crate::check::budget::Watch::new(within, std::time::Instant::now());
+    while script.len() >= 2 && tests < MAX_TESTS && watch.over(0).is_none() {
         let size = script.len().div_ceil(chunks);
         let mut reduced = false;
         for start in (0..script.len())
@@ -108,6 +110,7 @@ fn remove_actors<M: ToolModel>(
     init: &mut M::State,
     property: &Property<M>,
     mut script: Vec<String>,
+    within: &Limits,
 ) -> Vec<String> {
     let mut tests = 0;
     'again: while tests < MAX_TESTS {
@@ -121,7 +124,7 @@ fn remove_actors<M: ToolModel>(
             {
                 *model = candidate;
                 *init = candidate_init;
-                script = ddmin(model, init, property, shorter);
+                script = ddmin(model, init, property, shorter, within);
                 continue 'again;
             }
         }
@@ -149,11 +152,24 @@ pub fn shrink<M: ToolModel>(
     let Some(mut script) = still_fails(model, init, &p, &model.words(init, actions)) else {
         return Shrunk::unshrunk(model, init, actions);
     };
+    // The command's budgets between the phases too (delta debugging took
+    // `simulate --timeout 2` to 2.5 s): once one runs out, the trace stays
+    // as far as it was shrunk, longer but true.
+    let spent = || {
+        crate::check::budget::Watch::new(within, std::time::Instant::now())
+            .over(0)
+            .is_some()
+    };
+    if spent() {
+        return Shrunk::unshrunk(model, init, actions);
+    }
     let mut best = model.clone();
     let mut init = init.clone();
-    script = ddmin(&best, &init, &p, script);
-    script = remove_actors(&mut best, &mut init, &p, script);
-    loop {
+    script = ddmin(&best, &init, &p, script, within);
+    if !spent() {
+        script = remove_actors(&mut best, &mut init, &p, script, within);
+    }
+    while !spent() {
         let mut lowered = false;
         for (name, value) in best.bound_values() {
             let Some(lower) = value.checked_sub(1) else {
@@ -179,7 +195,7 @@ pub fn shrink<M: ToolModel>(
                 lowered = true;
             }
         }
-        if !lowered {
+        if !lowered || spent() {
             break;
         }
         let p = best
@@ -187,12 +203,12 @@ pub fn shrink<M: ToolModel>(
             .into_iter()
             .find(|p| p.name == property)
             .expect("same properties");
-        script = ddmin(&best, &init, &p, script);
-        script = remove_actors(&mut best, &mut init, &p, script);
+        script = ddmin(&best, &init, &p, script, within);
+        script = remove_actors(&mut best, &mut init, &p, script, within);
     }
     let mut actions = best.parse(&init, &script).expect("a kept script parses");
     let mut by_search = false;
-    if budget > 0 {
+    if budget > 0 && !spent() {
         // The search is the oracle now: a bound may go lower than the script
         // allows when another, no longer path fails on the lower bounds.
         let search = |m: &M| {

@@ -30,6 +30,10 @@ pub struct Options {
     pub max_candidates: usize,
     /// Exit 1 only for a violation every explanation breaks (`--strict`).
     pub strict: bool,
+    /// The command's process budgets (`--timeout`, `--max-memory`, a
+    /// signal), asked between the search's layers: one queue's search
+    /// stops within them too, inconclusive at the line it was at.
+    pub budget: crate::check::Limits,
 }
 
 impl Default for Options {
@@ -37,6 +41,7 @@ impl Default for Options {
         Options {
             max_candidates: CANDIDATE_BUDGET,
             strict: false,
+            budget: crate::check::Limits::default(),
         }
     }
 }
@@ -425,6 +430,7 @@ where
     let mut steps = Vec::new();
     let mut ready = Vec::new();
     let silent_budget = options.silent_budget();
+    let mut watch = crate::check::budget::Watch::new(&options.budget, std::time::Instant::now());
     for round in 0..trace.len() {
         let mut next: HashMap<Key<T>, usize> = HashMap::new();
         let mut seen: HashSet<Key<T>> = candidates.iter().map(|(key, _)| key.clone()).collect();
@@ -485,6 +491,15 @@ where
                         seen.len(),
                         spread(trace, seen.iter())
                     ),
+                };
+                return (verdict, None);
+            }
+            if let Some(cut) = watch.over(0) {
+                let (_, _, taken) = &candidates[0].0;
+                let verdict = Verdict::Inconclusive {
+                    line: trace.line(order.first_pending(taken, round)),
+                    candidates: seen.len(),
+                    why: cut.describe().to_string(),
                 };
                 return (verdict, None);
             }
