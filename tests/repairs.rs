@@ -201,7 +201,15 @@ mod common;
 /// recommended design is the one that holds them all.
 #[test]
 fn the_what_to_merge_table_names_the_one_design_that_holds_every_finding() {
-    let output = common::slotcheck(&["compare", "--findings", "--json", "--quiet"]);
+    let threads = common::cores();
+    let output = common::slotcheck(&[
+        "compare",
+        "--findings",
+        "--threads",
+        &threads,
+        "--json",
+        "--quiet",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     let table: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let designs = table["designs"].as_array().unwrap().len();

@@ -102,9 +102,12 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
     let out = dir.join("traces");
     let html = dir.join("report.html");
     // nightly-n3-k2 is `slow = true`: CI runs it nightly, the test suite does not.
+    let threads = common::cores();
     let output = slotcheck(&[
         "check",
         "--skip-slow",
+        "--threads",
+        &threads,
         "--html",
         html.to_str().unwrap(),
         "--junit",

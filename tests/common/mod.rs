@@ -25,6 +25,14 @@ pub fn slotcheck(args: &[&str]) -> Output {
         .expect("the slotcheck binary runs")
 }
 
+/// `--threads` for a test's biggest run: the machine's cores (the counts,
+/// verdicts and traces do not depend on it; only the time does).
+pub fn cores() -> String {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .to_string()
+}
+
 /// A fresh, empty directory for one test of a suite.
 pub fn scratch(suite: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("slotcheck-{suite}-{}-{name}", std::process::id()));
