@@ -497,13 +497,21 @@ pub struct Options {
     /// in three steps, so writes can fall between them (the contract's finer
     /// option; its default is one consistent snapshot).
     pub split_read: bool,
+    /// `delayed-hold`: the broker holds a message by delaying it (SQS's
+    /// `ChangeMessageVisibility`), so a held message may come back whatever
+    /// was written, not only after the next durable write (the contract's
+    /// second reading; its default parks).
+    pub delayed_hold: bool,
 }
 
 impl crate::NamedOptions for Options {
     const MODEL: &'static str = "stovepipe";
 
     fn flags(&mut self) -> Vec<(&'static str, &mut bool)> {
-        vec![("split-read", &mut self.split_read)]
+        vec![
+            ("split-read", &mut self.split_read),
+            ("delayed-hold", &mut self.delayed_hold),
+        ]
     }
 }
 
@@ -552,6 +560,15 @@ impl Stovepipe {
     /// The slot field as it is now.
     pub fn slots(&self, s: &State) -> Slots {
         self.design.slots.read(s)
+    }
+
+    /// Whether the broker may hand `m` out now: a visible message, and with
+    /// `delayed-hold` a held one too (its delay may end before any write;
+    /// a write since its hold made it visible anyway). Redelivering a held
+    /// message with nothing written since only holds again, so a state
+    /// whose only messages are held is still wedged.
+    pub fn deliverable(&self, m: &Message) -> bool {
+        m.status == Delivery::Visible || (self.options.delayed_hold && m.status == Delivery::Parked)
     }
 
     /// Whether anything at all can happen without a fault: an arrival, a
@@ -704,7 +721,7 @@ impl Model for Stovepipe {
             actions.push(Action::Arrive);
         }
         for m in s.messages() {
-            if m.status == Delivery::Visible {
+            if self.deliverable(&m) {
                 actions.push(Action::Deliver {
                     request: m.request,
                     kind: m.kind,

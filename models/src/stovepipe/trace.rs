@@ -7,9 +7,7 @@
 
 use super::log::{Ledger, Log, Seen, Versions};
 use super::story::{acting_index, carry_labels};
-use super::{
-    Action, Bounds, Build, Delivery, Design, Req, State, Stovepipe, MAX_FAULTS, MAX_REQUESTS,
-};
+use super::{Action, Bounds, Build, Design, Req, State, Stovepipe, MAX_FAULTS, MAX_REQUESTS};
 use crate::events::stovepipe::{Event, MessageName};
 use crate::events::{Header, Record};
 use crate::{OrderValue, StoryStep};
@@ -219,6 +217,7 @@ impl QueueTrace {
         })?;
         let mut model = Stovepipe::new(design, bounds);
         model.options.split_read = split_read;
+        model.options.delayed_hold = header.hold == Some(crate::events::HoldName::Delayed);
         let unlogged = Unlogged {
             deliver: header.unlogged.iter().any(|u| u == "deliver"),
             finish_build: header.unlogged.iter().any(|u| u == "finish_build"),
@@ -375,7 +374,7 @@ impl crate::Trace for QueueTrace {
                     for &kind in kinds(*message) {
                         let visible = r < s.arrived()
                             && s.message(r, kind)
-                                .is_some_and(|m| m.status == Delivery::Visible);
+                                .is_some_and(|m| self.model.deliverable(&m));
                         if visible {
                             candidates.push((Action::Deliver { request: r, kind }, id));
                         }
@@ -459,7 +458,7 @@ impl crate::Trace for QueueTrace {
             }
         }
         if self.unlogged.deliver {
-            for m in s.messages().filter(|m| m.status == Delivery::Visible) {
+            for m in s.messages().filter(|m| self.model.deliverable(m)) {
                 let action = Action::Deliver {
                     request: m.request,
                     kind: m.kind,
@@ -535,7 +534,7 @@ impl crate::Trace for QueueTrace {
                     .map(|o| self.render("client", self.event_of(o, ""))),
             );
         }
-        for m in s.messages().filter(|m| m.status == Delivery::Visible) {
+        for m in s.messages().filter(|m| self.model.deliverable(m)) {
             let action = Action::Deliver {
                 request: m.request,
                 kind: m.kind,
