@@ -169,6 +169,7 @@ const STOVEPIPE_KINDS: &[&str] = &[
     "finish-build",
     "crash",
     "stall",
+    "abort",
 ];
 
 impl ToolModel for Stovepipe {
@@ -275,6 +276,7 @@ impl ToolModel for Stovepipe {
             Action::FinishBuild(_) => 3,
             Action::Crash(_) => 4,
             Action::Stall(_) => 5,
+            Action::Abort(_) => 6,
         }
     }
 

@@ -274,6 +274,26 @@ pub enum Pc {
     },
 }
 
+impl Pc {
+    /// Whether the step is a write the database may refuse: a CAS, a
+    /// transaction or a reap.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Pc::ReleaseBeforeSupersede
+                | Pc::Supersede
+                | Pc::Claim
+                | Pc::WriteProcessing
+                | Pc::CountUp
+                | Pc::Unwind
+                | Pc::Release
+                | Pc::WriteOutcome
+                | Pc::SupersedeThenRelease
+                | Pc::Reap
+        )
+    }
+}
+
 /// The steps without a read in progress, in a fixed order (their codes).
 const PLAIN_PCS: [Pc; 19] = [
     Pc::Read,
@@ -502,6 +522,11 @@ pub struct Options {
     /// was written, not only after the next durable write (the contract's
     /// second reading; its default parks).
     pub delayed_hold: bool,
+    /// `aborts`: the database may refuse any write, a CAS, a transaction
+    /// or a reap (a serialization failure, a deadlock): nothing is
+    /// written and the worker restarts its handler from the read (the
+    /// contract's "real databases abort").
+    pub aborts: bool,
 }
 
 impl crate::NamedOptions for Options {
@@ -511,6 +536,7 @@ impl crate::NamedOptions for Options {
         vec![
             ("split-read", &mut self.split_read),
             ("delayed-hold", &mut self.delayed_hold),
+            ("aborts", &mut self.aborts),
         ]
     }
 }
@@ -618,6 +644,7 @@ impl Stovepipe {
             Action::FinishBuild(r) => handlers::finish_build(&mut next, r, log),
             Action::Crash(i) => handlers::crash(self, &mut next, i, log),
             Action::Stall(i) => handlers::stall(self, &mut next, i, log),
+            Action::Abort(i) => handlers::abort(self, &mut next, i, log),
         }
         next.forget(|w| self.remembered(w));
         next
@@ -639,6 +666,9 @@ pub enum Action {
     Crash(usize),
     /// Fault: the worker's message expires while it still runs.
     Stall(usize),
+    /// The database refuses the worker's next step, a write (option
+    /// `aborts`): nothing is written, and the worker reads again.
+    Abort(usize),
 }
 
 impl Action {
@@ -703,6 +733,7 @@ impl Stovepipe {
             Action::FinishBuild(r) => (3, r as u64),
             Action::Crash(i) => (4, message(i)),
             Action::Stall(i) => (5, message(i)),
+            Action::Abort(i) => (6, message(i)),
         };
         kind << 32 | who
     }
@@ -737,6 +768,11 @@ impl Model for Stovepipe {
         }
         for r in s.running_builds() {
             actions.push(Action::FinishBuild(r));
+        }
+        if self.options.aborts {
+            for i in (0..n).filter(|&i| distinct(i) && s.worker(i).pc.writes()) {
+                actions.push(Action::Abort(i));
+            }
         }
         if s.crashes_left() > 0 {
             for i in (0..n).filter(|&i| distinct(i)) {

@@ -108,6 +108,16 @@ fn rename_workers(text: &str, names: &[(String, String)]) -> String {
     out
 }
 
+/// Whether the line is a write the database refused.
+fn refused(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Cas { aborted: true, .. }
+            | Event::Transaction { aborted: true, .. }
+            | Event::Reap { aborted: true, .. }
+    )
+}
+
 /// The worker an event is by, if a worker's step logs it.
 fn is_worker_event(event: &Event) -> bool {
     !matches!(
@@ -398,6 +408,9 @@ impl crate::Trace for QueueTrace {
                     for i in (0..c.tags.len()).filter(|&i| c.tags[i].id.is_none()) {
                         candidates.push((Action::Step(i), id));
                     }
+                } else if refused(&record.event) {
+                    // A write the database refused: the worker reads again.
+                    candidates.extend(mine.into_iter().map(|i| (Action::Abort(i), None)));
                 } else {
                     candidates.extend(mine.into_iter().map(|i| (Action::Step(i), None)));
                 }
@@ -659,7 +672,7 @@ pub fn simulated_log(
             Action::Arrive => "client".to_string(),
             Action::Deliver { .. } => "broker".to_string(),
             Action::FinishBuild(_) => "build-system".to_string(),
-            Action::Step(i) | Action::Crash(i) | Action::Stall(i) => {
+            Action::Step(i) | Action::Crash(i) | Action::Stall(i) | Action::Abort(i) => {
                 format!("{queue}-w{}", cursor.tags[i].id.unwrap_or(0))
             }
         };
