@@ -542,13 +542,14 @@ pub fn stories(table: &Table) -> String {
         for (d, cell) in cells {
             let Some(story) = &cell.story else { continue };
             out.push_str(&format!(
-                "\n### {}, {}\n\n{} (`slotcheck check{} --design {} {} --property {}`):\n\n```text\n{}```\n",
+                "\n### {}, {}\n\n{} (`slotcheck check{} --design {} {}{} --property {}`):\n\n```text\n{}```\n",
                 d.name,
                 c.id,
                 verdict_words(cell),
                 models::model_flag(table.model),
                 d.name,
-                format!("{}{}", c.flags, table.hold.flags()),
+                c.flags,
+                table.hold.flags(),
                 c.property,
                 story
             ));
@@ -566,13 +567,14 @@ pub fn stories(table: &Table) -> String {
                 continue;
             }
             out.push_str(&format!(
-                "\n### {}, {} split reads\n\n{} with split reads (`slotcheck check{} --design {} {} --option {SPLIT_READ} --property {}`):\n\n```text\n{}```\n",
+                "\n### {}, {} split reads\n\n{} with split reads (`slotcheck check{} --design {} {}{} --option {SPLIT_READ} --property {}`):\n\n```text\n{}```\n",
                 d.name,
                 c.id,
                 verdict_words(split),
                 models::model_flag(table.model),
                 d.name,
-                format!("{}{}", c.flags, table.hold.flags()),
+                c.flags,
+                table.hold.flags(),
                 c.property,
                 story
             ));
