@@ -313,6 +313,68 @@ fn ctrl_c_to_the_group_stops_live_on_mariadb_keeps_its_log_and_its_server_goes()
     nothing_left(&tmp, Duration::from_secs(10));
 }
 
+fn postgres_ready(tmp: &Path) -> bool {
+    in_a_folder(tmp, ".s.PGSQL.5432")
+}
+
+/// PostgreSQL's start and run under the rules of MariaDB's: a Ctrl-C to
+/// the group stops the run (the server, in a group of its own, is stopped
+/// by slotcheck, not by the terminal's SIGINT), the log is kept, and the
+/// cluster and its folder are gone.
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "PostgreSQL is not installed (apt-get install postgresql)"
+)]
+fn ctrl_c_to_the_group_stops_live_on_postgres_keeps_its_log_and_its_server_goes() {
+    let tmp = scratch("live-postgres-int");
+    let log = tmp.with_extension("ndjson");
+    let child = spawn(
+        &tmp,
+        &[
+            "live",
+            "--on",
+            "postgres",
+            "--queues",
+            "400",
+            "--timeout",
+            "60",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    );
+    wait_until("postgres listens", || postgres_ready(&tmp));
+    std::thread::sleep(Duration::from_secs(2));
+    let servers = children(child.id(), "postgres");
+    assert_eq!(servers.len(), 1, "one private postgres: {servers:?}");
+    signal_group(&child, "INT");
+    let output = ended(child, Duration::from_secs(45), "live after SIGINT");
+    assert_eq!(code(&output), 3, "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("a signal (SIGINT or SIGTERM) stopped the run"));
+    let written = std::fs::read_to_string(&log).expect("--log written");
+    assert!(written.lines().count() > 1, "the run's lines: {written}");
+    nothing_left(&tmp, Duration::from_secs(10));
+}
+
+/// A SIGTERM while the cluster is still being made (`initdb`, or the
+/// server not yet listening) stops the start: nothing is left.
+#[test]
+#[cfg_attr(
+    no_postgres,
+    ignore = "PostgreSQL is not installed (apt-get install postgresql)"
+)]
+fn sigterm_while_postgres_starts_leaves_nothing() {
+    let tmp = scratch("postgres-start-term");
+    let child = spawn(&tmp, &["live", "--on", "postgres", "--queues", "1"]);
+    wait_until("the cluster's folder is made", || {
+        std::fs::read_dir(&tmp).into_iter().flatten().count() > 0
+    });
+    signal_group(&child, "TERM");
+    let output = ended(child, Duration::from_secs(45), "live after SIGTERM");
+    assert_eq!(code(&output), 3, "{}{}", stdout(&output), stderr(&output));
+    nothing_left(&tmp, Duration::from_secs(10));
+}
+
 #[test]
 fn sigterm_to_the_group_stops_live_on_sqlite_and_keeps_what_it_decided() {
     let tmp = scratch("live-sqlite-term");

@@ -292,6 +292,59 @@ fn the_what_to_merge_table_names_the_one_design_that_holds_every_finding() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("leave out --requests"));
 }
 
+/// `--hold delayed`: every cell checked with held messages delayed, not
+/// parked (the model option `delayed-hold`); the recommendation still
+/// holds the findings there under both readings (the whole table is a
+/// slow block of docs/stovepipe-results.md).
+#[test]
+fn the_findings_under_delayed_holds_keep_the_recommendation() {
+    let output = common::slotcheck(&[
+        "compare",
+        "--findings",
+        "--hold",
+        "delayed",
+        "--scenarios",
+        "scenarios/owner-keyed-stall.toml",
+        "--scenarios",
+        "scenarios/SP-OCT-003.toml",
+        "--design",
+        "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
+        "--design",
+        "claim-first",
+        "--json",
+        "--quiet",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let table: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(table["hold"], "delayed");
+    assert_eq!(
+        table["holds_every_finding"],
+        serde_json::json!(["owner-keyed-atomic-admit-supersede-first-dlq-cancels"])
+    );
+    // claim-first's wedge: its held message may now come back at once, and
+    // only holds again; the wedge stays.
+    let wedge = table["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["design"] == "claim-first" && c["finding"] == "SP-OCT-003")
+        .unwrap();
+    assert_eq!(
+        (&wedge["verdict"], &wedge["steps"]),
+        (&"violated".into(), &8.into())
+    );
+    let output = common::slotcheck(&[
+        "compare",
+        "--model",
+        "link",
+        "--findings",
+        "--hold",
+        "delayed",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("has no holds"));
+}
+
 /// The search of issue 35: every composition of owner-keyed's repairs that
 /// costs no more than the former recommendation (the reaping gate adds a
 /// statement, so it is left out), under both readings (one snapshot and

@@ -36,6 +36,16 @@ impl ModelName {
     }
 }
 
+/// How a broker holds a message (the header's `hold`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldName {
+    /// Until the queue's next durable write (the contract's reading).
+    Parked,
+    /// For a while, whatever was written (SQS's `ChangeMessageVisibility`).
+    Delayed,
+}
+
 /// The first line of a log (optional, but it is where the system says how
 /// it is configured): `{"event":"header","model":"stovepipe",
 /// "max_concurrent":1,"max_deliveries":2}`. It applies to every queue.
@@ -55,6 +65,13 @@ pub struct Header {
     /// dead-lettered (SQS `maxReceiveCount`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_deliveries: Option<u8>,
+    /// Stovepipe: how the broker holds a message the gate turned away:
+    /// `"parked"` (the default, the contract's reading: it comes back after
+    /// the queue's next durable write) or `"delayed"` (SQS's
+    /// `ChangeMessageVisibility`: it comes back after a delay, whatever was
+    /// written; the model option `delayed-hold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldName>,
     /// Steps the system does not log, which validate then inserts as silent
     /// steps where the model needs them: `"deliver"` (stovepipe: the
     /// broker's hand-outs), `"finish_build"` (stovepipe: builds ending).

@@ -98,10 +98,10 @@ impl Backend {
                 Some(server) => Backend::mariadb(Arc::new(server), "slotcheck").map(Some),
                 None => Ok(None),
             },
-            EngineName::Postgres => {
-                Backend::postgres(Arc::new(crate::postgres::Server::start()?), "slotcheck")
-                    .map(Some)
-            }
+            EngineName::Postgres => match crate::postgres::Server::start_until(stop)? {
+                Some(server) => Backend::postgres(Arc::new(server), "slotcheck").map(Some),
+                None => Ok(None),
+            },
         }
     }
 

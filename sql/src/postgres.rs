@@ -10,6 +10,7 @@
 //! parameters and MariaDB's `INSERT IGNORE`; [`translate`] gives them in
 //! PostgreSQL's words.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -102,13 +103,39 @@ impl Server {
     /// Initialises a fresh cluster and starts its server; waits until it
     /// accepts connections on its socket.
     pub fn start() -> Result<Server, String> {
+        Server::start_until(&|| false).map(|s| s.expect("never stopped"))
+    }
+
+    /// As [`Server::start`], but `None` as soon as `stop()` says so (a
+    /// deadline passed, a signal came): `initdb` or the server is stopped
+    /// and the folder removed.
+    pub fn start_until(stop: &dyn Fn() -> bool) -> Result<Option<Server>, String> {
         let bin = bin_dir().ok_or_else(|| missing().unwrap())?;
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let dir =
             std::env::temp_dir().join(format!("slotcheck-postgres-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // Until the server owns the folder (its drop removes it), every
+        // error and every stop removes it here.
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))
+            .and_then(|()| Server::start_in(&bin, dir.clone(), stop))
+            .inspect(|started| {
+                if started.is_none() {
+                    let _ = std::fs::remove_dir_all(&dir);
+                }
+            })
+            .inspect_err(|_| {
+                let _ = std::fs::remove_dir_all(&dir);
+            })
+    }
+
+    fn start_in(
+        bin: &Path,
+        dir: PathBuf,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<Server>, String> {
         let account = is_root().then(account);
         if let Some(user) = account {
             let chown = Command::new("chown")
@@ -117,12 +144,11 @@ impl Server {
                 .status()
                 .map_err(|e| format!("chown: {e}"))?;
             if !chown.success() {
-                let _ = std::fs::remove_dir_all(&dir);
                 return Err(format!("chown {user} {} failed", dir.display()));
             }
         }
         let data = dir.join("data");
-        let out = as_account(&bin.join("initdb"), account)
+        let mut initdb = as_account(&bin.join("initdb"), account)
             .arg("-D")
             .arg(&data)
             .arg("-U")
@@ -133,21 +159,36 @@ impl Server {
             .arg("--locale=C")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| format!("initdb: {e}"));
-        let out = match out {
-            Ok(o) => o,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(e);
+            // Out of the terminal's process group: Ctrl-C reaches only
+            // slotcheck, which then stops what it started.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("initdb: {e}"))?;
+        let mut stderr = initdb.stderr.take().expect("piped");
+        let said = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
+        let status = loop {
+            if let Ok(Some(status)) = initdb.try_wait() {
+                break status;
             }
+            if stop() {
+                // initdb's whole group: its bootstrap postgres too, which
+                // would go on writing in the folder.
+                let _ = Command::new("kill")
+                    .args(["-s", "KILL", "--", &format!("-{}", initdb.id())])
+                    .stderr(Stdio::null())
+                    .status();
+                let _ = initdb.wait();
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(50));
         };
-        if !out.status.success() {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(format!(
-                "initdb failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
+        let said = said.join().unwrap_or_default();
+        if !status.success() {
+            return Err(format!("initdb failed ({status}): {}", said.trim()));
         }
         let child = as_account(&bin.join("postgres"), account)
             .arg("-D")
@@ -175,22 +216,19 @@ impl Server {
             .stderr(
                 std::fs::File::create(dir.join("server.log")).map_or(Stdio::null(), Stdio::from),
             )
-            .spawn();
-        let child = match child {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(format!("postgres: {e}"));
-            }
-        };
+            // In a group of its own: the terminal's Ctrl-C (SIGINT, a fast
+            // shutdown to postgres) reaches only slotcheck, which stops the
+            // server after the run (its drop), or the watchdog does.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("postgres: {e}"))?;
         let watchdog = watch(child.id(), &dir);
         let mut server = Server {
             dir,
             child,
             watchdog,
         };
-        server.wait_ready()?;
-        Ok(server)
+        Ok(server.wait_ready(stop)?.then_some(server))
     }
 
     /// The folder of the server's socket (`host` for a client).
@@ -202,9 +240,13 @@ impl Server {
         connect(&self.dir, DATABASE)
     }
 
-    fn wait_ready(&mut self) -> Result<(), String> {
+    /// Whether it accepts connections (false: `stop()` came first).
+    fn wait_ready(&mut self, stop: &dyn Fn() -> bool) -> Result<bool, String> {
         let start = Instant::now();
         loop {
+            if stop() {
+                return Ok(false);
+            }
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(format!(
                     "postgres exited ({status}) before accepting connections: {}",
@@ -212,7 +254,7 @@ impl Server {
                 ));
             }
             if self.dir.join(".s.PGSQL.5432").exists() && self.connect().is_ok() {
-                return Ok(());
+                return Ok(true);
             }
             if start.elapsed() > Duration::from_secs(60) {
                 return Err(format!(

@@ -7,7 +7,7 @@ use crate::models::{ForModel, ModelArgs, ToolModel};
 use crate::report::itf;
 use crate::report::see::CompareOutputArgs;
 use crate::report::{self, html, JsonArgs, Style};
-use crate::scenario::findings::{self, Reading};
+use crate::scenario::findings::{self, Hold, Reading};
 use clap::{ArgMatches, Args};
 use std::path::PathBuf;
 
@@ -52,6 +52,20 @@ pub struct CompareArgs {
     /// a model without split reads]
     #[arg(long, value_enum, value_name = "READING", requires = "findings")]
     pub reading: Option<ReadingArg>,
+    /// With --findings: how the broker holds a message the gate turned
+    /// away: parked until the queue's next durable write (the contract's
+    /// reading), or delayed, back after a while whatever was written (SQS's
+    /// ChangeMessageVisibility; the model option delayed-hold) [default:
+    /// parked]
+    #[arg(long, value_enum, value_name = "HOLD", requires = "findings")]
+    pub hold: Option<HoldArg>,
+}
+
+/// `--hold`'s values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HoldArg {
+    Parked,
+    Delayed,
 }
 
 /// `--reading`'s values.
@@ -130,6 +144,10 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
         &args.limits.limits()?,
         &args.designs,
         reading,
+        match args.hold {
+            Some(HoldArg::Delayed) => Hold::Delayed,
+            _ => Hold::Parked,
+        },
     )?;
     let json = report::json_text(&findings::record(&table));
     if args.json.json {
@@ -143,9 +161,13 @@ pub fn compare_findings(args: CompareArgs, matches: Option<&ArgMatches>) -> Resu
         println!(
             "{}\n",
             style.bold(&format!(
-                "slotcheck compare --findings: {model}, {} findings, {} reads",
+                "slotcheck compare --findings: {model}, {} findings, {} reads{}",
                 table.columns.len(),
-                reading.word()
+                reading.word(),
+                match table.hold {
+                    Hold::Parked => "",
+                    Hold::Delayed => ", delayed holds",
+                }
             ))
         );
         print!("{}", findings::text(&table, style));

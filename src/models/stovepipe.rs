@@ -275,6 +275,9 @@ impl ToolModel for Stovepipe {
             Action::FinishBuild(_) => 3,
             Action::Crash(_) => 4,
             Action::Stall(_) => 5,
+            // A worker's step the database refused: of the step kind, so
+            // that swarm draws the same weights with or without aborts.
+            Action::Abort(_) => 2,
         }
     }
 

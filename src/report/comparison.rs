@@ -176,6 +176,10 @@ pub struct FindingsTable {
     /// The designs that hold every finding (or reach every witness), under
     /// every reading checked.
     pub holds_every_finding: Vec<String>,
+    /// How the broker holds a message in every cell: `parked` (until the
+    /// next durable write, the contract's reading) or `delayed` (whatever
+    /// was written, the model option `delayed-hold`).
+    pub hold: &'static str,
     pub model: String,
     /// The workers' reads checked: `one-snapshot`, `split-read` (R's row,
     /// the queue row and the head in separate statements) or `both`.

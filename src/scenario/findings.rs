@@ -41,6 +41,46 @@ pub struct Table {
     /// With both readings: the cells under split reads (`cells` are then
     /// the one-snapshot ones).
     pub split: Option<Vec<ResultRow>>,
+    /// How the broker holds a message, in every cell.
+    pub hold: Hold,
+}
+
+/// How the broker holds a message the gate turned away: parked until the
+/// next durable write (the contract's reading), or delayed whatever was
+/// written (the model option `delayed-hold`, SQS's
+/// `ChangeMessageVisibility`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    Parked,
+    Delayed,
+}
+
+/// The model option of delayed holds.
+pub const DELAYED_HOLD: &str = "delayed-hold";
+
+impl Hold {
+    pub fn word(self) -> &'static str {
+        match self {
+            Hold::Parked => "parked",
+            Hold::Delayed => "delayed",
+        }
+    }
+
+    /// The model options a check under this hold adds.
+    fn options(self) -> &'static [&'static str] {
+        match self {
+            Hold::Parked => &[],
+            Hold::Delayed => &[DELAYED_HOLD],
+        }
+    }
+
+    /// The flags that give it to `check`.
+    fn flags(self) -> String {
+        self.options()
+            .iter()
+            .map(|o| format!(" --option {o}"))
+            .collect()
+    }
 }
 
 /// How a worker reads R's row, the queue row and the latest head: in one
@@ -83,15 +123,20 @@ impl Reading {
 /// Whether `model` has a split reading at all (a model option
 /// `split-read`).
 pub fn model_reads_split(model: &str) -> bool {
-    struct Splits;
-    impl ForModel for Splits {
+    model_has_option(model, SPLIT_READ)
+}
+
+/// Whether `model` has the model option `option`.
+fn model_has_option(model: &str, option: &'static str) -> bool {
+    struct Has(&'static str);
+    impl ForModel for Has {
         type Out = bool;
         fn run<M: ToolModel>(self) -> Self::Out {
             let mut m = M::first_design(M::DEFAULT_BOUNDS);
-            m.set_option(SPLIT_READ).is_ok()
+            m.set_option(self.0).is_ok()
         }
     }
-    models::for_model(model, Splits).unwrap_or(false)
+    models::for_model(model, Has(option)).unwrap_or(false)
 }
 
 /// The page of `model`'s stories.
@@ -142,11 +187,18 @@ pub fn run(
     limits: &Limits,
     chosen: &[String],
     reading: Reading,
+    hold: Hold,
 ) -> Result<Table, String> {
     if reading != Reading::OneSnapshot && !model_reads_split(model) {
         return Err(format!(
             "--reading {}: the {model} model has no split reads (its workers read one row at a time)",
             reading.word()
+        ));
+    }
+    if hold != Hold::Parked && !model_has_option(model, DELAYED_HOLD) {
+        return Err(format!(
+            "--hold {}: the {model} model has no holds",
+            hold.word()
         ));
     }
     let files = scenario::files(paths).map_err(|e| e.to_string())?;
@@ -160,6 +212,7 @@ pub fn run(
         stats: Vec::new(),
         reading,
         split: (reading == Reading::Both).then(Vec::new),
+        hold,
     };
     let first = match reading {
         Reading::Both => Reading::OneSnapshot,
@@ -178,13 +231,22 @@ pub fn run(
             flags: s.heading.bounds_flags.clone(),
             file: s.heading.file.clone(),
         });
-        for (cell, stats) in s.check_finding(limits, chosen, first.options())? {
+        let with = |reading: &[&'static str]| -> Vec<&'static str> {
+            reading.iter().chain(hold.options()).copied().collect()
+        };
+        for (cell, mut stats) in s.check_finding(limits, chosen, &with(first.options()))? {
+            if hold != Hold::Parked {
+                stats.label.push_str(&format!(" · {} holds", hold.word()));
+            }
             table.cells.push(cell);
             table.stats.push(stats);
         }
         if let Some(split) = &mut table.split {
-            for (cell, mut stats) in s.check_finding(limits, chosen, &[SPLIT_READ])? {
+            for (cell, mut stats) in s.check_finding(limits, chosen, &with(&[SPLIT_READ]))? {
                 stats.label.push_str(" · split reads");
+                if hold != Hold::Parked {
+                    stats.label.push_str(&format!(" · {} holds", hold.word()));
+                }
                 split.push(cell);
                 table.stats.push(stats);
             }
@@ -358,11 +420,15 @@ pub fn text(table: &Table, style: Style) -> String {
     }
     let clean = table.clean();
     out.push_str(&format!(
-        "\nholds every finding{}: {}\n",
+        "\nholds every finding{}{}: {}\n",
         match table.reading {
             Reading::OneSnapshot => " (one-snapshot reads)",
             Reading::SplitRead => " (split reads)",
             Reading::Both => " under both readings",
+        },
+        match table.hold {
+            Hold::Parked => "",
+            Hold::Delayed => ", delayed holds",
         },
         if clean.is_empty() {
             "no design".to_string()
@@ -476,13 +542,14 @@ pub fn stories(table: &Table) -> String {
         for (d, cell) in cells {
             let Some(story) = &cell.story else { continue };
             out.push_str(&format!(
-                "\n### {}, {}\n\n{} (`slotcheck check{} --design {} {} --property {}`):\n\n```text\n{}```\n",
+                "\n### {}, {}\n\n{} (`slotcheck check{} --design {} {}{} --property {}`):\n\n```text\n{}```\n",
                 d.name,
                 c.id,
                 verdict_words(cell),
                 models::model_flag(table.model),
                 d.name,
                 c.flags,
+                table.hold.flags(),
                 c.property,
                 story
             ));
@@ -500,13 +567,14 @@ pub fn stories(table: &Table) -> String {
                 continue;
             }
             out.push_str(&format!(
-                "\n### {}, {} split reads\n\n{} with split reads (`slotcheck check{} --design {} {} --option {SPLIT_READ} --property {}`):\n\n```text\n{}```\n",
+                "\n### {}, {} split reads\n\n{} with split reads (`slotcheck check{} --design {} {}{} --option {SPLIT_READ} --property {}`):\n\n```text\n{}```\n",
                 d.name,
                 c.id,
                 verdict_words(split),
                 models::model_flag(table.model),
                 d.name,
                 c.flags,
+                table.hold.flags(),
                 c.property,
                 story
             ));
@@ -564,6 +632,7 @@ pub fn record(table: &Table) -> FindingsTable {
             })
             .collect(),
         holds_every_finding: table.clean().into_iter().map(String::from).collect(),
+        hold: table.hold.word(),
         model: table.model.to_string(),
         reading: table.reading.word(),
     }

@@ -201,6 +201,7 @@ pub fn write(story: &[StoryStep]) -> Vec<Record<Event>> {
                 expected_version: expected,
                 set: slot_value(to, &column),
                 won: !lost,
+                aborted: false,
                 step: None,
             }
         } else if let Some(rest) = first.strip_prefix("CAS ") {
@@ -222,6 +223,7 @@ pub fn write(story: &[StoryStep]) -> Vec<Record<Event>> {
                     ..Values::default()
                 },
                 won: !lost,
+                aborted: false,
                 step: None,
             }
         } else if first.starts_with("transaction") {
@@ -243,6 +245,7 @@ pub fn write(story: &[StoryStep]) -> Vec<Record<Event>> {
                 expected_version: expected,
                 removed,
                 won,
+                aborted: false,
             }
         } else if let Some(rest) = first.strip_prefix("submit build ") {
             let (name, how) = rest.split_once(": ").unwrap();
@@ -388,6 +391,7 @@ fn transaction(
     Event::Transaction {
         writes,
         won: !lost,
+        aborted: false,
         step: None,
     }
 }

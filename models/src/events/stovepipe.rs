@@ -182,6 +182,11 @@ pub enum Event {
         set: Values,
         /// Rows affected was 1.
         won: bool,
+        /// The database refused it (a serialization failure, a deadlock, a
+        /// lock wait timeout): nothing was written and `won` is false; the
+        /// worker reads again (the model option `aborts`, on for logs).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        aborted: bool,
         /// The handler's step, if the system names it: `claim`,
         /// `write_processing`, `count_up`, `unwind`, `release`,
         /// `release_before_supersede`, `supersede`,
@@ -196,6 +201,11 @@ pub enum Event {
         writes: Vec<RowWrite>,
         /// It committed.
         won: bool,
+        /// The database refused it (a serialization failure, a deadlock, a
+        /// lock wait timeout): nothing was written and `won` is false; the
+        /// worker reads again (the model option `aborts`, on for logs).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        aborted: bool,
         /// The handler's step, if the system names it (`claim`); checked
         /// when given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,6 +224,11 @@ pub enum Event {
         /// The queue row was still at `expected_version` (false: nothing
         /// written, `removed` is not checked).
         won: bool,
+        /// The database refused it (a serialization failure, a deadlock, a
+        /// lock wait timeout): nothing was written and `won` is false; the
+        /// worker reads again (the model option `aborts`, on for logs).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        aborted: bool,
     },
     /// Worker: R's build was submitted to the build system.
     Submit {

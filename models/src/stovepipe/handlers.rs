@@ -542,3 +542,25 @@ fn won_then(won: bool, next: Pc) -> Pc {
         Pc::Read
     }
 }
+
+/// The database refuses the worker's write (option `aborts`): the step
+/// would log its write, refused; nothing changes but the worker, which
+/// reads again from the start of its handler.
+pub(super) fn abort(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log) {
+    let before = *state;
+    log.refused(|dry| {
+        let mut scratch = before;
+        step(model, &mut scratch, i, dry);
+    });
+    let mut worker = state.remove_worker(i);
+    let pc = worker.pc;
+    worker.pc = Pc::Read;
+    worker.fresh = Fresh::NONE;
+    state.add_worker(worker);
+    log.say(|_| {
+        format!(
+            "the database refuses the {} step (a serialization failure, a deadlock): nothing written; read again",
+            super::trace::step_name(pc)
+        )
+    });
+}

@@ -96,6 +96,22 @@ impl Log {
         }
     }
 
+    /// What `step` would log had the database refused it (recorded only
+    /// while validating): its observations, each marked refused; the
+    /// ledger is left as it is.
+    pub fn refused(&mut self, step: impl FnOnce(&mut Log)) {
+        if let (Some(observed), Some(ledger)) = (&mut self.observed, &self.ledger) {
+            let mut dry = Log::observing(*ledger);
+            step(&mut dry);
+            observed.extend(
+                dry.observed
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|o| Observation::Refused(Box::new(o))),
+            );
+        }
+    }
+
     /// What the steps would log, and the ledger after them.
     pub fn finish_observing(self) -> (Vec<Observation>, Ledger) {
         (

@@ -274,6 +274,26 @@ pub enum Pc {
     },
 }
 
+impl Pc {
+    /// Whether the step is a write the database may refuse: a CAS, a
+    /// transaction or a reap.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Pc::ReleaseBeforeSupersede
+                | Pc::Supersede
+                | Pc::Claim
+                | Pc::WriteProcessing
+                | Pc::CountUp
+                | Pc::Unwind
+                | Pc::Release
+                | Pc::WriteOutcome
+                | Pc::SupersedeThenRelease
+                | Pc::Reap
+        )
+    }
+}
+
 /// The steps without a read in progress, in a fixed order (their codes).
 const PLAIN_PCS: [Pc; 19] = [
     Pc::Read,
@@ -497,13 +517,27 @@ pub struct Options {
     /// in three steps, so writes can fall between them (the contract's finer
     /// option; its default is one consistent snapshot).
     pub split_read: bool,
+    /// `delayed-hold`: the broker holds a message by delaying it (SQS's
+    /// `ChangeMessageVisibility`), so a held message may come back whatever
+    /// was written, not only after the next durable write (the contract's
+    /// second reading; its default parks).
+    pub delayed_hold: bool,
+    /// `aborts`: the database may refuse any write, a CAS, a transaction
+    /// or a reap (a serialization failure, a deadlock): nothing is
+    /// written and the worker restarts its handler from the read (the
+    /// contract's "real databases abort").
+    pub aborts: bool,
 }
 
 impl crate::NamedOptions for Options {
     const MODEL: &'static str = "stovepipe";
 
     fn flags(&mut self) -> Vec<(&'static str, &mut bool)> {
-        vec![("split-read", &mut self.split_read)]
+        vec![
+            ("split-read", &mut self.split_read),
+            ("delayed-hold", &mut self.delayed_hold),
+            ("aborts", &mut self.aborts),
+        ]
     }
 }
 
@@ -554,6 +588,15 @@ impl Stovepipe {
         self.design.slots.read(s)
     }
 
+    /// Whether the broker may hand `m` out now: a visible message, and with
+    /// `delayed-hold` a held one too (its delay may end before any write;
+    /// a write since its hold made it visible anyway). Redelivering a held
+    /// message with nothing written since only holds again, so a state
+    /// whose only messages are held is still wedged.
+    pub fn deliverable(&self, m: &Message) -> bool {
+        m.status == Delivery::Visible || (self.options.delayed_hold && m.status == Delivery::Parked)
+    }
+
     /// Whether anything at all can happen without a fault: an arrival, a
     /// delivery, a worker step or a build finishing.
     pub fn can_progress(&self, s: &State) -> bool {
@@ -601,6 +644,7 @@ impl Stovepipe {
             Action::FinishBuild(r) => handlers::finish_build(&mut next, r, log),
             Action::Crash(i) => handlers::crash(self, &mut next, i, log),
             Action::Stall(i) => handlers::stall(self, &mut next, i, log),
+            Action::Abort(i) => handlers::abort(self, &mut next, i, log),
         }
         next.forget(|w| self.remembered(w));
         next
@@ -622,6 +666,9 @@ pub enum Action {
     Crash(usize),
     /// Fault: the worker's message expires while it still runs.
     Stall(usize),
+    /// The database refuses the worker's next step, a write (option
+    /// `aborts`): nothing is written, and the worker reads again.
+    Abort(usize),
 }
 
 impl Action {
@@ -686,6 +733,7 @@ impl Stovepipe {
             Action::FinishBuild(r) => (3, r as u64),
             Action::Crash(i) => (4, message(i)),
             Action::Stall(i) => (5, message(i)),
+            Action::Abort(i) => (6, message(i)),
         };
         kind << 32 | who
     }
@@ -704,7 +752,7 @@ impl Model for Stovepipe {
             actions.push(Action::Arrive);
         }
         for m in s.messages() {
-            if m.status == Delivery::Visible {
+            if self.deliverable(&m) {
                 actions.push(Action::Deliver {
                     request: m.request,
                     kind: m.kind,
@@ -720,6 +768,11 @@ impl Model for Stovepipe {
         }
         for r in s.running_builds() {
             actions.push(Action::FinishBuild(r));
+        }
+        if self.options.aborts {
+            for i in (0..n).filter(|&i| distinct(i) && s.worker(i).pc.writes()) {
+                actions.push(Action::Abort(i));
+            }
         }
         if s.crashes_left() > 0 {
             for i in (0..n).filter(|&i| distinct(i)) {

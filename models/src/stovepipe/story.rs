@@ -63,7 +63,7 @@ impl Default for Tracker {
 /// The step names a scripted story uses for a worker's actions.
 pub(crate) fn acting_index(action: Action) -> Option<usize> {
     match action {
-        Action::Step(i) | Action::Crash(i) | Action::Stall(i) => Some(i),
+        Action::Step(i) | Action::Crash(i) | Action::Stall(i) | Action::Abort(i) => Some(i),
         _ => None,
     }
 }
@@ -74,7 +74,7 @@ impl Tracker {
             Action::Arrive => "client".to_string(),
             Action::Deliver { .. } => "broker".to_string(),
             Action::FinishBuild(_) => "build system".to_string(),
-            Action::Step(i) => self.labels[i].name(&state.worker(i)),
+            Action::Step(i) | Action::Abort(i) => self.labels[i].name(&state.worker(i)),
             Action::Crash(i) | Action::Stall(i) => {
                 format!("fault on {}", self.labels[i].name(&state.worker(i)))
             }
@@ -92,6 +92,7 @@ impl Tracker {
             Action::Step(i) => format!("step worker {}", self.labels[i].number),
             Action::Crash(i) => format!("crash worker {}", self.labels[i].number),
             Action::Stall(i) => format!("stall worker {}", self.labels[i].number),
+            Action::Abort(i) => format!("abort worker {}", self.labels[i].number),
         }
     }
 
@@ -303,6 +304,7 @@ fn parse_words(tracker: &Tracker, state: &State, text: &str) -> Result<Action, S
         ["step", "worker", n] => Ok(Action::Step(worker(n)?)),
         ["crash", "worker", n] => Ok(Action::Crash(worker(n)?)),
         ["stall", "worker", n] => Ok(Action::Stall(worker(n)?)),
+        ["abort", "worker", n] => Ok(Action::Abort(worker(n)?)),
         _ => Err(format!(
             "`{text}` is not a step (arrive R1, deliver process R1, step worker 1, crash worker 1, stall worker 1, finish build R1)"
         )),

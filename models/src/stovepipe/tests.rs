@@ -105,6 +105,70 @@ fn a_hold_parks_the_message_without_an_attempt_and_a_write_wakes_it() {
 }
 
 #[test]
+fn a_delayed_hold_may_come_back_before_any_write_and_then_holds_again() {
+    let mut m = model("claim-first", 2, 1);
+    let held = |m: &Stovepipe| {
+        let mut s = run(m, &[Action::Arrive]);
+        s.set_count(1); // the gate is closed
+        s = m.next_state(&s, deliver(0, MessageKind::Process)).unwrap();
+        s = step(m, &s, 0, MessageKind::Process); // read: gate closed
+        step(m, &s, 0, MessageKind::Process) // hold
+    };
+    let redelivery = deliver(0, MessageKind::Process);
+    let enabled = |m: &Stovepipe, s: &State| {
+        let mut actions = Vec::new();
+        m.actions(s, &mut actions);
+        actions.contains(&redelivery)
+    };
+    // Parked (the default): nothing brings it back but a write.
+    let parked = held(&m);
+    assert!(!enabled(&m, &parked));
+    // Delayed: it may come back at once, still at attempt 0, and its new
+    // worker, reading the same rows, holds again: no progress, so a state
+    // with only held messages is still a wedge.
+    m.options.delayed_hold = true;
+    let mut s = held(&m);
+    assert_eq!(
+        s.message(0, MessageKind::Process).unwrap().status,
+        Delivery::Parked
+    );
+    assert!(enabled(&m, &s));
+    s = m.next_state(&s, redelivery).unwrap();
+    s = step(&m, &s, 0, MessageKind::Process);
+    assert_eq!(s.worker(0).pc, Pc::Hold);
+    s = step(&m, &s, 0, MessageKind::Process);
+    assert_eq!(s, held(&m));
+}
+
+#[test]
+fn an_aborted_write_changes_nothing_and_the_worker_reads_again() {
+    let mut m = model("owner-keyed", 1, 1);
+    let mut s = run(&m, &[Action::Arrive]);
+    s = m.next_state(&s, deliver(0, MessageKind::Process)).unwrap();
+    s = step(&m, &s, 0, MessageKind::Process); // read: the gate is open
+    assert_eq!(s.worker(0).pc, Pc::Claim);
+    let abort = Action::Abort(worker(&s, 0, MessageKind::Process));
+    let enabled = |m: &Stovepipe, s: &State| {
+        let mut actions = Vec::new();
+        m.actions(s, &mut actions);
+        actions.contains(&abort)
+    };
+    // Only with the option: the contract's default database never refuses.
+    assert!(!enabled(&m, &s));
+    m.options.aborts = true;
+    assert!(enabled(&m, &s));
+    let after = m.next_state(&s, abort).unwrap();
+    assert_eq!(after.worker(0).pc, Pc::Read);
+    assert_eq!(
+        (m.slots(&after), after.requests().collect::<Vec<_>>()),
+        (m.slots(&s), s.requests().collect::<Vec<_>>())
+    );
+    // Its read sees the same rows, and it claims again.
+    let again = step(&m, &after, 0, MessageKind::Process);
+    assert_eq!(again, s);
+}
+
+#[test]
 fn a_hold_after_a_write_since_the_read_leaves_the_message_visible() {
     let m = model("claim-first", 2, 1);
     let mut s = run(&m, &[Action::Arrive]);

@@ -7,9 +7,7 @@
 
 use super::log::{Ledger, Log, Seen, Versions};
 use super::story::{acting_index, carry_labels};
-use super::{
-    Action, Bounds, Build, Delivery, Design, Req, State, Stovepipe, MAX_FAULTS, MAX_REQUESTS,
-};
+use super::{Action, Bounds, Build, Design, Req, State, Stovepipe, MAX_FAULTS, MAX_REQUESTS};
 use crate::events::stovepipe::{Event, MessageName};
 use crate::events::{Header, Record};
 use crate::{OrderValue, StoryStep};
@@ -108,6 +106,16 @@ fn rename_workers(text: &str, names: &[(String, String)]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Whether the line is a write the database refused.
+fn refused(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Cas { aborted: true, .. }
+            | Event::Transaction { aborted: true, .. }
+            | Event::Reap { aborted: true, .. }
+    )
 }
 
 /// The worker an event is by, if a worker's step logs it.
@@ -219,6 +227,7 @@ impl QueueTrace {
         })?;
         let mut model = Stovepipe::new(design, bounds);
         model.options.split_read = split_read;
+        model.options.delayed_hold = header.hold == Some(crate::events::HoldName::Delayed);
         let unlogged = Unlogged {
             deliver: header.unlogged.iter().any(|u| u == "deliver"),
             finish_build: header.unlogged.iter().any(|u| u == "finish_build"),
@@ -375,7 +384,7 @@ impl crate::Trace for QueueTrace {
                     for &kind in kinds(*message) {
                         let visible = r < s.arrived()
                             && s.message(r, kind)
-                                .is_some_and(|m| m.status == Delivery::Visible);
+                                .is_some_and(|m| self.model.deliverable(&m));
                         if visible {
                             candidates.push((Action::Deliver { request: r, kind }, id));
                         }
@@ -399,6 +408,9 @@ impl crate::Trace for QueueTrace {
                     for i in (0..c.tags.len()).filter(|&i| c.tags[i].id.is_none()) {
                         candidates.push((Action::Step(i), id));
                     }
+                } else if refused(&record.event) {
+                    // A write the database refused: the worker reads again.
+                    candidates.extend(mine.into_iter().map(|i| (Action::Abort(i), None)));
                 } else {
                     candidates.extend(mine.into_iter().map(|i| (Action::Step(i), None)));
                 }
@@ -459,7 +471,7 @@ impl crate::Trace for QueueTrace {
             }
         }
         if self.unlogged.deliver {
-            for m in s.messages().filter(|m| m.status == Delivery::Visible) {
+            for m in s.messages().filter(|m| self.model.deliverable(m)) {
                 let action = Action::Deliver {
                     request: m.request,
                     kind: m.kind,
@@ -535,7 +547,7 @@ impl crate::Trace for QueueTrace {
                     .map(|o| self.render("client", self.event_of(o, ""))),
             );
         }
-        for m in s.messages().filter(|m| m.status == Delivery::Visible) {
+        for m in s.messages().filter(|m| self.model.deliverable(m)) {
             let action = Action::Deliver {
                 request: m.request,
                 kind: m.kind,
@@ -660,7 +672,7 @@ pub fn simulated_log(
             Action::Arrive => "client".to_string(),
             Action::Deliver { .. } => "broker".to_string(),
             Action::FinishBuild(_) => "build-system".to_string(),
-            Action::Step(i) | Action::Crash(i) | Action::Stall(i) => {
+            Action::Step(i) | Action::Crash(i) | Action::Stall(i) | Action::Abort(i) => {
                 format!("{queue}-w{}", cursor.tags[i].id.unwrap_or(0))
             }
         };

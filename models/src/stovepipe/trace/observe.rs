@@ -72,6 +72,9 @@ pub(crate) enum Observation {
         kind: MessageKind,
     },
     FinishBuild(Req),
+    /// A write the database refused (option `aborts`): as logged with
+    /// `aborted: true` and `won: false`.
+    Refused(Box<Observation>),
 }
 
 pub(super) fn message_name(kind: MessageKind) -> MessageName {
@@ -209,6 +212,7 @@ impl QueueTrace {
                 expected_version: expected as u64,
                 set: self.slot_values(set),
                 won,
+                aborted: false,
                 step: Some(step_name(step)),
             },
             Observation::CasRequest {
@@ -226,6 +230,7 @@ impl QueueTrace {
                     ..Values::default()
                 },
                 won,
+                aborted: false,
                 step: Some(step_name(step)),
             },
             Observation::Transaction {
@@ -257,6 +262,7 @@ impl QueueTrace {
                 Event::Transaction {
                     writes,
                     won,
+                    aborted: false,
                     step: Some(step_name(step)),
                 }
             }
@@ -268,6 +274,7 @@ impl QueueTrace {
                 expected_version: expected as u64,
                 removed: self.owners(removed),
                 won,
+                aborted: false,
             },
             Observation::Submit { request, started } => Event::Submit {
                 request: self.name(request),
@@ -288,6 +295,19 @@ impl QueueTrace {
             Observation::FinishBuild(r) => Event::FinishBuild {
                 request: self.name(r),
             },
+            Observation::Refused(ref inner) => {
+                let mut event = self.event_of(inner, worker);
+                match &mut event {
+                    Event::Cas { won, aborted, .. }
+                    | Event::Transaction { won, aborted, .. }
+                    | Event::Reap { won, aborted, .. } => {
+                        *won = false;
+                        *aborted = true;
+                    }
+                    _ => {}
+                }
+                event
+            }
         }
     }
 

@@ -120,6 +120,7 @@ impl QueueTrace {
                         expected_version,
                         removed,
                         won: w,
+                        ..
                     } => out.push(match (w, removed.is_empty()) {
                         (true, false) => OrderValue::at(QUEUE_ROW, won(*expected_version)),
                         (true, true) => OrderValue::at(QUEUE_ROW, read(*expected_version)),
