@@ -896,7 +896,7 @@ fn steer_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
     );
     let table = TextTable::new(vec![
         Column::left("window").at_least(38),
-        Column::left("design").at_least(20),
+        Column::left("design").at_least(52),
         Column::left("random").at_least(11),
         Column::left("pct").at_least(11),
         Column::left("guided").at_least(11),
