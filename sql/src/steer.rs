@@ -33,7 +33,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -549,7 +549,7 @@ fn direct(
 ) -> Result<Option<String>, String> {
     let turnstile: Arc<Turnstile> = Arc::default();
     let builds = Arc::new(BuildSystem::default());
-    let (replies, answers): (Sender<(usize, Reply)>, Receiver<(usize, Reply)>) = mpsc::channel();
+    let (replies, answers) = mpsc::channel::<(usize, Reply)>();
     let mut actors: BTreeMap<usize, Actor> = BTreeMap::new();
     for id in [CLIENT, BROKER, BUILDS] {
         let conn = backend.connect(config.dialect)?;
