@@ -21,7 +21,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const RECOMMENDED: &str = "owner-keyed-atomic-admit-dlq-cancels";
+/// The README's recommendation, which the sample worker implements.
+const RECOMMENDED: &str = "owner-keyed-atomic-admit-supersede-first-dlq-cancels";
 
 /// What the Go side needs, or why it cannot run here.
 fn go_missing() -> Option<String> {

@@ -335,3 +335,54 @@ fn the_isolation_table_says_which_variants_keep_every_invariant() {
         "{text}"
     );
 }
+
+/// `live --schedule guided --aim`: the director follows the split-read
+/// finding's story over real worker threads and SQLite, so the former
+/// recommendation (whose admit reads FOR UPDATE) breaks in the first run,
+/// every queue; the recommendation, steered by the same story, holds, and
+/// every log of both is a behaviour of its model.
+#[test]
+fn a_guided_live_run_reaches_the_split_read_finding_and_the_recommendation_holds() {
+    let steer = |design: &str| {
+        common::slotcheck(&[
+            "live",
+            "--on",
+            "sqlite",
+            "--design",
+            design,
+            "--aim",
+            "split-read-stale-head",
+            "--schedule",
+            "guided",
+            "--runs",
+            "1",
+            "--queues",
+            "3",
+        ])
+    };
+    let output = steer("owner-keyed-atomic-admit-dlq-cancels");
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 1, "{text}");
+    assert!(
+        text.contains("steered by guided: the story of owner-keyed-atomic-admit-dlq-cancels violating builds-within-limit in split-read-stale-head (20 steps)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`builds-within-limit` broken live in run 1 (seed 1); 3 queue(s)"),
+        "{text}"
+    );
+    assert!(text.contains("the model explains every one"), "{text}");
+    let output = steer("owner-keyed-atomic-admit-supersede-first-dlq-cancels");
+    let text = common::stdout(&output);
+    assert_eq!(common::code(&output), 0, "{text}");
+    assert!(
+        text.contains("the model explains every one (3 conform"),
+        "{text}"
+    );
+    // guided needs a story; an unknown scheduler is a usage error.
+    let output = common::slotcheck(&["live", "--schedule", "guided"]);
+    assert_eq!(common::code(&output), 2);
+    assert!(common::stderr(&output).contains("--aim"));
+    let output = common::slotcheck(&["live", "--schedule", "fifo"]);
+    assert_eq!(common::code(&output), 2);
+}

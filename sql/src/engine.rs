@@ -215,6 +215,9 @@ pub struct Conn {
     dialect: Dialect,
     order: Option<std::sync::Arc<Turnstile>>,
     holding: bool,
+    /// Called inside a transaction between its reads and its writes: a
+    /// steered live run holds the worker there (`steer.rs`).
+    pause: Option<Box<dyn FnMut() + Send>>,
 }
 
 enum Inner {
@@ -412,6 +415,20 @@ impl Conn {
             dialect,
             order: None,
             holding: false,
+            pause: None,
+        }
+    }
+
+    /// What [`Conn::mid_transaction`] calls from now on.
+    pub fn on_pause(&mut self, hook: Option<Box<dyn FnMut() + Send>>) {
+        self.pause = hook;
+    }
+
+    /// A point inside a transaction, after its reads and before its writes,
+    /// where a steered run may hold the worker.
+    pub fn mid_transaction(&mut self) {
+        if let Some(hook) = self.pause.as_mut() {
+            hook();
         }
     }
 

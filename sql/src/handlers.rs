@@ -587,6 +587,9 @@ impl Worker {
             if q[0].int() != queue_version || r[1].int() != request_version {
                 return Ok(None);
             }
+            // Where another admit's reads can come between this one's
+            // reads and writes (all a plain read lets through).
+            c.mid_transaction();
             let claimed = Slots::from_row(slot, &q[1], &q[2]).claimed(num);
             let (column, value) = claimed.column();
             c.exec(&sqltext::tx_write_queue(column), &[value, queue.into()])?;

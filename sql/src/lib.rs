@@ -20,6 +20,7 @@ pub mod parts;
 pub mod postgres;
 pub mod replay;
 pub mod sqltext;
+pub mod steer;
 pub mod store;
 
 pub use backend::Backend;

@@ -87,9 +87,24 @@ pub struct LiveArgs {
     /// and validate infers the order across threads.
     #[arg(long)]
     pub no_turnstile: bool,
+    /// Who chooses the next step: `random` (the default: the threads and the engine, faults at
+    /// seeded chances), `pct` (a director per queue: seeded priorities and change points, faults
+    /// placed, a worker held inside its admit transaction) or `guided` (a director follows the
+    /// story of --aim's finding, step by step, then goes on as random). Default with --aim: guided.
+    #[arg(long, value_name = "SCHEDULER")]
+    pub schedule: Option<String>,
+    /// Steer towards a finding: its scenario (scenarios/FINDING.toml, or a path) gives the
+    /// bounds, the reading and the story that --schedule guided follows; --until defaults to
+    /// the property the story violates.
+    #[arg(long, value_name = "FINDING")]
+    pub aim: Option<String>,
     /// Run every design (each --runs times) and print one table.
     #[arg(long)]
     pub table: bool,
+    /// Runs to the first violation of each window the model finds, under each scheduler
+    /// (at most --runs runs a cell, default 20 here), and print one table.
+    #[arg(long)]
+    pub steer_table: bool,
     /// Run the recommended design under each SQL variant and print which keep every invariant.
     #[arg(long)]
     pub isolation_table: bool,

@@ -13,6 +13,7 @@ use slotcheck_sql::engine::{Dialect, EngineName};
 use slotcheck_sql::handlers::{ReadMode, TxRead, Variant};
 use slotcheck_sql::live::{self, Config, Outcome};
 use slotcheck_sql::parts::parts_named;
+use slotcheck_sql::steer::{self, Schedule};
 use slotcheck_sql::Backend;
 use std::io::Write;
 use std::time::Duration;
@@ -135,10 +136,22 @@ fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<
     }
     let mut c = Config::new(design, parts, dialect, seed);
     c.variant = variant(args)?;
+    if let Some(aim) = &args.aim {
+        let aim = Aim::load(aim, design)?;
+        let b = aim.bounds;
+        (c.requests, c.max_concurrent, c.max_deliveries) =
+            (b.requests, b.max_concurrent, b.max_deliveries);
+        (c.crashes, c.stalls) = (b.crashes, b.stalls);
+        if aim.split_read {
+            c.variant.read = ReadMode::Separate;
+        }
+    }
     c.queues = args.queues.max(1);
-    c.requests = args.requests;
-    c.crashes = args.crashes;
-    c.stalls = args.stalls;
+    if args.aim.is_none() {
+        c.requests = args.requests;
+        c.crashes = args.crashes;
+        c.stalls = args.stalls;
+    }
     c.crash_percent = args.crash_percent;
     c.stall_percent = args.stall_percent;
     c.workers = args.workers.max(1);
@@ -258,6 +271,7 @@ fn runs(
         log: Vec::new(),
     };
     let mut last = None;
+    let schedule = schedule(args, design)?;
     for i in 0..args.runs.max(1) {
         // A signal ends the runs: the one it cut is the last (cut, so
         // inconclusive), and what the runs before it decided is kept.
@@ -265,8 +279,11 @@ fn runs(
             break;
         }
         let c = config(args, design, d, args.seed + i)?;
-        let outcome = live::run(backend, &c)
-            .map_err(|e| format!("{} failed during the run: {e}", backend.engine.name()))?;
+        let outcome = match &schedule {
+            None => live::run(backend, &c),
+            Some(s) => steer::run(backend, &c, s),
+        }
+        .map_err(|e| format!("{} failed during the run: {e}", backend.engine.name()))?;
         tally.runs += 1;
         tally.queues += outcome.queues.len();
         tally.statements += outcome.statements;
@@ -346,10 +363,16 @@ fn print_sql() -> Result<u8, String> {
     Ok(0)
 }
 
-pub fn run(args: LiveArgs) -> Result<u8, String> {
+pub fn run(mut args: LiveArgs) -> Result<u8, String> {
     if args.sql {
         return print_sql();
     }
+    if let (Some(aim), None) = (&args.aim, &args.until) {
+        // Steered towards a finding: the runs stop at its property.
+        args.until = Some(Aim::load(aim, &args.design)?.story(&args.design)?.1);
+    }
+    // A usage error before any server starts.
+    schedule(&args, &args.design)?;
     if let Some(p) = &args.until {
         if !ROW_PROPERTIES.contains(&p.as_str()) {
             return Err(format!(
@@ -362,7 +385,7 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
     let d = dialect(engine, args.isolation.as_deref())?;
     // Every output is checked before the run, not minutes after it.
     if let Some(path) = &args.log {
-        if args.table || args.isolation_table {
+        if args.table || args.isolation_table || args.steer_table {
             return Err(
                 "--log writes one run's event log: leave it out with --table and --isolation-table"
                     .into(),
@@ -371,6 +394,9 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
         itf::check_outputs(&[itf::Output::file("--log", path)], &[])?;
     }
     let backend = Backend::start(engine)?;
+    if args.steer_table {
+        return steer_table(&backend, &args);
+    }
     if args.isolation_table {
         return isolation_table(&backend, &args);
     }
@@ -395,6 +421,9 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
         tally.queues,
         tally.statements
     );
+    if args.schedule.is_some() || args.aim.is_some() {
+        println!("{}", schedule_words(&args)?);
+    }
     println!(
         "the queues' logs, validated against {}: {}",
         args.design,
@@ -656,10 +685,314 @@ fn clone_args(a: &LiveArgs) -> LiveArgs {
         isolation: a.isolation.clone(),
         until: a.until.clone(),
         link: a.link.clone(),
+        schedule: a.schedule.clone(),
+        aim: a.aim.clone(),
+        steer_table: false,
         log: None,
         no_turnstile: a.no_turnstile,
         table: false,
         isolation_table: false,
         sql: false,
     }
+}
+
+/// A finding a live run steers towards (`--aim`): its scenario's bounds,
+/// reading, and the story `--schedule guided` follows.
+struct Aim {
+    file: String,
+    bounds: slotcheck_models::stovepipe::Bounds,
+    split_read: bool,
+    finding: Option<String>,
+    /// Each story: its design, the property it violates, its steps.
+    stories: Vec<(String, String, Vec<String>)>,
+}
+
+impl Aim {
+    /// `name` is a scenario's file stem under scenarios/, or a path.
+    fn load(name: &str, _design: &str) -> Result<Aim, String> {
+        let file = if name.ends_with(".toml") || name.contains('/') {
+            name.to_string()
+        } else {
+            format!("{}/{name}.toml", crate::scenario::SCENARIO_DIR)
+        };
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            format!("--aim: {file}: {e} (a finding's scenario, e.g. owner-keyed-stall)")
+        })?;
+        let table: toml::Table = text.parse().map_err(|e| format!("{file}: {e}"))?;
+        if table.get("model").and_then(|m| m.as_str()) != Some("stovepipe") {
+            return Err(format!("--aim: {file} is not a stovepipe scenario"));
+        }
+        let b = table
+            .get("bounds")
+            .and_then(|b| b.as_table())
+            .ok_or_else(|| format!("{file}: no [bounds]"))?;
+        let get = |k: &str| -> Result<u8, String> {
+            b.get(k)
+                .and_then(|v| v.as_integer())
+                .map(|v| v as u8)
+                .ok_or_else(|| format!("{file}: [bounds] {k} is missing"))
+        };
+        let bounds = slotcheck_models::stovepipe::Bounds {
+            requests: get("requests")?,
+            max_concurrent: get("max_concurrent")?,
+            crashes: get("crashes")?,
+            stalls: get("stalls")?,
+            max_deliveries: get("max_deliveries")?,
+        };
+        if bounds.requests > 3 {
+            return Err(format!(
+                "--aim: {file} has {} requests; a live run takes at most 3",
+                bounds.requests
+            ));
+        }
+        let options: Vec<&str> = table
+            .get("options")
+            .and_then(|o| o.as_array())
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        let stories = table
+            .get("story")
+            .and_then(|s| s.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| {
+                        let s = s.as_table()?;
+                        let steps = s.get("steps")?.as_array()?;
+                        Some((
+                            s.get("design")?.as_str()?.to_string(),
+                            s.get("violates")?.as_str()?.to_string(),
+                            steps
+                                .iter()
+                                .filter_map(|w| w.as_str().map(String::from))
+                                .collect(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Aim {
+            file,
+            bounds,
+            split_read: options.contains(&"split-read"),
+            finding: table
+                .get("finding")
+                .and_then(|f| f.as_str())
+                .map(String::from),
+            stories,
+        })
+    }
+
+    /// The story `design` is steered by, and the property it violates: the
+    /// scenario's story of that design, else its first story (the same
+    /// steering for a design the finding does not break), else the
+    /// model's shortest counterexample of the scenario's finding.
+    fn story(&self, design: &str) -> Result<(String, String, Vec<String>), String> {
+        if let Some(s) = self
+            .stories
+            .iter()
+            .find(|s| s.0 == design)
+            .or(self.stories.first())
+        {
+            return Ok(s.clone());
+        }
+        use slotcheck_models::stovepipe::{compose, Stovepipe};
+        use slotcheck_models::Narrated;
+        let property = self
+            .finding
+            .clone()
+            .ok_or_else(|| format!("--aim: {} names no finding and tells no story", self.file))?;
+        let model = || -> Result<Stovepipe, String> {
+            let mut m = Stovepipe::new(compose(design)?, self.bounds);
+            m.options.split_read = self.split_read;
+            Ok(m)
+        };
+        let judged = ROW_PROPERTIES
+            .iter()
+            .copied()
+            .find(|p| *p == property)
+            .ok_or_else(|| {
+                format!(
+                    "--aim: {}'s finding, {property}, is not an invariant a live run judges",
+                    self.file
+                )
+            })?;
+        let outcome = crate::check::check(model()?, &[judged], &crate::check::Limits::default());
+        let trace = outcome
+            .result(&property)
+            .and_then(|r| r.trace.as_ref())
+            .ok_or_else(|| {
+                format!(
+                    "--aim: the model finds no counterexample of {property} for {design} on {}'s bounds: nothing to steer towards",
+                    self.file
+                )
+            })?;
+        Ok((
+            design.to_string(),
+            property,
+            model()?.words(&trace.init, &trace.actions),
+        ))
+    }
+}
+
+/// The scheduler `--schedule` names (`None`: the free run, `random`).
+fn schedule(args: &LiveArgs, design: &str) -> Result<Option<Schedule>, String> {
+    let name = args.schedule.as_deref().unwrap_or(if args.aim.is_some() {
+        "guided"
+    } else {
+        "random"
+    });
+    match name {
+        "random" => Ok(None),
+        "pct" => Ok(Some(Schedule::Pct)),
+        "guided" => {
+            let aim = args
+                .aim
+                .as_deref()
+                .ok_or("--schedule guided follows a finding's story: name it with --aim FINDING")?;
+            let (_, _, steps) = Aim::load(aim, design)?.story(design)?;
+            Ok(Some(Schedule::Guided(steps)))
+        }
+        other => Err(format!("--schedule: `{other}` (random, pct, guided)")),
+    }
+}
+
+/// The windows the steered runs aim at (issue 35), as the steer table
+/// runs them: the label, the scenario (none: outside the model), the
+/// design, whether the read is split, whether the admit reads without
+/// FOR UPDATE.
+const WINDOWS: [(&str, Option<&str>, &str, bool); 6] = [
+    (
+        "split reads, the former recommendation",
+        Some("split-read-stale-head"),
+        RECOMMENDED,
+        false,
+    ),
+    (
+        "split reads, the recommendation (held)",
+        Some("split-read-stale-head"),
+        "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
+        false,
+    ),
+    (
+        "owner-keyed's stall",
+        Some("owner-keyed-stall"),
+        "owner-keyed",
+        false,
+    ),
+    (
+        "fail-open's two heads",
+        Some("fail-open-two-heads"),
+        "fail-open",
+        false,
+    ),
+    (
+        "claim-first's wedge",
+        Some("SP-OCT-003"),
+        "claim-first",
+        false,
+    ),
+    (
+        "the admit without FOR UPDATE",
+        None,
+        "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
+        true,
+    ),
+];
+
+/// Runs to the first violation of each window, under each scheduler.
+fn steer_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
+    let engine = backend.engine;
+    let runs = if args.runs > 1 { args.runs } else { 20 };
+    println!(
+        "slotcheck live --steer-table --on {}: runs to the first violation (at most {runs} a cell, from seed {}), {} queue(s) a run",
+        engine.name(),
+        args.seed,
+        args.queues
+    );
+    let table = TextTable::new(vec![
+        Column::left("window").at_least(38),
+        Column::left("design").at_least(52),
+        Column::left("random").at_least(11),
+        Column::left("pct").at_least(11),
+        Column::left("guided").at_least(11),
+    ]);
+    print!("{}", table.heading(Style::plain()));
+    for (label, aim, design, plain) in WINDOWS {
+        let mut cells = Vec::new();
+        for scheduler in ["random", "pct", "guided"] {
+            if crate::check::budget::cancelled() {
+                println!("a signal (SIGINT or SIGTERM) stopped the run: the rows below the last were not run");
+                return Ok(3);
+            }
+            if scheduler == "guided" && aim.is_none() {
+                cells.push("no story".to_string());
+                continue;
+            }
+            let mut a = clone_args(args);
+            a.runs = runs;
+            a.design = design.into();
+            a.aim = aim.map(String::from);
+            a.schedule = Some(scheduler.into());
+            a.tx_read = if plain { "plain" } else { "for-update" }.into();
+            a.until = match aim {
+                Some(f) => Some(Aim::load(f, design)?.story(design)?.1),
+                None => None,
+            };
+            // Split reads break at READ COMMITTED; SQLite's levels do not
+            // change the reads.
+            let level = match engine {
+                EngineName::Sqlite => None,
+                _ => Some("read-committed"),
+            };
+            let d = dialect(engine, level)?;
+            let (tally, _) = runs_of(backend, &a, design, d)?;
+            cells.push(match &tally.first {
+                Some((run, _)) => format!("run {run}"),
+                None if tally.cut > 0 => format!("none in {} (cut)", tally.runs),
+                None => format!("none in {}", tally.runs),
+            });
+        }
+        print!(
+            "{}",
+            table.line(
+                vec![
+                    label.into(),
+                    design.into(),
+                    cells[0].clone().into(),
+                    cells[1].clone().into(),
+                    cells[2].clone().into(),
+                ],
+                Style::plain()
+            )
+        );
+    }
+    Ok(0)
+}
+
+fn runs_of(
+    backend: &Backend,
+    args: &LiveArgs,
+    design: &str,
+    d: Dialect,
+) -> Result<(Tally, Option<Outcome>), String> {
+    runs(backend, args, design, d, true)
+}
+
+/// The scheduler of a steered run, in words.
+fn schedule_words(args: &LiveArgs) -> Result<String, String> {
+    Ok(match schedule(args, &args.design)? {
+        None => "scheduled by the threads and the engine (random), faults at seeded chances".into(),
+        Some(Schedule::Pct) => {
+            "steered by pct: seeded priorities and change points, faults placed by the director"
+                .into()
+        }
+        Some(Schedule::Guided(steps)) => {
+            let aim = args.aim.as_deref().unwrap_or_default();
+            let (design, property, _) = Aim::load(aim, &args.design)?.story(&args.design)?;
+            format!(
+                "steered by guided: the story of {design} violating {property} in {aim} ({}), then random",
+                crate::report::count(steps.len() as u64, "step")
+            )
+        }
+    })
 }

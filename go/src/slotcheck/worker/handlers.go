@@ -22,11 +22,18 @@ type design struct {
 	// dlqCancels: the DLQ reconciler cancels R's build and waits for it to
 	// stop before it releases R's slot.
 	dlqCancels bool
+	// supersedeFirst: a stale head holding a slot is superseded (a CAS on
+	// R's row) before its slot is released; else released first. Why: with
+	// reads in separate statements, releasing first is guarded only by the
+	// queue's version and can win while R's build runs.
+	supersedeFirst bool
 }
 
 var designs = map[string]design{
 	"owner-keyed":                          {name: "owner-keyed"},
 	"owner-keyed-atomic-admit-dlq-cancels": {name: "owner-keyed-atomic-admit-dlq-cancels", atomicAdmit: true, dlqCancels: true},
+	"owner-keyed-atomic-admit-supersede-first-dlq-cancels": {
+		name: "owner-keyed-atomic-admit-supersede-first-dlq-cancels", atomicAdmit: true, dlqCancels: true, supersedeFirst: true},
 }
 
 // Message kinds as the messages table holds them.
@@ -71,6 +78,7 @@ const (
 	stepSubmit
 	stepReleaseBeforeSupersede
 	stepSupersede
+	stepSupersedeThenRelease
 	stepClaim
 	stepWriteProcessing
 	stepRereadRequest
@@ -144,6 +152,9 @@ func (h *handler) step(ctx context.Context, s step) (step, error) {
 		return h.casQueue(ctx, without(h.owners, h.num), slotlog.StepReleaseBeforeSupersede, stepSupersede, stepRead)
 	case stepSupersede:
 		return h.casRequest(ctx, slotlog.Superseded, slotlog.StepSupersede, stepAck, stepRead)
+	case stepSupersedeThenRelease:
+		// Won: R is superseded, its slot is given back as an unwind is.
+		return h.casRequest(ctx, slotlog.Superseded, slotlog.StepSupersedeThenRelease, stepUnwind, stepRead)
 	case stepClaim:
 		if h.design.atomicAdmit {
 			return h.admitTransaction(ctx)
@@ -228,8 +239,11 @@ func (h *handler) decide() step {
 		case h.state == slotlog.Processing:
 			return stepSubmit
 		case h.head != h.num:
-			// A head that is no longer the latest: release its slot, then
-			// be superseded.
+			// A head that is no longer the latest: superseded, and its
+			// slot released, in the design's order.
+			if hasSlot && h.design.supersedeFirst {
+				return stepSupersedeThenRelease
+			}
 			if hasSlot {
 				return stepReleaseBeforeSupersede
 			}

@@ -1,8 +1,9 @@
 // Command worker is a small sample stovepipe service in Go, written from
 // the book (docs/stovepipe.md, docs/designs.md, docs/real-database.md) as
 // a team would: database/sql and go-sql-driver/mysql over a MariaDB Unix
-// socket, the designs owner-keyed and owner-keyed-atomic-admit-dlq-cancels,
-// and a log in slotcheck validate's format through slotlog.
+// socket, the designs owner-keyed, owner-keyed-atomic-admit-dlq-cancels (the
+// former recommendation) and owner-keyed-atomic-admit-supersede-first-dlq-cancels
+// (the recommendation), and a log in slotcheck validate's format through slotlog.
 //
 // `worker -run` is a whole live run, bounded and seeded: it creates the
 // schema and the queues, plays the client (requests arrive at seeded
@@ -56,7 +57,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.socket, "socket", "", "MariaDB's Unix socket")
 	flag.StringVar(&o.database, "db", "slotcheck_go", "the database (created empty beforehand)")
-	flag.StringVar(&o.design, "design", "owner-keyed-atomic-admit-dlq-cancels", "owner-keyed or owner-keyed-atomic-admit-dlq-cancels")
+	flag.StringVar(&o.design, "design", "owner-keyed-atomic-admit-supersede-first-dlq-cancels", "owner-keyed, owner-keyed-atomic-admit-dlq-cancels or owner-keyed-atomic-admit-supersede-first-dlq-cancels")
 	flag.StringVar(&o.logPath, "log", "run.ndjson", "the log: one file (-order turnstile), or a folder of one file per process (-order process)")
 	flag.StringVar(&o.order, "order", "turnstile", "turnstile: one file, each queue's lines in commit order; process: one file per process, in the process's order")
 	flag.StringVar(&o.process, "process", "", "(a worker process) its name in the log")
@@ -78,7 +79,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "the run stops by then")
 	flag.Parse()
 	if _, ok := designs[o.design]; !ok {
-		fail(fmt.Errorf("-design %q: this worker implements owner-keyed and owner-keyed-atomic-admit-dlq-cancels", o.design))
+		fail(fmt.Errorf("-design %q: this worker implements owner-keyed, owner-keyed-atomic-admit-dlq-cancels and owner-keyed-atomic-admit-supersede-first-dlq-cancels", o.design))
 	}
 	if o.order != "turnstile" && o.order != "process" {
 		fail(fmt.Errorf("-order %q: turnstile or process", o.order))
