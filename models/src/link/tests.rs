@@ -623,9 +623,11 @@ fn the_clients_fetch_returns_the_earlier_answer_and_leaves_its_request_open() {
     let init = m.initial_states()[0];
     let late = run(&m, &init, &[Action::FetchLate(0)]);
     // The contract's first reading: a fetch meanwhile gets the next ask.
+    m.options.single_late_answer = true;
     assert!(enabled(&m, &late).contains(&Action::Fetch(0)));
     assert!(!enabled(&m, &late).contains(&Action::FetchEarlier(0)));
-    m.options.client_fetch = true;
+    // The client's fetch, the default.
+    m.options.single_late_answer = false;
     let e = enabled(&m, &late);
     assert!(e.contains(&Action::FetchEarlier(0)) && e.contains(&Action::Land(0)));
     assert!(
@@ -660,8 +662,7 @@ fn the_clients_fetch_returns_the_earlier_answer_and_leaves_its_request_open() {
 
 #[test]
 fn an_open_request_expires_before_time_passes_and_with_a_crash() {
-    let mut m = model("before-1649", 1, 0);
-    m.options.client_fetch = true;
+    let m = model("before-1649", 1, 0);
     let init = m.initial_states()[0];
     let s = run(&m, &init, &[Action::FetchLate(0), Action::FetchEarlier(0)]);
     assert!(s.builders[0].open);
