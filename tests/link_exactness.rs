@@ -284,13 +284,14 @@ fn every_mutant_keeps_its_verdicts_and_lengths_on_the_stored_state() {
     }
 }
 
-/// The fetch as the client does it (`client-fetch`: open pull requests, a
-/// fetch that returns an earlier request's answer) and the older client's
-/// expiry rule (`expiry-less-10ms`) keep the stored state exact too: on the
+/// The contract's first reading of the fetch (`single-late-answer`: one
+/// late answer per builder, where the default is the client's fetch with
+/// open pull requests) and the older client's expiry rule
+/// (`expiry-less-10ms`) keep the stored state exact too: on the
 /// settings where answers are late (no margin, or a slow answer) and where
 /// an ask comes back within an instant (a nak, the hand-back's nak).
 #[test]
-fn the_clients_fetch_keeps_every_verdict_and_shortest_length() {
+fn the_fetch_options_keep_every_verdict_and_shortest_length() {
     let settings = [
         bounds(2, 2, 0, 1, 0),
         bounds(2, 2, 10, 1, 1),
@@ -314,14 +315,14 @@ fn the_clients_fetch_keeps_every_verdict_and_shortest_length() {
     let mut pair = 0;
     for bounds in settings {
         pair += 1;
-        for (client_fetch, expiry_less_10ms) in [(true, false), (true, true), (false, true)] {
+        for (single_late_answer, expiry_less_10ms) in [(true, false), (true, true), (false, true)] {
             for design in all_designs() {
                 pair += 1;
                 if !sampled(pair) {
                     continue;
                 }
                 let (mut reduced, _) = models(design, bounds, false);
-                reduced.options.client_fetch = client_fetch;
+                reduced.options.single_late_answer = single_late_answer;
                 reduced.options.expiry_less_10ms = expiry_less_10ms;
                 let whole = Link {
                     reduced: false,

@@ -837,7 +837,7 @@ fn a_stovepipe_option_in_a_link_scenario_exits_2() {
         &err,
         &format!("{line}:12"),
         "options",
-        "unknown link option `split-read` (known: stale-ack-ignored, atomic-start, client-fetch, expiry-less-10ms)",
+        "unknown link option `split-read` (known: stale-ack-ignored, atomic-start, single-late-answer, expiry-less-10ms)",
     );
 }
 
@@ -892,7 +892,7 @@ fn the_html_report_has_every_scenario_design_and_property_with_the_diagrams() {
     let anchor = &anchor[..anchor.find('"').unwrap()];
     assert!(html.contains(&format!("<details class=\"finding\" id=\"{anchor}\">")));
     assert!(drawn.contains("<th>story (no-double-run)</th>"));
-    assert!(drawn.contains("no-double-run violated at t=60s: A1 is built by b1 and b2"));
+    assert!(drawn.contains("no-double-run violated at t=60s: A2 is built by b1 and b2"));
     assert!(
         packed.contains("<div class=\"diagram\">"),
         "the diagrams are packed, drawn when opened"

@@ -332,14 +332,14 @@ fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
     let mut failures = Vec::new();
     let mut violations = 0;
     let mut earlier = 0;
-    // The client's fetch too (`client-fetch`): its fetch of an earlier
-    // answer is logged as any fetch, the server's answer to its open
-    // request is silent.
-    let client = Options {
-        client_fetch: true,
+    // The client's fetch (the default): its fetch of an earlier answer is
+    // logged as any fetch, the server's answer to its open request is
+    // silent; and the contract's first reading (`single-late-answer`).
+    let single = Options {
+        single_late_answer: true,
         ..Options::default()
     };
-    for (design, options) in all_designs().flat_map(|d| [(d, Options::default()), (d, client)]) {
+    for (design, options) in all_designs().flat_map(|d| [(d, Options::default()), (d, single)]) {
         let model = Link {
             options,
             ..Link::new(design, RANDOM_BOUNDS)

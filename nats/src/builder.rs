@@ -129,6 +129,9 @@ pub struct Builder {
     pub decided: Option<(Held, Decision)>,
     key_read: KeyRead,
     pub building: Option<Held>,
+    /// The ask of the last answer that reached the subscription after its
+    /// fetch gave up, until a land step claims it.
+    landed: Option<String>,
     /// Faults: the next ack is not sent; the builder's fetch wait, if not
     /// the design's.
     pub lose_next_ack: bool,
@@ -176,6 +179,7 @@ impl Builder {
             decided: None,
             key_read: KeyRead::default(),
             building: None,
+            landed: None,
             lose_next_ack: false,
             costs: Costs::default(),
         })
@@ -224,26 +228,25 @@ impl Builder {
                 num_delivered: Some(held.delivered),
                 consumer_seq: held.consumer_seq,
             });
+            self.landed = Some(held.ask.clone());
             self.buffer.push_back(held);
         }
     }
 
     /// Waits up to `within` for a late answer to land: its ask, and whether
-    /// it was handed back at once (hand-back, the builder busy).
+    /// it was handed back at once (hand-back, the builder busy). One that
+    /// an earlier step already drained into the buffer counts; a message a
+    /// fetch returned (the client's fetch of an earlier answer) does not.
     pub async fn wait_landed(&mut self, within: Duration) -> Result<Option<(String, bool)>, Error> {
-        let before = self.buffer.len();
+        self.drain();
         let deadline = Instant::now() + within;
-        while self.buffer.len() == before {
+        while self.landed.is_none() {
             match tokio::time::timeout_at(deadline, self.subscription.next()).await {
                 Ok(Some(message)) => self.late(message),
                 _ => return Ok(None),
             }
         }
-        let ask = self
-            .buffer
-            .back()
-            .map(|h| h.ask.clone())
-            .unwrap_or_default();
+        let ask = self.landed.take().unwrap_or_default();
         if self.design.model().hand_back && self.building.is_some() {
             self.hand_back().await?;
             return Ok(Some((ask, true)));
@@ -654,6 +657,7 @@ impl Builder {
         self.decided = None;
         self.key_read = KeyRead::default();
         self.building = None;
+        self.landed = None;
         Ok(())
     }
 

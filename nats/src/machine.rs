@@ -111,10 +111,7 @@ impl Machine {
     /// ask, and whether hand-back naked it at once.
     pub async fn wait_landed(&mut self, within: Duration) -> Result<Option<(String, bool)>, Error> {
         match self {
-            Machine::Rust(b) => match b.buffer.back() {
-                Some(held) => Ok(Some((held.ask.clone(), false))),
-                None => b.wait_landed(within).await,
-            },
+            Machine::Rust(b) => b.wait_landed(within).await,
             Machine::Go(g) => g.wait_landed(within).await,
         }
     }

@@ -36,7 +36,9 @@ pub struct Options {
     /// The one-way delay the proxy gives a builder's traffic for a
     /// `fetch-late` step, until its answer lands; by default three quarters
     /// of the design's fetch wait (so the answer comes back after the fetch
-    /// gave up and within the next one).
+    /// gave up and within the next one), and at least 50 ms in a story
+    /// with `fetch-earlier` (so that other builders' steps between the
+    /// fetch that gave up and the next fetch fit before the answer comes).
     pub late_delay: Option<Duration>,
     /// Every builder whose clock the trace puts off the server's is put off
     /// by this many seconds instead, the same way (to try a skew the model
@@ -122,7 +124,15 @@ pub async fn replay(
         None => Design::parse(&script.design)
             .ok_or(format!("unknown design `{}` in the trace", script.design))?,
     };
-    let late_delay = options.late_delay.unwrap_or(design.take_wait() * 3 / 4);
+    let has_earlier = script
+        .steps
+        .iter()
+        .any(|s| matches!(s.action, Action::FetchEarlier(_)));
+    let late_delay = options.late_delay.unwrap_or(if has_earlier {
+        (design.take_wait() * 3 / 4).max(Duration::from_millis(50))
+    } else {
+        design.take_wait() * 3 / 4
+    });
     let has_late = script
         .steps
         .iter()
@@ -215,6 +225,11 @@ pub async fn replay(
         let expected = |b: usize| builder_view(&step.after, &script.builders[b]);
         let result: Result<String, String> = match step.action {
             Action::Tick => {
+                // Nothing is on the way when time passes, and an open pull
+                // request has expired: no builder's link is slow any more.
+                for proxy in &proxies {
+                    proxy.set_delay(Duration::ZERO);
+                }
                 now_tick += 1;
                 let mut until = origin + timing.tick() * now_tick + slack;
                 for ask in &script.asks {
@@ -264,6 +279,45 @@ pub async fn replay(
                     other => Err(format!("the fetch did not give up: {other:?}")),
                 }
             }
+            Action::FetchEarlier(b) => {
+                // The earlier answer comes back two one-way delays after
+                // its request left: the new fetch's request goes out half a
+                // wait before that, so that the answer arrives while the
+                // fetch waits and after its own request went out.
+                let model = builders_late(&step.before, &script.builders[b]);
+                let earlier = last_request.get(&b).copied().unwrap_or_else(Instant::now);
+                let back = earlier + proxies[b].delay() * 2;
+                let wait = design.take_wait();
+                tokio::time::sleep_until(back.checked_sub(wait / 2).unwrap_or(back)).await;
+                last_request.insert(b, Instant::now());
+                match (builders[b].fetch().await?, model) {
+                    (Fetched::Got(real), Some(model)) => {
+                        // Delivered when its request reached the server.
+                        restarted.insert(
+                            real.clone(),
+                            earlier + proxies[b].delay() + Duration::from_millis(5),
+                        );
+                        note_deliveries(&builders[b], &mut deliveries);
+                        binding.bind(&model, &real).map(|()| {
+                            format!(
+                                "got {real}, the answer to its earlier pull request; its new one is open"
+                            )
+                        })
+                    }
+                    (Fetched::Buffered, _) => Err(
+                        "the earlier answer had landed before the fetch: no pull request was sent"
+                            .into(),
+                    ),
+                    (other, model) => Err(format!("fetched {other:?}, the story {model:?}")),
+                }
+            }
+            // The server answered the open pull request when it arrived
+            // (with the first available ask, if any): the answer is bound
+            // to the story's when it lands.
+            Action::Answer(b) => Ok(format!(
+                "its open pull request is answered on the server; the answer is {} ms away on the link",
+                proxies[b].delay().as_millis()
+            )),
             Action::Land(b) => {
                 let model = builders_late(&step.before, &script.builders[b]);
                 let landed = builders[b].wait_landed(Duration::from_secs(2)).await?;

@@ -11,6 +11,11 @@ pub enum Action {
     Fetch(usize),
     FetchLate(usize),
     Land(usize),
+    /// The client's fetch: a fetch that returns the answer to the
+    /// builder's earlier pull request, its own request left open.
+    FetchEarlier(usize),
+    /// The server answers that open request; the answer is on the way.
+    Answer(usize),
     Take(usize),
     Read(usize),
     Start(usize),
@@ -147,7 +152,7 @@ impl Script {
                 return Err(ATOMIC_START_REFUSED.into());
             }
             return Err(format!(
-                "`#meta.options` is {}: the real builder follows the contract's default readings only",
+                "`#meta.options` is {}: the real builder follows the model's default readings only (the client's fetch, the seed's expiry)",
                 meta["options"]
             ));
         }
@@ -194,6 +199,8 @@ impl Script {
                         "fetch" => Action::Fetch(b),
                         "fetch-late" => Action::FetchLate(b),
                         "land" => Action::Land(b),
+                        "fetch-earlier" => Action::FetchEarlier(b),
+                        "answer" => Action::Answer(b),
                         "take" => Action::Take(b),
                         "read" => Action::Read(b),
                         "start" => Action::Start(b),

@@ -146,7 +146,7 @@ impl ToolModel for Link {
             Action::Fetch(_) => 0,
             Action::FetchLate(_) => 1,
             Action::Land(_) => 2,
-            // `client-fetch`'s steps weigh as the fetch and the landing
+            // The client's fetch's steps weigh as the fetch and the landing
             // they stand beside, so swarm draws keep their kinds.
             Action::FetchEarlier(_) => 0,
             Action::Answer(_) => 2,

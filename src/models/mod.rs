@@ -304,7 +304,7 @@ pub fn design_names() -> impl clap::builder::TypedValueParser<Value = String> {
 }
 
 /// `--option`'s help: every model's options.
-const OPTIONS_HELP: &str = "A model option (repeatable): split-read (R, Q and the head read in three steps); link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing), atomic-start (a builder reads the running key and puts it, or acks the duplicate, in one step), client-fetch (the fetch as nats.go does it: a fetch returns an earlier request's answer and leaves its own pull request open), expiry-less-10ms (the pull request expires 10 ms before the fetch gives up, as nats.go up to 1.36.0 does, instead of a tenth of the wait)";
+const OPTIONS_HELP: &str = "A model option (repeatable): split-read (R, Q and the head read in three steps); link: stale-ack-ignored (an ack or in-progress from a builder not holding the message does nothing), atomic-start (a builder reads the running key and puts it, or acks the duplicate, in one step), single-late-answer (the contract's first reading of the fetch: one late answer per builder, a fetch meanwhile gets the next ask; the default is nats.go's fetch, which returns an earlier request's answer and leaves its own pull request open), expiry-less-10ms (the pull request expires 10 ms before the fetch gives up, as nats.go up to 1.36.0 does, instead of a tenth of the wait)";
 
 /// Which model a command runs, and its bounds: every model's bound flags,
 /// made from the models' tables.

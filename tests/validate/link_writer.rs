@@ -178,7 +178,7 @@ pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
                     },
                 );
             } else if c.starts_with("fetch: it sends a new pull request") {
-                // client-fetch: the fetch returns the earlier request's
+                // the client's fetch: the fetch returns the earlier request's
                 // answer, as any fetch returns a message.
                 drain(b, &mut w);
                 let (a, n, q) = b.on_the_way.take().expect("an answer on the way");

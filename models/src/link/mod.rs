@@ -161,7 +161,7 @@ pub struct Builder {
     /// It read this ask and its running key and has not yet acted on what
     /// it decided.
     pub decided: Option<Decided>,
-    /// `client-fetch`: a pull request it sent and no longer waits on is open
+    /// The client's fetch: a pull request it sent and no longer waits on is open
     /// on the server (its fetch returned an earlier request's answer). The
     /// server answers it with the next available ask; it expires (a 408 the
     /// client ignores) before time passes. Never with an answer on the way.
@@ -256,14 +256,15 @@ pub struct Options {
     /// them one. The default is the source's order: a KV get, then later a
     /// put with nothing in between that stops another builder's steps.
     pub atomic_start: bool,
-    /// `client-fetch`: the fetch as nats.go's `Subscription.Fetch` does it
-    /// (`docs/link.md`, *The real client's fetch*): a fetch made while an
-    /// earlier request's answer is on the way returns that answer and
-    /// leaves its own pull request open on the server, which answers it
-    /// with the next available ask, into a builder that may be building.
-    /// The default is the contract's first reading: one late answer per
-    /// builder, and a fetch made meanwhile gets the next ask itself.
-    pub client_fetch: bool,
+    /// `single-late-answer`: the contract's first reading of the fetch: at
+    /// most one late answer per builder, and a fetch made while it is on
+    /// the way gets the next ask itself. The default is the fetch as
+    /// nats.go's `Subscription.Fetch` does it (`docs/link.md`, *The real
+    /// client's fetch*): a fetch made while an earlier request's answer is
+    /// on the way returns that answer and leaves its own pull request open
+    /// on the server, which answers it with the next available ask, into a
+    /// builder that may be building.
+    pub single_late_answer: bool,
     /// `expiry-less-10ms`: the client gives a fetch's pull request the wait
     /// less 10 ms (nats.go up to 1.36.0, Debian's 1.22.1), so every design's
     /// wait keeps the 10 ms margin. The default is the seed's
@@ -279,7 +280,7 @@ impl crate::NamedOptions for Options {
         vec![
             ("stale-ack-ignored", &mut self.stale_ack_ignored),
             ("atomic-start", &mut self.atomic_start),
-            ("client-fetch", &mut self.client_fetch),
+            ("single-late-answer", &mut self.single_late_answer),
             ("expiry-less-10ms", &mut self.expiry_less_10ms),
         ]
     }
@@ -309,11 +310,11 @@ pub enum Action {
     FetchLate(Bid),
     /// That late answer lands in the builder's buffer, whatever it does now.
     Land(Bid),
-    /// `client-fetch`: an idle builder with an answer on the way fetches:
+    /// The client's fetch: an idle builder with an answer on the way fetches:
     /// its new pull request goes out, the earlier answer arrives first and
     /// the fetch returns it; its own request stays open on the server.
     FetchEarlier(Bid),
-    /// `client-fetch`: the server answers a builder's open pull request
+    /// The client's fetch: the server answers a builder's open pull request
     /// with the first available message, on the way to a builder that no
     /// longer waits on it.
     Answer(Bid),
@@ -469,6 +470,12 @@ impl Link {
             >= design::MIN_FETCH_MARGIN_US
     }
 
+    /// Whether the fetch is the client's (the default), not the single late
+    /// answer of `single-late-answer`.
+    pub fn client_fetch(&self) -> bool {
+        !self.options.single_late_answer
+    }
+
     /// Whether a builder reads the key and acts on it in separate steps.
     pub fn splits_start(&self) -> bool {
         self.design.duplicate_check && !self.options.atomic_start
@@ -547,7 +554,7 @@ impl Model for Link {
                 None if !b.buffer.is_empty() => actions.push(Action::Take(i)),
                 // The earlier answer was sent before the new request, on the
                 // same connection: it arrives first, and the fetch returns it.
-                None if self.options.client_fetch && b.on_the_way.is_some() => {
+                None if self.client_fetch() && b.on_the_way.is_some() => {
                     actions.push(Action::FetchEarlier(i))
                 }
                 // The server answers its open request first.

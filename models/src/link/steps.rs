@@ -154,7 +154,7 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     log.say(|| format!("the answer, {}, is still on the way", ask_name(a)));
 }
 
-/// `client-fetch`, as nats.go's `Subscription.Fetch` does it: the builder's
+/// The client's fetch (the default), as nats.go's `Subscription.Fetch` does it: the builder's
 /// fetch publishes a new pull request, then waits on its subscription, where
 /// the earlier request's answer, sent before the new request reached the
 /// server, arrives first; the fetch (batch 1) returns it, and nothing
@@ -176,7 +176,7 @@ pub fn fetch_earlier(_m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     });
 }
 
-/// `client-fetch`: the server answers an open pull request as soon as it has
+/// The client's fetch: the server answers an open pull request as soon as it has
 /// a message, whether or not the builder that sent it still waits.
 pub fn answer(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s

@@ -167,6 +167,8 @@ fn late_answer_redelivered(m: &Link) -> State {
 #[test]
 fn a_stale_ack_counts_by_default_and_not_with_the_option() {
     let mut m = model("check-only", 2, 0);
+    // The path of the contract's first reading (a fetch meanwhile gets A2).
+    m.options.single_late_answer = true;
     let s = late_answer_redelivered(&m);
     // b1 finishes A2 and reads A1: b2's key is fresh, so it acks the duplicate.
     let by_default = run(&m, &s, &[Action::Finish(0), Action::Take(0)]);
@@ -200,7 +202,8 @@ fn time_waits_for_what_must_happen_at_once() {
 
 #[test]
 fn a_path_written_as_words_parses_back_to_the_same_actions() {
-    let m = model("before-1649", 2, 0);
+    let mut m = model("before-1649", 2, 0);
+    m.options.single_late_answer = true;
     let init = m.initial_states()[0];
     let actions = [
         Action::FetchLate(0),
@@ -501,7 +504,9 @@ fn read_at_the_redelivery(m: &Link) -> State {
 
 #[test]
 fn between_a_read_of_the_key_and_its_put_another_builder_acts() {
-    let m = model("check-only", 2, 0);
+    let mut m = model("check-only", 2, 0);
+    // The path of the contract's first reading (a fetch meanwhile gets A2).
+    m.options.single_late_answer = true;
     let s = read_at_the_redelivery(&m);
     // b2 holds A1 in its buffer; b1 still buffers the late A1 it will read.
     let read = run(&m, &s, &[Action::Read(0)]);
@@ -623,9 +628,11 @@ fn the_clients_fetch_returns_the_earlier_answer_and_leaves_its_request_open() {
     let init = m.initial_states()[0];
     let late = run(&m, &init, &[Action::FetchLate(0)]);
     // The contract's first reading: a fetch meanwhile gets the next ask.
+    m.options.single_late_answer = true;
     assert!(enabled(&m, &late).contains(&Action::Fetch(0)));
     assert!(!enabled(&m, &late).contains(&Action::FetchEarlier(0)));
-    m.options.client_fetch = true;
+    // The client's fetch, the default.
+    m.options.single_late_answer = false;
     let e = enabled(&m, &late);
     assert!(e.contains(&Action::FetchEarlier(0)) && e.contains(&Action::Land(0)));
     assert!(
@@ -660,8 +667,7 @@ fn the_clients_fetch_returns_the_earlier_answer_and_leaves_its_request_open() {
 
 #[test]
 fn an_open_request_expires_before_time_passes_and_with_a_crash() {
-    let mut m = model("before-1649", 1, 0);
-    m.options.client_fetch = true;
+    let m = model("before-1649", 1, 0);
     let init = m.initial_states()[0];
     let s = run(&m, &init, &[Action::FetchLate(0), Action::FetchEarlier(0)]);
     assert!(s.builders[0].open);

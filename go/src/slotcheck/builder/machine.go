@@ -65,8 +65,11 @@ type machine struct {
 	buffer   []held
 	decided  *decided
 	building *held
-	started  uint64
-	events   []event
+	// landed: the ask of a late answer a fetch read (the message was
+	// pending when it started), until a land step claims it.
+	landed  string
+	started uint64
+	events  []event
 }
 
 func connect(c config) (*machine, error) {
@@ -130,6 +133,7 @@ func (m *machine) fetch(wait time.Duration) (string, string, error) {
 	if pending > 0 {
 		m.sayAsk("late_answer", h.ask)
 		m.sayServer(h)
+		m.landed = h.ask
 		return "buffered", h.ask, nil
 	}
 	m.say(event{"event": "fetch", "got": h.ask})
@@ -140,10 +144,14 @@ func (m *machine) fetch(wait time.Duration) (string, string, error) {
 // land waits up to `within` for a late answer to reach the pull
 // subscription (sub.Pending), then reads it into the builder's hands with a
 // Fetch, which sends no request while a message is pending. With hand-back
-// a builder that builds naks it at once.
+// a builder that builds naks it at once. A late answer a fetch already
+// read counts; a message a fetch returned as its own answer (nats.go's
+// Fetch returning an earlier request's answer) does not.
 func (m *machine) land(within time.Duration) (string, string, error) {
-	if len(m.buffer) > 0 {
-		return "landed", m.buffer[len(m.buffer)-1].ask, nil
+	if m.landed != "" {
+		ask := m.landed
+		m.landed = ""
+		return "landed", ask, nil
 	}
 	deadline := time.Now().Add(within)
 	for {
