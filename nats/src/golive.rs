@@ -328,6 +328,12 @@ fn header_of(options: &LiveOptions) -> Header {
         ms_per_tick: Some(options.timing.ms_per_tick),
         max_deliver: Some(options.max_deliver as u8),
         skew_s: (options.skew_s > 0).then(|| (options.skew_s as u16).div_ceil(5) * 5),
+        // A step of the slow builder takes a round trip or more: its lines
+        // come that much after the model's moment.
+        network_delay_ms: options
+            .delay
+            .filter(|d| !d.is_zero())
+            .map(|d| 2 * d.as_millis() as u64),
         ..Default::default()
     }
 }
@@ -463,6 +469,9 @@ pub async fn free(
         ];
         if let Some(skew) = header.skew_s {
             args.push(format!("-skew-s={skew}"));
+        }
+        if let Some(ms) = header.network_delay_ms {
+            args.push(format!("-network-delay-ms={ms}"));
         }
         args.extend(design_flags(options.design));
         let mut slot = Slot {

@@ -48,6 +48,7 @@ func main() {
 	flag.IntVar(&h.MsPerTick, "ms-per-tick", 0, "free: the log header's ms_per_tick")
 	flag.IntVar(&h.MaxDeliver, "max-deliver", 0, "free: the log header's max_deliver")
 	flag.IntVar(&h.SkewS, "skew-s", 0, "free: the log header's skew_s")
+	flag.IntVar(&h.NetworkDelayMs, "network-delay-ms", 0, "free: the log header's network_delay_ms")
 	logDir := flag.String("log-dir", "", "free: write the log to <log-dir>/<process>.ndjson")
 	process := flag.String("process", "", "free: this process's name in the log (default: -name)")
 	epochMs := flag.Int64("epoch-ms", 0, "free: the log's ts_ms count from this Unix time in ms (the run's start) instead of 1970")
