@@ -1070,3 +1070,49 @@ fn a_stovepipe_live_departure_without_a_broken_invariant_exits_4() {
     assert_eq!(unbroken_end(0, 1, true).1, 3, "so do runs a signal stopped");
     assert_eq!(unbroken_end(0, 0, false).1, 0);
 }
+
+// ------------------------------ issue 34: free Go builders and a signal
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+fn ctrl_c_to_the_group_stops_free_go_builders_and_nothing_outlives_the_run() {
+    let tmp = scratch("live-go-int");
+    let child = spawn(
+        &tmp,
+        &[
+            "live",
+            "--model",
+            "link",
+            "--builder",
+            "go",
+            "--runs",
+            "50",
+            "--timeout",
+            "30",
+            "--stall-percent",
+            "40",
+        ],
+    );
+    wait_until("nats-server ready", || nats_ready(&tmp));
+    // The builders run (their command lines name the run's folder).
+    wait_until("the Go builders run", || {
+        naming(&tmp).iter().any(|c| c.contains("-mode=free"))
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    signal_group(&child, "INT");
+    let output = ended(
+        child,
+        Duration::from_secs(30),
+        "live --builder go after SIGINT",
+    );
+    let code = code(&output);
+    assert!(
+        code == 3 || code == 1,
+        "{code}: {}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    // No builder (a stopped one included), proxy or server is left.
+    nothing_left(&tmp, Duration::from_secs(10));
+}

@@ -8,6 +8,7 @@ pub mod builder;
 pub mod bus;
 pub mod design;
 pub mod gobuilder;
+pub mod golive;
 pub mod live;
 pub mod log;
 pub mod machine;

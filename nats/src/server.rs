@@ -195,6 +195,12 @@ impl Server {
         self.child.id()
     }
 
+    /// Its private folder, removed with it (and by its watchdog): a run's
+    /// other temporary files go there too.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// If the server has exited: how, with the last lines of its log.
     pub fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {

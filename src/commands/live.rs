@@ -126,6 +126,7 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
             args.runs,
             args.timeout,
             (args.crash_percent, args.stall_percent),
+            (args.crashes, args.stalls),
             args.log.as_deref(),
             &args.link,
         ),

@@ -37,6 +37,11 @@ pub struct LinkLiveArgs {
     /// Link: longest build (seconds of source time, a multiple of 5).
     #[arg(long, value_name = "SECONDS", default_value_t = 75)]
     pub longest_build: u64,
+    /// Link: which builders run: `rust` (the reference builder on async-nats,
+    /// stepped by slotcheck; the default) or `go` (the Go builder on nats.go,
+    /// free: a service per builder, faulted from outside its process).
+    #[arg(long, value_name = "rust|go")]
+    pub builder: Option<String>,
 }
 
 #[cfg(feature = "real")]
@@ -48,6 +53,7 @@ pub fn run_link(
     runs: u64,
     timeout: f64,
     (crash_percent, stall_percent): (u32, u32),
+    (crashes, stalls): (u8, u8),
     log: Option<&std::path::Path>,
     link: &LinkLiveArgs,
 ) -> Result<u8, String> {
@@ -69,6 +75,11 @@ pub fn run_link(
     if link.asks == 0 || link.builders == 0 || link.asks > 100 || link.builders > 20 {
         return Err("--asks from 1 to 100, --builders from 1 to 20".into());
     }
+    let go = match link.builder.as_deref() {
+        None | Some("rust") => false,
+        Some("go") => true,
+        Some(other) => return Err(format!("--builder {other}: not one of rust, go")),
+    };
     // Every output is checked before the run, not minutes after it.
     if let Some(path) = log {
         use crate::report::itf::{check_outputs, Output};
@@ -93,11 +104,29 @@ pub fn run_link(
         },
         ..LiveOptions::new(design, seed)
     };
-    let outcomes = live_blocking(&options, runs).map_err(|e| e.to_string())?;
+    let outcomes = if go {
+        let bounds = slotcheck_nats::golive::FaultBounds {
+            crashes: crashes.into(),
+            stalls: stalls.into(),
+        };
+        slotcheck_nats::golive::free_blocking(&options, runs, bounds)
+    } else {
+        live_blocking(&options, runs)
+    }
+    .map_err(|e| e.to_string())?;
     let (mut departed, mut undecided) = (false, false);
     for outcome in &outcomes {
+        if go {
+            println!("the Go builder on nats.go, free: one process per builder, faults from outside (SIGKILL, SIGSTOP/SIGCONT, the proxy)");
+        }
         print!("{}", outcome.text());
-        let verdict = validate_run(design.name(), &outcome.log)?;
+        // The Go builder runs on Debian's nats.go 1.22.1, whose pull
+        // request expires at the wait less 10 ms (docs/link.md).
+        let model = slotcheck_models::link::Options {
+            expiry_less_10ms: go,
+            ..Default::default()
+        };
+        let verdict = validate_run_under(design.name(), model, &outcome.log)?;
         departed |= verdict.exit_code() == crate::validate::EXIT_DEPARTS;
         undecided |= verdict.exit_code() == 3;
         print!(
@@ -128,11 +157,22 @@ pub fn run_link(
 /// model predicted) validated against the design it ran: the link search of
 /// `slotcheck validate`.
 pub fn validate_run(design: &str, log: &str) -> Result<crate::validate::Verdict, String> {
+    validate_run_under(design, slotcheck_models::link::Options::default(), log)
+}
+
+/// The same under model options: the Go builder's runs are judged with
+/// the expiry rule of its client, Debian's nats.go 1.22.1
+/// (`expiry-less-10ms`).
+pub fn validate_run_under(
+    design: &str,
+    model: slotcheck_models::link::Options,
+    log: &str,
+) -> Result<crate::validate::Verdict, String> {
     use slotcheck_models::events;
     let design = slotcheck_models::link::design_named(design).expect("a link design");
     let mut parsed = events::parse("live", log).map_err(|e| format!("the live log: {e}"))?;
     let lines = parsed.link_lines();
-    super::validate::link_verdict(design, &parsed.header, lines)
+    super::validate::link_verdict_under(design, model, &parsed.header, lines)
         .map_err(|e| format!("the live log, line {e}"))
 }
 
@@ -173,6 +213,7 @@ pub fn run_link(
     _runs: u64,
     _timeout: f64,
     _rates: (u32, u32),
+    _bounds: (u8, u8),
     _log: Option<&std::path::Path>,
     _link: &LinkLiveArgs,
 ) -> Result<u8, String> {

@@ -364,7 +364,17 @@ pub fn link_verdict(
     header: &events::Header,
     lines: Vec<(usize, events::Record<events::link::Event>)>,
 ) -> Result<Verdict, String> {
-    link_verdict_with(design, header, lines, &validate::Options::default())
+    link_verdict_under(design, link::Options::default(), header, lines)
+}
+
+/// The same, under model options (a client's fetch as its version does it).
+pub fn link_verdict_under(
+    design: &'static link::Design,
+    model: link::Options,
+    header: &events::Header,
+    lines: Vec<(usize, events::Record<events::link::Event>)>,
+) -> Result<Verdict, String> {
+    link_verdict_model(design, model, header, lines, &validate::Options::default())
         .map_err(|(line, message)| format!("{line}: {message}"))
 }
 
@@ -374,7 +384,17 @@ fn link_verdict_with(
     lines: Vec<(usize, events::Record<events::link::Event>)>,
     options: &validate::Options,
 ) -> Result<Verdict, (usize, String)> {
-    match LinkTrace::new(design, link::Options::default(), header, lines) {
+    link_verdict_model(design, link::Options::default(), header, lines, options)
+}
+
+fn link_verdict_model(
+    design: &'static link::Design,
+    model: link::Options,
+    header: &events::Header,
+    lines: Vec<(usize, events::Record<events::link::Event>)>,
+    options: &validate::Options,
+) -> Result<Verdict, (usize, String)> {
+    match LinkTrace::new(design, model, header, lines) {
         Ok(trace) => Ok(validate::validate_with(&trace, options)),
         Err(LinkError::Bad { line, message }) => Err((line, message)),
         Err(LinkError::Beyond { line, message }) => Ok(Verdict::Inconclusive {

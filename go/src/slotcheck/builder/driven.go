@@ -24,15 +24,15 @@ type heldJSON struct {
 // answer is one line back: what the step did, the events it logged, and
 // what the builder holds after it.
 type answer struct {
-	Ok       bool       `json:"ok"`
-	Error    string     `json:"error,omitempty"`
-	Result   string     `json:"result,omitempty"`
-	Ask      string     `json:"ask,omitempty"`
-	Decision string     `json:"decision,omitempty"`
-	Events   []event    `json:"events"`
-	Buffer   []heldJSON `json:"buffer"`
-	Decided  string     `json:"decided,omitempty"`
-	Building string     `json:"building,omitempty"`
+	Ok       bool              `json:"ok"`
+	Error    string            `json:"error,omitempty"`
+	Result   string            `json:"result,omitempty"`
+	Ask      string            `json:"ask,omitempty"`
+	Decision string            `json:"decision,omitempty"`
+	Events   []json.RawMessage `json:"events"`
+	Buffer   []heldJSON        `json:"buffer"`
+	Decided  string            `json:"decided,omitempty"`
+	Building string            `json:"building,omitempty"`
 }
 
 // drive answers commands until its input closes ("quit" or EOF: exit 0) or
@@ -41,11 +41,7 @@ func drive(m *machine, in io.Reader, out io.Writer) int {
 	lines := bufio.NewScanner(in)
 	w := bufio.NewWriter(out)
 	send := func(a answer) {
-		a.Events = m.events
-		if a.Events == nil {
-			a.Events = []event{}
-		}
-		m.events = nil
+		a.Events = m.takeEvents()
 		a.Buffer = []heldJSON{}
 		for _, h := range m.buffer {
 			a.Buffer = append(a.Buffer, heldJSON{h.ask, h.delivered})

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"slotcheck/slotlog"
 )
 
 // switches are the link model's design switches (models/src/link/design.rs)
@@ -40,9 +43,10 @@ type runningValue struct {
 // held is a message this builder holds: its ask and the server's delivery
 // count from the ack subject.
 type held struct {
-	msg       *nats.Msg
-	ask       string
-	delivered uint64
+	msg         *nats.Msg
+	ask         string
+	delivered   uint64
+	consumerSeq uint64
 }
 
 // decided is a read's outcome, waiting for its start or drop.
@@ -54,6 +58,15 @@ type decided struct {
 	// found and revision: the key read, for a revision-checked start.
 	found    bool
 	revision uint64
+}
+
+// costs are what the repairs cost, counted as the reference builder counts
+// them (nats/src/builder.rs, Costs).
+type costs struct {
+	ProbePuts uint64 `json:"probe_puts"`
+	HandBacks uint64 `json:"hand_backs"`
+	Deferred  uint64 `json:"deferred"`
+	DonePuts  uint64 `json:"done_puts"`
 }
 
 type machine struct {
@@ -69,7 +82,10 @@ type machine struct {
 	// pending when it started), until a land step claims it.
 	landed  string
 	started uint64
-	events  []event
+	costs   costs
+	// lg writes the log; pending holds its lines in driven mode.
+	lg      *slotlog.Logger
+	pending *bytes.Buffer
 }
 
 func connect(c config) (*machine, error) {
@@ -101,7 +117,7 @@ func heldOf(msg *nats.Msg) (held, error) {
 	if err != nil {
 		return held{}, fmt.Errorf("a message without JetStream metadata: %w", err)
 	}
-	return held{msg: msg, ask: string(msg.Data), delivered: meta.NumDelivered}, nil
+	return held{msg: msg, ask: string(msg.Data), delivered: meta.NumDelivered, consumerSeq: meta.Sequence.Consumer}, nil
 }
 
 // fetch is the source's `sub.Fetch(1, nats.MaxWait(wait))`. A builder
@@ -119,7 +135,7 @@ func (m *machine) fetch(wait time.Duration) (string, string, error) {
 	}
 	msgs, err := m.sub.Fetch(1, nats.MaxWait(wait))
 	if errors.Is(err, nats.ErrTimeout) || (err == nil && len(msgs) == 0) {
-		m.say(event{"event": "fetch", "got": nil})
+		m.sayFetch("")
 		return "empty", "", nil
 	}
 	if err != nil {
@@ -136,7 +152,7 @@ func (m *machine) fetch(wait time.Duration) (string, string, error) {
 		m.landed = h.ask
 		return "buffered", h.ask, nil
 	}
-	m.say(event{"event": "fetch", "got": h.ask})
+	m.sayFetch(h.ask)
 	m.sayServer(h)
 	return "got", h.ask, nil
 }
@@ -181,6 +197,7 @@ func (m *machine) land(within time.Duration) (string, string, error) {
 		if err := m.nak(h); err != nil {
 			return "", "", err
 		}
+		m.costs.HandBacks++
 		return "handed-back", h.ask, nil
 	}
 	m.buffer = append(m.buffer, h)
@@ -218,13 +235,13 @@ func (m *machine) read() (*decided, error) {
 	m.decided = d
 	entry, err := m.running.Get(h.ask)
 	if err != nil {
-		m.say(event{"event": "kv_get", "ask": h.ask, "found": false, "decision": "run"})
+		m.sayKV(slotlog.KV{Ask: h.ask, Decision: slotlog.Run})
 		return d, nil
 	}
 	d.found, d.revision = true, entry.Revision()
 	var v runningValue
 	if json.Unmarshal(entry.Value(), &v) != nil {
-		m.say(event{"event": "kv_get", "ask": h.ask, "found": true, "decision": "run"})
+		m.sayKV(slotlog.KV{Ask: h.ask, Found: true, Decision: slotlog.Run})
 		return d, nil
 	}
 	var age time.Duration
@@ -235,6 +252,7 @@ func (m *machine) read() (*decided, error) {
 		if _, err := m.running.Put(probe, []byte(m.name)); err != nil {
 			return nil, fmt.Errorf("probe put: %w", err)
 		}
+		m.costs.ProbePuts++
 		p, err := m.running.Get(probe)
 		if err != nil {
 			return nil, fmt.Errorf("probe get: %w", err)
@@ -253,12 +271,12 @@ func (m *machine) read() (*decided, error) {
 	case v.Build == h.ask && v.Builder != m.name && age < m.freshFor:
 		d.duplicate = true
 	}
-	decision := "run"
+	decision := slotlog.Run
 	if d.duplicate {
-		decision = "drop"
+		decision = slotlog.Drop
 	}
-	m.say(event{"event": "kv_get", "ask": h.ask, "found": true, "builder": v.Builder,
-		"age_ms": uint64(age / time.Millisecond), "decision": decision})
+	m.sayKV(slotlog.KV{Ask: h.ask, Found: true, Builder: v.Builder,
+		AgeMs: int64(age / time.Millisecond), HasAge: true, Decision: decision})
 	return d, nil
 }
 
@@ -316,6 +334,7 @@ func (m *machine) run(h held, d *decided) error {
 			if err := m.nak(r); err != nil {
 				return err
 			}
+			m.costs.HandBacks++
 		}
 	}
 	return nil
@@ -334,6 +353,7 @@ func (m *machine) drop() (string, error) {
 
 func (m *machine) dropHeld(h held, done bool) error {
 	if m.sw.deferDuplicates && !done {
+		m.costs.Deferred++
 		return nil
 	}
 	return m.ack(h, false)
@@ -399,6 +419,7 @@ func (m *machine) heartbeat() (string, error) {
 						if err := m.nak(late); err != nil {
 							return "", err
 						}
+						m.costs.HandBacks++
 					}
 				}
 			}
@@ -436,6 +457,7 @@ func (m *machine) finish(loseAck bool) (string, error) {
 		if _, err := m.running.Put(h.ask, m.value(h.ask, true)); err != nil {
 			return "", fmt.Errorf("put %s done: %w", h.ask, err)
 		}
+		m.costs.DonePuts++
 		return h.ask, nil
 	}
 	if err := m.running.Delete(h.ask); err != nil {

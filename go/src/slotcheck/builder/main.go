@@ -6,17 +6,22 @@
 // model's designs (docs/link.md), given as flags by slotcheck, which reads
 // them from the model's own design value.
 //
-// In driven mode (the only mode so far) it makes one step at a time on
-// command, one JSON line in on its standard input and one JSON line out on
-// its standard output (docs/real-jetstream.md, "The Go builder"). It exits
-// when its input closes, so it never outlives the slotcheck that started it.
+// In driven mode it makes one step at a time on command, one JSON line in
+// on its standard input and one JSON line out on its standard output
+// (docs/real-jetstream.md, "The Go builder"). In free mode it runs as a
+// service, writing its log into a file of its own (free.go). Either way it
+// exits when its input closes, so it never outlives the slotcheck that
+// started it.
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
 	"time"
+
+	"slotcheck/slotlog"
 )
 
 func main() {
@@ -37,20 +42,69 @@ func main() {
 	flag.BoolVar(&c.sw.syncAck, "sync-ack", false, "the finish's ack is AckSync, retried until confirmed")
 	flag.BoolVar(&c.sw.deferDuplicates, "defer-duplicates", false, "leave a duplicate to its ack wait instead of acking it")
 	flag.BoolVar(&c.sw.doneKey, "done-key", false, "the finish puts the running key marked done instead of deleting it")
-	mode := flag.String("mode", "driven", "driven: one step per command on stdin")
+	mode := flag.String("mode", "driven", "driven: one step per command on stdin; free: a service until stdin closes")
+	var h slotlog.Header
+	h.Model = slotlog.ModelLink
+	flag.IntVar(&h.MsPerTick, "ms-per-tick", 0, "free: the log header's ms_per_tick")
+	flag.IntVar(&h.MaxDeliver, "max-deliver", 0, "free: the log header's max_deliver")
+	flag.IntVar(&h.SkewS, "skew-s", 0, "free: the log header's skew_s")
+	flag.IntVar(&h.NetworkDelayMs, "network-delay-ms", 0, "free: the log header's network_delay_ms")
+	logDir := flag.String("log-dir", "", "free: write the log to <log-dir>/<process>.ndjson")
+	process := flag.String("process", "", "free: this process's name in the log (default: -name)")
+	epochMs := flag.Int64("epoch-ms", 0, "free: the log's ts_ms count from this Unix time in ms (the run's start) instead of 1970")
+	var fc freeConfig
+	flag.DurationVar(&fc.takeWait, "take-wait", 100*time.Millisecond, "free: the design's fetch wait")
+	flag.DurationVar(&fc.idleWait, "idle-wait", time.Second, "free: the fetch wait when idle and the quick fetch got nothing")
+	flag.DurationVar(&fc.tick, "tick", 100*time.Millisecond, "free: a model tick (5 s of the source's time)")
+	flag.DurationVar(&fc.heartbeat, "heartbeat", 200*time.Millisecond, "free: the heartbeat period")
+	flag.IntVar(&fc.longestBuildTicks, "longest-build-ticks", 15, "free: the longest build, in ticks")
+	flag.IntVar(&fc.lostAckPercent, "lost-ack-percent", 0, "free: the chance per finish that its ack is not sent")
+	flag.IntVar(&fc.lostAcks, "lost-acks", 0, "free: the most acks this process loses")
+	flag.Int64Var(&fc.seed, "seed", 1, "free: seeds the builds' lengths and the lost acks")
 	flag.Parse()
 	if c.stream == "" || c.consumer == "" || c.running == "" || c.results == "" {
 		fmt.Fprintln(os.Stderr, "slotcheck-builder: -stream, -consumer, -running and -results are required")
 		os.Exit(2)
 	}
-	if *mode != "driven" {
-		fmt.Fprintf(os.Stderr, "slotcheck-builder: -mode %s: only driven is built\n", *mode)
+	if *mode != "driven" && *mode != "free" {
+		fmt.Fprintf(os.Stderr, "slotcheck-builder: -mode %s: not driven or free\n", *mode)
+		os.Exit(2)
+	}
+	if *mode == "free" && (*logDir == "" || h.MsPerTick == 0 || h.MaxDeliver == 0) {
+		fmt.Fprintln(os.Stderr, "slotcheck-builder: -mode free needs -log-dir, -ms-per-tick and -max-deliver")
 		os.Exit(2)
 	}
 	m, err := connect(c)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "slotcheck-builder %s: %v\n", c.name, err)
 		os.Exit(1)
+	}
+	if *process == "" {
+		*process = c.name
+	}
+	h.Design = c.design
+	if *mode == "driven" {
+		// Each answer carries the lines logged since the last one; the
+		// header is slotcheck's.
+		m.pending = &bytes.Buffer{}
+		m.lg, err = slotlog.New(m.pending, *process, h)
+		m.pending.Reset()
+	} else {
+		var opts []slotlog.Option
+		if *epochMs > 0 {
+			epoch := *epochMs
+			opts = append(opts, slotlog.WithClock(func() time.Time {
+				return time.UnixMilli(time.Now().UnixMilli() - epoch)
+			}))
+		}
+		m.lg, err = slotlog.Create(*logDir, *process, h, opts...)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "slotcheck-builder %s: the log: %v\n", c.name, err)
+		os.Exit(1)
+	}
+	if *mode == "free" {
+		os.Exit(serve(m, fc, os.Stdin, os.Stdout))
 	}
 	os.Exit(drive(m, os.Stdin, os.Stdout))
 }

@@ -102,3 +102,11 @@ func (k Link) KvDelete(stream, builder, ask string) error {
 func (k Link) Server(stream, builder, ask string, numDelivered uint64) error {
 	return k.l.Emit(stream, builder, "server", map[string]any{"ask": ask, "num_delivered": numDelivered})
 }
+
+// ServerSeq is Server with the consumer's delivery sequence of that
+// delivery (the ack subject's, `Sequence.Consumer` of nats.go's
+// `Metadata()`): it counts every delivery of the consumer, so an answer
+// delivered before others and logged after them shows it was held.
+func (k Link) ServerSeq(stream, builder, ask string, numDelivered, consumerSeq uint64) error {
+	return k.l.Emit(stream, builder, "server", map[string]any{"ask": ask, "num_delivered": numDelivered, "consumer_seq": consumerSeq})
+}

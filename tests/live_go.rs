@@ -1,0 +1,119 @@
+//! `slotcheck live --model link --builder go`: the Go builder (nats.go)
+//! free, one process per builder on a private nats-server, faults injected
+//! from outside the processes; the builders' own log files merged and
+//! judged. One short run with every fault on, and the double run live:
+//! before-1649 with b1's link slow builds an ask twice, and the model
+//! (under nats.go 1.22.1's fetch) explains the log with it.
+
+#![cfg(feature = "real")]
+
+mod common;
+
+use common::{code, stderr, stdout};
+use std::time::Duration;
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+fn a_free_run_of_go_builders_under_every_fault_is_judged_and_validated() {
+    let out = common::run_within(
+        Duration::from_secs(60),
+        &[
+            "live",
+            "--model",
+            "link",
+            "--builder",
+            "go",
+            "--design",
+            "after-1649",
+            "--seed",
+            "7",
+            "--asks",
+            "4",
+            "--longest-build",
+            "15",
+            "--crash-percent",
+            "30",
+            "--stall-percent",
+            "30",
+            "--lost-ack-percent",
+            "30",
+            "--delay-ms",
+            "20",
+            "--timeout",
+            "8",
+        ],
+        "live --builder go",
+    );
+    let text = stdout(&out);
+    // 4 included: a free run under SIGSTOP and SIGKILL may depart (not yet
+    // explained: see docs/real-jetstream.md, *Free*); never 2, an error.
+    assert!(
+        matches!(code(&out), 0 | 1 | 3 | 4),
+        "{text}{}",
+        stderr(&out)
+    );
+    assert!(text.contains("=> "), "the server's evidence judged: {text}");
+    assert!(text.contains("the Go builder on nats.go, free"), "{text}");
+    assert!(
+        text.contains("the run's log, validated against after-1649"),
+        "{text}"
+    );
+    // Faults come from outside the processes, at most one of each kind a
+    // builder.
+    assert!(
+        text.contains("(SIGKILL)") || text.contains("(SIGSTOP, SIGCONT)"),
+        "{text}"
+    );
+    assert!(text.matches("(SIGKILL)").count() <= 3, "{text}");
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+fn before_1649_on_a_slow_link_builds_twice_live_and_the_model_explains_it() {
+    let log = common::scratch("live_go", "double").join("log.ndjson");
+    // Seed 1 built an ask twice in each try in development; the order the
+    // server serves builders in is the server's, so up to three seeds.
+    let out = common::run_within(
+        Duration::from_secs(90),
+        &[
+            "live",
+            "--model",
+            "link",
+            "--builder",
+            "go",
+            "--design",
+            "before-1649",
+            "--delay-ms",
+            "25",
+            "--crash-percent",
+            "0",
+            "--stall-percent",
+            "0",
+            "--lost-ack-percent",
+            "0",
+            "--seed",
+            "1",
+            "--runs",
+            "3",
+            "--timeout",
+            "20",
+            "--log",
+            log.to_str().unwrap(),
+        ],
+        "live --builder go before-1649",
+    );
+    let text = stdout(&out);
+    assert_eq!(code(&out), 1, "{text}{}", stderr(&out));
+    assert!(text.contains("no-double-run violated"), "{text}");
+    assert!(text.contains("late answer"), "{text}");
+    // The model explains the log, the double run included: not a departure.
+    assert!(
+        text.contains("validated against before-1649: conforms, with a violation"),
+        "{text}"
+    );
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(written.contains("\"late_answer\""), "{written}");
+    assert!(written.contains("\"process\":\"b1.1\""), "{written}");
+}
