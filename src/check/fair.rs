@@ -1,6 +1,6 @@
-//! Progress under weak fairness, on the graph the search explored: its
-//! states are the search's packed states (kept whole for this, numbered in
-//! the search's canonical order), its edges each state's actions again.
+//! Progress under weak fairness, on the graph the search explored and kept
+//! ([`Kept`]): which states owe something, and each such state's steps as
+//! state numbers, in the search's canonical numbering.
 //!
 //! A progress property is violated by a reachable *fair* cycle along which
 //! one thing it owes stays pending (a bit of its `pending` mask), or by a
@@ -15,16 +15,21 @@
 //! thing is a violation; one whose states owe different things is searched
 //! again, restricted to the states that owe each thing.
 //!
+//! Only a component worth judging (more than one state, a step back to
+//! itself, or a stutter) is expanded again, from its states' words: the
+//! first one's replayed along the search's path to it, each other's
+//! packed from a step of another inside the component.
+//!
 //! A violation is a lasso: the search's shortest path to the component's
 //! first state (the least number, so the least depth), then a loop through
 //! the component from it back to it that takes, or passes a state that
 //! disables, every class enabled somewhere in it (a fair loop). One thread,
 //! in the search's numbering: the same lasso whatever the thread count.
 
-use super::memory::resident_bytes;
+use super::kept::Kept;
 use super::search::Searched;
-use super::table::fingerprint;
 use super::{Cut, Limits};
+use crate::check::memory::resident_bytes;
 use slotcheck_models::{Narrated, Packed, Progress};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Instant;
@@ -46,47 +51,9 @@ pub(crate) struct Fair {
     pub cut: Option<Cut>,
 }
 
-/// Fingerprint to state number: open addressing over the kept words.
-struct Index {
-    slots: Vec<u32>,
-}
-
-impl Index {
-    fn build(words: &[u64], k: usize) -> Index {
-        let n = words.len() / k;
-        // At most two thirds full.
-        let mut slots = vec![0u32; (n + n / 2).next_power_of_two().max(2)];
-        let mask = slots.len() - 1;
-        for i in 0..n {
-            let mut at = fingerprint(&words[i * k..(i + 1) * k]) as usize & mask;
-            while slots[at] != 0 {
-                at = (at + 1) & mask;
-            }
-            slots[at] = i as u32 + 1;
-        }
-        Index { slots }
-    }
-
-    fn find(&self, fp: u64, words: &[u64], k: usize) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let mut at = fp as usize & mask;
-        loop {
-            match self.slots[at] {
-                0 => return None,
-                n => {
-                    let i = (n - 1) as usize;
-                    if fingerprint(&words[i * k..(i + 1) * k]) == fp {
-                        return Some(n - 1);
-                    }
-                }
-            }
-            at = (at + 1) & mask;
-        }
-    }
-}
-
 /// A state's steps: each successor, its fairness class and action index;
 /// the classes enabled; what each property owes there.
+#[derive(Clone)]
 struct Expanded {
     edges: Vec<(u32, Option<u64>, u8)>,
     enabled: Vec<u64>,
@@ -98,43 +65,82 @@ struct Expanded {
 struct Graph<'a, M: Narrated + Packed> {
     model: &'a M,
     progress: &'a [Progress<M>],
-    words: &'a [u64],
+    searched: &'a Searched,
+    kept: &'a Kept,
     k: usize,
-    index: Index,
 }
 
 impl<M: Narrated + Packed> Graph<'_, M> {
-    fn pending(&self, n: u32) -> Vec<u64> {
-        let state = self.model.unpack(self.state_words(n));
-        self.progress
-            .iter()
-            .map(|p| (p.pending)(self.model, &state))
-            .collect()
+    /// The stored words of state `n`, replayed along the search's path to it.
+    fn replayed(&self, n: u32) -> Vec<u64> {
+        let (root, steps) = self.searched.path(self.searched.key_of(n as usize));
+        let mut words = vec![0u64; self.k];
+        self.model
+            .pack(&self.model.init_states().swap_remove(root), &mut words);
+        let mut actions = Vec::new();
+        for j in steps {
+            let state = self.model.unpack(&words);
+            actions.clear();
+            self.model.actions(&state, &mut actions);
+            let next = self
+                .model
+                .next_state(&state, actions.swap_remove(j))
+                .expect("a path the search took replays");
+            words.fill(0);
+            self.model.pack(&next, &mut words);
+        }
+        words
     }
 
-    fn state_words(&self, n: u32) -> &[u64] {
-        &self.words[n as usize * self.k..(n as usize + 1) * self.k]
+    /// The words of every state of `members` (strongly connected, through
+    /// their own steps): the first one's replayed, then each packed from a
+    /// step of one already known.
+    fn words_of(&self, members: &[u32]) -> HashMap<u32, Vec<u64>> {
+        let set: HashSet<u32> = members.iter().copied().collect();
+        let Some(&first) = members.iter().min() else {
+            return HashMap::new();
+        };
+        let mut words = HashMap::from([(first, self.replayed(first))]);
+        let mut queue = VecDeque::from([first]);
+        let mut actions = Vec::new();
+        while let Some(x) = queue.pop_front() {
+            let state = self.model.unpack(&words[&x]);
+            actions.clear();
+            self.model.actions(&state, &mut actions);
+            let targets = self.kept.steps(x);
+            let mut targets = targets.iter();
+            for action in actions.drain(..) {
+                let Some(next) = self.model.next_state(&state, action) else {
+                    continue;
+                };
+                let to = *targets.next().expect("a kept step per next state");
+                if set.contains(&to) && !words.contains_key(&to) {
+                    let mut w = vec![0u64; self.k];
+                    self.model.pack(&next, &mut w);
+                    words.insert(to, w);
+                    queue.push_back(to);
+                }
+            }
+        }
+        assert_eq!(words.len(), set.len(), "a component reaches all its states");
+        words
     }
 
-    fn expand(&self, n: u32) -> Expanded {
-        let state = self.model.unpack(self.state_words(n));
+    fn expand(&self, n: u32, words: &[u64]) -> Expanded {
+        let state = self.model.unpack(words);
         let mut actions = Vec::new();
         self.model.actions(&state, &mut actions);
-        let mut words = vec![0u64; self.k];
+        let targets = self.kept.steps(n);
+        let mut targets = targets.iter();
         let mut edges = Vec::with_capacity(actions.len());
         let mut enabled = Vec::new();
         for (j, action) in actions.into_iter().enumerate() {
             let class = self.model.fairness(&state, &action);
             enabled.extend(class);
-            let Some(next) = self.model.next_state(&state, action) else {
+            if self.model.next_state(&state, action).is_none() {
                 continue;
-            };
-            words.fill(0);
-            self.model.pack(&next, &mut words);
-            let to = self
-                .index
-                .find(fingerprint(&words), self.words, self.k)
-                .expect("every successor was explored");
+            }
+            let to = *targets.next().expect("a kept step per next state");
             edges.push((to, class, j as u8));
         }
         enabled.sort_unstable();
@@ -151,6 +157,15 @@ impl<M: Narrated + Packed> Graph<'_, M> {
             pending,
             stutters,
         }
+    }
+
+    /// Every state of `members` expanded.
+    fn expand_all(&self, members: &[u32]) -> HashMap<u32, Expanded> {
+        let words = self.words_of(members);
+        members
+            .iter()
+            .map(|&v| (v, self.expand(v, &words[&v])))
+            .collect()
     }
 }
 
@@ -289,32 +304,6 @@ fn fair_cycle(members: &HashSet<u32>, expanded: &HashMap<u32, Expanded>) -> bool
     always.unwrap_or_default().iter().all(|c| taken.contains(c))
 }
 
-/// `work` on `threads` contiguous ranges of `0..n`, in order.
-fn in_parallel<T: Send>(
-    n: usize,
-    threads: usize,
-    work: impl Fn(std::ops::Range<usize>) -> T + Sync,
-) -> Vec<T> {
-    let per = n.div_ceil(threads).max(1);
-    let ranges: Vec<_> = (0..n).step_by(per).map(|a| a..(a + per).min(n)).collect();
-    if ranges.len() <= 1 {
-        return ranges.into_iter().map(&work).collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .into_iter()
-            .map(|r| {
-                let work = &work;
-                scope.spawn(move || work(r))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a progress thread"))
-            .collect()
-    })
-}
-
 pub(crate) fn find<M: Narrated + Packed + Sync>(
     model: &M,
     progress: &[Progress<M>],
@@ -322,14 +311,16 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
     limits: &Limits,
     started: Instant,
 ) -> Fair {
-    let k = model.packed_words();
-    let n = searched.words.len() / k;
+    let kept = searched
+        .kept
+        .as_ref()
+        .expect("the search kept the graph for progress");
     let graph = Graph {
         model,
         progress,
-        words: &searched.words,
-        k,
-        index: Index::build(&searched.words, k),
+        searched,
+        kept,
+        k: model.packed_words(),
     };
     let deadline = match (limits.timeout.map(|t| started + t), limits.deadline) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -364,92 +355,26 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
             });
         }
     };
-    // The states where something is owed, then each one's steps to such
-    // states (kept, as offsets and targets): both by every thread, each on a
-    // range of states, the same whatever their number.
-    let threads = limits.threads.max(1);
-    let stop = std::sync::Mutex::new(None::<Cut>);
-    let stopped = |at: usize| {
-        if at.is_multiple_of(4096) {
-            if let Some(c) = over_budget() {
-                stop.lock().expect("a budget flag").get_or_insert(c);
-            }
-        }
-        stop.lock().expect("a budget flag").is_some()
-    };
-    let owing: Vec<bool> = in_parallel(n, threads, |range| {
-        let mut out = Vec::with_capacity(range.len());
-        for v in range {
-            if stopped(v) {
-                break;
-            }
-            out.push(graph.pending(v as u32).iter().any(|&m| m != 0));
-        }
-        out
-    })
-    .concat();
-    let pending_any = |v: u32| owing.get(v as usize).copied().unwrap_or(false);
+    let n = kept.len();
+    let owing = |v: u32| kept.owing(v);
     // One-state components worth judging: a stutter, or a step back to
-    // itself (seen when the state is expanded).
-    let parts = in_parallel(n, threads, |range| {
-        let mut counts: Vec<u32> = Vec::with_capacity(range.len());
-        let mut targets: Vec<u32> = Vec::new();
-        let mut single: Vec<u32> = Vec::new();
-        for v in range {
-            if stopped(v) {
-                break;
-            }
-            if !pending_any(v as u32) {
-                counts.push(0);
-                continue;
-            }
-            let e = graph.expand(v as u32);
-            if e.stutters || e.edges.iter().any(|x| x.0 == v as u32) {
-                single.push(v as u32);
-            }
-            let before = targets.len();
-            targets.extend(e.edges.iter().map(|x| x.0).filter(|&w| pending_any(w)));
-            counts.push((targets.len() - before) as u32);
-        }
-        (counts, targets, single)
-    });
-    if let Some(c) = *stop.lock().expect("a budget flag") {
-        return Fair {
-            found: progress.iter().map(|_| None).collect(),
-            cut: Some(c),
-        };
-    }
-    // Each range's steps stay where its thread put them (no copy of them
-    // all at once): its counts become offsets in place.
-    let per = n.div_ceil(threads).max(1);
-    let mut single: HashSet<u32> = HashSet::new();
-    let mut steps: Vec<(Vec<u32>, Vec<u32>)> = Vec::with_capacity(parts.len());
-    for (mut counts, part, one) in parts {
-        let mut at = 0u32;
-        for c in counts.iter_mut() {
-            let here = *c;
-            *c = at;
-            at += here;
-        }
-        counts.push(at);
-        steps.push((counts, part));
-        single.extend(one);
-    }
+    // itself.
+    let single = |v: u32| kept.stutters.binary_search(&v).is_ok() || kept.steps(v).contains(&v);
     let mut marks = vec![0u32; n];
-    let mut roots = (0..n as u32).filter(|&v| pending_any(v));
+    let mut roots = (0..n as u32).filter(|&v| owing(v));
     let mut components = Vec::new();
     let mut finished = tarjan(
         &mut |v| {
-            let (offsets, targets) = &steps[v as usize / per];
-            let i = v as usize % per;
-            targets[offsets[i] as usize..offsets[i + 1] as usize].to_vec()
+            let mut steps = kept.steps(v);
+            steps.retain(|&w| owing(w));
+            steps
         },
         &mut roots,
         &mut marks,
         &mut |component| {
             // Most components are one state with no step back to itself
             // and something fair to do: nothing to judge.
-            if component.len() == 1 && !single.contains(&component[0]) {
+            if component.len() == 1 && !single(component[0]) {
                 return;
             }
             components.push(component);
@@ -457,10 +382,8 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
         &mut || go_on(&mut cut),
     );
     drop(marks);
-    drop(steps);
     let judge = |component: Vec<u32>, best: &mut Vec<Option<Candidate>>, cut: &mut Option<Cut>| {
-        let expanded: HashMap<u32, Expanded> =
-            component.iter().map(|&v| (v, graph.expand(v))).collect();
+        let expanded = graph.expand_all(&component);
         let mut sorted = component.clone();
         sorted.sort_unstable();
         for &v in &sorted {
@@ -517,7 +440,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
                 for mut part in parts {
                     let set: HashSet<u32> = part.iter().copied().collect();
                     let sub: HashMap<u32, Expanded> =
-                        part.iter().map(|&v| (v, graph.expand(v))).collect();
+                        part.iter().map(|&v| (v, expanded[&v].clone())).collect();
                     if fair_cycle(&set, &sub) {
                         part.sort_unstable();
                         offer(best, p, part[0], part);
@@ -556,7 +479,7 @@ fn fair_loop<M: Narrated + Packed>(graph: &Graph<M>, entry: u32, members: &[u32]
         return Vec::new();
     }
     let set: HashSet<u32> = members.iter().copied().collect();
-    let expanded: HashMap<u32, Expanded> = members.iter().map(|&v| (v, graph.expand(v))).collect();
+    let expanded = graph.expand_all(members);
     let mut owed: Vec<u64> = expanded
         .values()
         .flat_map(|e| e.enabled.iter().copied())

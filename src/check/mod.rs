@@ -27,6 +27,7 @@
 
 pub mod budget;
 mod fair;
+mod kept;
 pub mod memory;
 pub mod progress;
 mod search;
@@ -293,16 +294,16 @@ where
         .into_iter()
         .filter(|p| names.is_empty() || names.contains(&p.name))
         .collect();
-    // Progress needs every state, kept whole: no stopping once found.
+    // Progress needs every state's steps: no stopping once found.
     let keep = !progress.is_empty();
     let limits = &Limits {
         stop_once_found: limits.stop_once_found && !keep,
         ..*limits
     };
-    let mut searched = search::search(&model, &properties, limits, started, keep);
+    let mut searched = search::search(&model, &properties, &progress, limits, started);
     let fair = (keep && searched.cut.is_none())
         .then(|| fair::find(&model, &progress, &searched, limits, started));
-    searched.words = Vec::new();
+    searched.kept = None;
     let results = properties
         .iter()
         .zip(&searched.found)

@@ -19,12 +19,20 @@
 //! level being expanded and of the next: a counterexample's path is rebuilt
 //! from the parents and replayed. Budgets (states, time, memory) are looked
 //! at between chunks, so a run stops within a few milliseconds of one.
+//!
+//! With progress properties asked for, it also keeps the graph the progress
+//! check walks ([`Kept`]): which states owe something, and each such state's
+//! steps as state numbers (a few bytes a step), found while expanding it,
+//! so that no state is expanded twice. A step's target may be numbered only
+//! in the next level, so a level's steps are kept as fingerprints until the
+//! level after it is numbered (the table then keeps numbers too).
 
+use super::kept::Kept;
 use super::table::{fingerprint, Shard, Table, SHARDS};
 use super::{Cut, Limits};
 use crate::check::memory::resident_bytes;
 use crate::check::progress::{checker_line, Meter};
-use slotcheck_models::Packed;
+use slotcheck_models::{Narrated, Packed, Progress};
 use stateright::{Expectation, Model, Property};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -59,9 +67,19 @@ pub(crate) struct Searched {
     parents: Vec<u32>,
     via: Vec<u8>,
     roots: Vec<u32>,
-    /// With `keep`: the packed words of every state, in its number's order
-    /// (what the progress check walks again); else empty.
-    pub words: Vec<u64>,
+    /// With progress properties: the graph they are judged on.
+    pub kept: Option<Kept>,
+}
+
+/// One chunk's part of the graph: its states' owing flags, step counts and
+/// steps (as fingerprints until they are numbered), and its stutters (as
+/// indices into the level).
+struct ChunkSteps {
+    chunk: usize,
+    owing: Vec<bool>,
+    counts: Vec<u32>,
+    fingerprints: Vec<u64>,
+    stutters: Vec<u32>,
 }
 
 /// Whether `state` is a discovery for `property`: it breaks an `always`, or
@@ -142,18 +160,27 @@ struct Expansion {
     mine: Shard,
     /// Per property, the first candidate (least key) that discovers it.
     first: Vec<Option<Discovery>>,
+    /// With progress properties: the steps of each chunk this thread took.
+    steps: Vec<ChunkSteps>,
 }
 
+/// Whether a progress property is pending in `state`.
+fn owes<M: Narrated>(progress: &[Progress<M>], model: &M, state: &M::State) -> bool {
+    progress.iter().any(|p| (p.pending)(model, state) != 0)
+}
+
+/// `progress` (none: no graph kept) is what the progress check will judge.
 pub(crate) fn search<M>(
     model: &M,
     properties: &[Property<M>],
+    progress: &[Progress<M>],
     limits: &Limits,
     started: Instant,
-    keep: bool,
 ) -> Searched
 where
-    M: Packed + Sync,
+    M: Narrated + Packed + Sync,
 {
+    let keep = !progress.is_empty();
     let k = model.packed_words();
     let threads = limits.threads.max(1);
     let groups = threads;
@@ -171,12 +198,16 @@ where
         cut: AtomicU8::new(0),
     };
     let mut meter = Meter::new(limits.progress);
-    let mut table = Table::default();
+    let mut table = if keep {
+        Table::numbered()
+    } else {
+        Table::default()
+    };
     let mut parents: Vec<u32> = Vec::new();
     let mut via: Vec<u8> = Vec::new();
     let mut roots: Vec<u32> = Vec::new();
     let mut found: Vec<Option<Discovery>> = vec![None; properties.len()];
-    let mut kept: Vec<u64> = Vec::new();
+    let mut kept = keep.then(Kept::default);
 
     // Level 1: the initial states, in their order.
     let mut frontier: Vec<u64> = Vec::new();
@@ -186,8 +217,12 @@ where
     for (i, state) in inits.iter().enumerate() {
         words.fill(0);
         model.pack(state, &mut words);
-        if !table.insert(fingerprint(&words)) {
+        let fp = fingerprint(&words);
+        if !table.insert(fp) {
             continue;
+        }
+        if keep {
+            table.set_number(fp, parents.len() as u32);
         }
         for (p, property) in properties.iter().enumerate() {
             if found[p].is_none() && discovers(property, model, state) {
@@ -215,13 +250,14 @@ where
         let unique_so_far = table.len();
 
         // 1. Expand, every thread reading the table.
-        let expansions: Vec<Expansion> = std::thread::scope(|scope| {
+        let mut expansions: Vec<Expansion> = std::thread::scope(|scope| {
             let expand = |meter: Option<&mut Meter>| {
                 let mut meter = meter;
                 let mut mine = Expansion {
                     buckets: vec![Vec::new(); groups],
                     mine: Shard::default(),
                     first: vec![None; properties.len()],
+                    steps: Vec::new(),
                 };
                 let mut actions = Vec::new();
                 let mut words = vec![0u64; k];
@@ -237,12 +273,34 @@ where
                         budget.look_at_memory();
                         memory_at = Instant::now();
                     }
+                    let mut steps = keep.then(|| ChunkSteps {
+                        chunk,
+                        owing: Vec::with_capacity(CHUNK),
+                        counts: Vec::with_capacity(CHUNK),
+                        fingerprints: Vec::new(),
+                        stutters: Vec::new(),
+                    });
                     for i in from..(from + CHUNK).min(level_len) {
                         let state = model.unpack(&frontier[i * k..(i + 1) * k]);
                         model.actions(&state, &mut actions);
                         if !budget.take_states(actions.len()) {
                             break;
                         }
+                        // The progress check's part: whether the state owes
+                        // something, and if so its steps, in action order.
+                        let mut kept_steps = steps.as_mut().and_then(|steps| {
+                            let owing = owes(progress, model, &state);
+                            steps.owing.push(owing);
+                            steps.counts.push(0);
+                            if !owing {
+                                return None;
+                            }
+                            let fair = actions.iter().any(|a| model.fairness(&state, a).is_some());
+                            if !fair && !model.stopped_by_bounds(&state) {
+                                steps.stutters.push((i - from) as u32);
+                            }
+                            Some(steps)
+                        });
                         let parent = (level_start + i) as u64;
                         for (j, action) in actions.drain(..).enumerate() {
                             let Some(next) = model.next_state(&state, action) else {
@@ -251,6 +309,10 @@ where
                             words.fill(0);
                             model.pack(&next, &mut words);
                             let fp = fingerprint(&words);
+                            if let Some(steps) = kept_steps.as_mut() {
+                                steps.fingerprints.push(fp);
+                                *steps.counts.last_mut().expect("this state's count") += 1;
+                            }
                             if table.contains(fp) || !mine.mine.insert(fp) {
                                 continue;
                             }
@@ -273,6 +335,7 @@ where
                             bucket.extend_from_slice(&words);
                         }
                     }
+                    mine.steps.extend(steps);
                     if let Some(meter) = meter.as_deref_mut() {
                         meter.tick(|elapsed| {
                             checker_line(
@@ -309,10 +372,12 @@ where
         if budget.stopped() {
             break;
         }
-        if keep {
-            kept.extend_from_slice(&frontier);
-        }
         drop(frontier);
+        let mut level_steps: Vec<ChunkSteps> = expansions
+            .iter_mut()
+            .flat_map(|e| std::mem::take(&mut e.steps))
+            .collect();
+        level_steps.sort_unstable_by_key(|c| c.chunk);
 
         // 2. Insert, each group of shards by one thread, in key order.
         let stride = k + 2;
@@ -336,6 +401,9 @@ where
                 let fp = record[1];
                 if shards[Table::shard_of(fp) % per_group].insert(fp) {
                     new.push(record[0]);
+                    if keep {
+                        new.push(fp);
+                    }
                     new.extend_from_slice(&record[2..]);
                 }
             }
@@ -360,10 +428,12 @@ where
         };
 
         // 3. Number the new states in key order: the next level.
-        let record = k + 1;
+        let head = 1 + usize::from(keep);
+        let record = k + head;
         let total: usize = new_states.iter().map(|n| n.len() / record).sum();
         let mut next_frontier = Vec::with_capacity(total * k);
         let mut at = vec![0usize; new_states.len()];
+        let expanded_from = level_start;
         level_start += level_len;
         loop {
             let next = (0..new_states.len())
@@ -371,12 +441,36 @@ where
                 .min_by_key(|&g| new_states[g][at[g]]);
             let Some(g) = next else { break };
             let key = new_states[g][at[g]];
+            if keep {
+                table.set_number(new_states[g][at[g] + 1], parents.len() as u32);
+            }
             parents.push(u32::try_from(key >> 8).expect("at most 2^32 states"));
             via.push(key as u8);
-            next_frontier.extend_from_slice(&new_states[g][at[g] + 1..at[g] + record]);
+            next_frontier.extend_from_slice(&new_states[g][at[g] + head..at[g] + record]);
             at[g] += record;
         }
         drop(new_states);
+        // Every step of the level just expanded now leads to a numbered state.
+        if let Some(kept) = kept.as_mut() {
+            for chunk in level_steps {
+                let base = (expanded_from + chunk.chunk * CHUNK) as u32;
+                let mut at = 0usize;
+                for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
+                    let fps = &chunk.fingerprints[at..at + count as usize];
+                    at += count as usize;
+                    kept.push(
+                        owing,
+                        fps.iter().map(|&fp| {
+                            table
+                                .number(fp)
+                                .expect("every step leads to a numbered state")
+                        }),
+                    );
+                }
+                kept.stutters
+                    .extend(chunk.stutters.into_iter().map(|i| base + i));
+            }
+        }
         frontier = next_frontier;
         if !frontier.is_empty() {
             depth += 1;
@@ -393,7 +487,7 @@ where
         parents,
         via,
         roots,
-        words: kept,
+        kept,
     }
 }
 

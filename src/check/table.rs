@@ -3,7 +3,9 @@
 //! from every thread while it explores a level, and inserts a level's new
 //! states shard by shard, each shard by one thread, so no lock is needed.
 //! A shard grows on its own, so growing never holds two copies of the
-//! whole table at once.
+//! whole table at once. A table made [`Table::numbered`] also keeps each
+//! state's number beside its fingerprint (4 bytes a slot), for the progress
+//! check's steps.
 
 /// Shards: enough that growing one is a small step, and that threads
 /// inserting into disjoint groups of them stay balanced.
@@ -39,6 +41,9 @@ pub fn fingerprint(words: &[u64]) -> u64 {
 #[derive(Default)]
 pub struct Shard {
     slots: Vec<u64>,
+    /// Beside each slot, its state's number (only when `numbered`).
+    numbers: Vec<u32>,
+    numbered: bool,
     len: usize,
 }
 
@@ -49,15 +54,20 @@ impl Shard {
     }
 
     pub fn contains(&self, fp: u64) -> bool {
+        self.find(fp).is_some()
+    }
+
+    /// The slot holding `fp`.
+    fn find(&self, fp: u64) -> Option<usize> {
         if self.slots.is_empty() {
-            return false;
+            return None;
         }
         let mask = self.slots.len() - 1;
         let mut i = self.index(fp);
         loop {
             match self.slots[i] {
-                0 => return false,
-                slot if slot == fp => return true,
+                0 => return None,
+                slot if slot == fp => return Some(i),
                 _ => i = (i + 1) & mask,
             }
         }
@@ -86,16 +96,35 @@ impl Shard {
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(64);
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
+        let old_numbers = if self.numbered {
+            std::mem::replace(&mut self.numbers, vec![0; size])
+        } else {
+            Vec::new()
+        };
         self.len = 0;
-        for fp in old.into_iter().filter(|&fp| fp != 0) {
+        for (at, fp) in old.into_iter().enumerate().filter(|&(_, fp)| fp != 0) {
             let mask = size - 1;
             let mut i = self.index(fp);
             while self.slots[i] != 0 {
                 i = (i + 1) & mask;
             }
             self.slots[i] = fp;
+            if self.numbered {
+                self.numbers[i] = old_numbers[at];
+            }
             self.len += 1;
         }
+    }
+
+    /// Gives the state of `fp` (inserted) its number.
+    pub fn set_number(&mut self, fp: u64, number: u32) {
+        let i = self.find(fp).expect("a numbered state is in its shard");
+        self.numbers[i] = number;
+    }
+
+    /// The number of the state of `fp`, if it is in the shard.
+    pub fn number(&self, fp: u64) -> Option<u32> {
+        self.find(fp).map(|i| self.numbers[i])
     }
 
     pub fn len(&self) -> usize {
@@ -117,6 +146,26 @@ impl Default for Table {
 }
 
 impl Table {
+    /// A table that keeps each state's number too.
+    pub fn numbered() -> Self {
+        Table {
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    numbered: true,
+                    ..Shard::default()
+                })
+                .collect(),
+        }
+    }
+
+    pub fn set_number(&mut self, fp: u64, number: u32) {
+        self.shards[Self::shard_of(fp)].set_number(fp, number);
+    }
+
+    pub fn number(&self, fp: u64) -> Option<u32> {
+        self.shards[Self::shard_of(fp)].number(fp)
+    }
+
     pub fn shard_of(fp: u64) -> usize {
         (fp >> (64 - SHARD_BITS)) as usize
     }
@@ -151,6 +200,20 @@ mod tests {
         }
         assert_eq!(table.len(), fps.len());
         assert!(!table.contains(fingerprint(&[1, 2, 3])));
+    }
+
+    #[test]
+    fn a_numbered_table_keeps_each_number_through_growing() {
+        let mut table = Table::numbered();
+        let fps: Vec<u64> = (0..50_000u64).map(|i| fingerprint(&[i])).collect();
+        for (n, &fp) in fps.iter().enumerate() {
+            assert!(table.insert(fp));
+            table.set_number(fp, n as u32);
+        }
+        for (n, &fp) in fps.iter().enumerate() {
+            assert_eq!(table.number(fp), Some(n as u32));
+        }
+        assert_eq!(table.number(fingerprint(&[1, 2, 3])), None);
     }
 
     #[test]

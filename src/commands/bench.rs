@@ -12,12 +12,13 @@ use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
 use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
 use crate::report::bench::{
-    BenchReport, CommandOvershoot, MutateFigures, SearchFigures, SearchOvershoot, ValidateFigures,
-    ValidateLinkFigures,
+    BenchReport, CommandOvershoot, MutateFigures, ProgressCost, SearchFigures, SearchOvershoot,
+    ValidateFigures, ValidateLinkFigures,
 };
 use slotcheck_models::link::{design_named as link_design, Bounds as LinkBounds, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
-use slotcheck_models::{Narrated, Packed};
+use slotcheck_models::{Narrated, Packed, PropertyKind};
+use stateright::Model;
 use std::time::{Duration, Instant};
 
 /// The designs measured: the source's three and the recommended repair.
@@ -192,6 +193,61 @@ fn measure_quick(progress: bool) -> Vec<Measurement> {
         .filter_map(|design| {
             let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
             whole(|| measure_one(name, design, model, 1, progress))
+        })
+        .collect()
+}
+
+/// The design whose progress check is costed: the recommended one.
+const PROGRESS_DESIGN: &str = "owner-keyed-atomic-admit-supersede-first-dlq-cancels";
+
+/// The progress check's cost: `design` on `bounds` checked with its
+/// `always` and `sometimes` properties alone, then with every property, one
+/// run after the other (so that both see the same load), per thread count.
+/// The bounds are three requests, K 1, a crash, a stall and two
+/// deliveries (`N3 K1 c1 s1`), with a target of at most twice the time and
+/// the memory.
+pub fn progress_cost(
+    name: &'static str,
+    bounds: Bounds,
+    threads: &[usize],
+    progress: bool,
+) -> Vec<ProgressCost> {
+    let round = |x: f64, places: i32| (x * 10f64.powi(places)).round() / 10f64.powi(places);
+    let model = Stovepipe::new(design_named(PROGRESS_DESIGN).expect("a design"), bounds);
+    let safety: Vec<&'static str> = model
+        .properties()
+        .iter()
+        .map(|p| p.name)
+        .filter(|&name| model.kind_of(name) != Some(PropertyKind::Progress))
+        .collect();
+    let run = |names: &[&'static str], threads: usize| {
+        let limits = Limits {
+            threads,
+            progress,
+            ..Limits::default()
+        };
+        let own_peak = reset_peak();
+        let outcome = check(model, names, &limits);
+        let peak = own_peak.then(peak_bytes).flatten();
+        (
+            round(outcome.stats.seconds, 3),
+            peak.map(|b| round(b as f64 / (1 << 20) as f64, 1)),
+        )
+    };
+    threads
+        .iter()
+        .map(|&threads| {
+            let (safety_seconds, safety_peak_mib) = run(&safety, threads);
+            let (seconds, peak_mib) = run(&[], threads);
+            ProgressCost {
+                bounds: name.to_string(),
+                design: PROGRESS_DESIGN.to_string(),
+                peak_mib,
+                safety_peak_mib,
+                safety_seconds,
+                seconds,
+                threads,
+            }
         })
         .collect()
 }
@@ -418,7 +474,16 @@ pub fn validate_link_time(lines: usize) -> (usize, usize, f64, usize) {
 /// `quick`: the first bounds of the matrix only (`mutate` on them too), logs
 /// of a thousand lines, no `--timeout` runs and no simulator: the command and
 /// its report checked in seconds.
-pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8, String> {
+///
+/// `progress_only`: only the progress check's cost (see [`progress_cost`]),
+/// as its lines, or with `as_json` as a JSON list of `ProgressCost`.
+pub fn run(
+    large: bool,
+    quick: bool,
+    progress_only: bool,
+    as_json: bool,
+    progress: bool,
+) -> Result<u8, String> {
     // Each later phase runs only if no signal came; one that a signal
     // reached during it is left out (`whole`, `after`), never half-counted.
     fn after<T>(phase: impl FnOnce() -> T) -> Option<T> {
@@ -427,6 +492,20 @@ pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8
         }
         let done = phase();
         (!cancelled()).then_some(done)
+    }
+    if progress_only {
+        let costs = progress_cost("N3 K1 c1 s1", bounds(3, 1, 1, 1), &[1, 2], progress);
+        if as_json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&costs).expect("a report is JSON")
+            );
+        } else {
+            for c in &costs {
+                print!("{}", c.line());
+            }
+        }
+        return Ok(if cancelled() { 3 } else { 0 });
     }
     let rows = if quick {
         measure_quick(progress)
@@ -456,6 +535,15 @@ pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8
         command_overshoot(timeout)?
     };
     let design = "owner-keyed-atomic-admit-dlq-cancels".to_string();
+    let progress_costs = after(|| {
+        if quick {
+            let (name, bounds, _) = matrix(false)[0];
+            progress_cost(name, bounds, &[1], progress)
+        } else {
+            progress_cost("N3 K1 c1 s1", bounds(3, 1, 1, 1), &[1, 2], progress)
+        }
+    })
+    .unwrap_or_default();
     let report = BenchReport {
         checks: rows.iter().map(figures_of).collect(),
         command_timeout: commands
@@ -476,6 +564,7 @@ pub fn run(large: bool, quick: bool, as_json: bool, progress: bool) -> Result<u8
         stopped: cancelled().then(|| {
             "a signal (SIGINT or SIGTERM) stopped the bench: the figures above are whole, the measurements not shown were not made".to_string()
         }),
+        progress: progress_costs,
         timeout: overshoot
             .iter()
             .map(|(threads, s)| SearchOvershoot {

@@ -161,6 +161,11 @@ struct BenchArgs {
     /// its report; its figures are not worth quoting.
     #[arg(long, conflicts_with = "large")]
     quick: bool,
+    /// Only what the progress properties cost: the recommended design on three requests, K 1,
+    /// a crash, a stall and two deliveries, with one thread and two, checked with its always
+    /// and sometimes properties alone, then with every property (about a minute).
+    #[arg(long, conflicts_with_all = ["large", "quick"])]
+    progress_cost: bool,
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
     quiet: bool,
@@ -243,6 +248,7 @@ pub fn run() -> ExitCode {
         Command::Bench(args) => bench::run(
             args.large,
             args.quick,
+            args.progress_cost,
             args.json,
             crate::check::progress::wanted(args.quiet),
         ),

@@ -24,6 +24,10 @@ pub struct BenchReport {
     /// present are whole, the absent ones were not made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// What the progress properties add to the `always` and `sometimes`
+    /// ones, measured in the same run (empty when a signal stopped the
+    /// bench before it).
+    pub progress: Vec<ProgressCost>,
     /// The search alone cut by `--timeout` (with `--large` only).
     pub timeout: Vec<SearchOvershoot>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,6 +57,56 @@ pub struct SearchFigures {
     pub states_per_second: f64,
     pub threads: usize,
     pub unique: usize,
+}
+
+/// One design on named bounds checked twice, one run after the other: its
+/// `always` and `sometimes` properties alone, then every property, progress
+/// included.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ProgressCost {
+    pub bounds: String,
+    pub design: String,
+    /// Peak memory in MiB with progress, to 0.1 (`null` where the peak is
+    /// not measured).
+    pub peak_mib: Option<f64>,
+    /// The same without progress.
+    pub safety_peak_mib: Option<f64>,
+    /// Seconds to every verdict without progress, to 0.001.
+    pub safety_seconds: f64,
+    /// Seconds to every verdict with progress, to 0.001.
+    pub seconds: f64,
+    pub threads: usize,
+}
+
+impl ProgressCost {
+    /// The check with progress over the check without: time, and memory.
+    pub fn ratios(&self) -> (f64, Option<f64>) {
+        let time = self.seconds / self.safety_seconds.max(1e-9);
+        let memory = self
+            .peak_mib
+            .zip(self.safety_peak_mib)
+            .map(|(with, without)| with / without.max(1e-9));
+        (time, memory)
+    }
+
+    /// `progress (DESIGN, BOUNDS, 1 thread): ...`: the line `bench` prints.
+    pub fn line(&self) -> String {
+        let mib = |m: Option<f64>| m.map_or("? MiB".to_string(), |m| format!("{m:.1} MiB"));
+        let (time, memory) = self.ratios();
+        format!(
+            "progress ({}, {}, {} thread{}): always and sometimes alone {:.2} s, {}; with progress {:.2} s, {}: {:.2}x the time, {} the memory\n",
+            self.design,
+            self.bounds,
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            self.safety_seconds,
+            mib(self.safety_peak_mib),
+            self.seconds,
+            mib(self.peak_mib),
+            time,
+            memory.map_or("?".to_string(), |m| format!("{m:.2}x")),
+        )
+    }
 }
 
 /// The search alone, on work it cannot finish, cut at its timeout.
@@ -175,6 +229,9 @@ impl BenchReport {
                 if t.threads == 1 { "" } else { "s" },
                 t.stopped_after_seconds
             ));
+        }
+        for p in &self.progress {
+            out.push_str(&p.line());
         }
         if let Some(m) = &self.mutate {
             out.push_str(&format!(

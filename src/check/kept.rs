@@ -1,0 +1,139 @@
+//! The graph the progress check walks, kept by the search as it expands
+//! each state ([`Kept`]): which states owe something, and each such state's
+//! steps as state numbers, in the order of its actions.
+//!
+//! Compact, since it lives as long as the search and more: each state's
+//! steps are a count and then, per step, the distance from the state before
+//! (the state itself for the first step), zigzag-encoded in 7-bit groups
+//! (LEB128). A state's new successors are numbered one after the other in
+//! the next level (in the order of its actions), so most distances after
+//! the first take a byte: about 2.4 bytes a step and one a state, against
+//! 4 and 4 as plain numbers and offsets. The start of every
+//! [`EVERY`]th state's steps is kept, so a state's steps are found by
+//! skipping at most that many others.
+
+/// States between two kept starts.
+const EVERY: usize = 16;
+
+#[derive(Default)]
+pub(crate) struct Kept {
+    /// Bit `n`: some progress property is pending in state `n`.
+    owing: Vec<u64>,
+    len: usize,
+    /// Each state's steps, one after the other (see the module's comment).
+    bytes: Vec<u8>,
+    /// Where the steps of states 0, EVERY, 2·EVERY... start in `bytes`.
+    starts: Vec<u64>,
+    /// Owing states where no weakly fair step is enabled and the bounds did
+    /// not stop the run (they stutter for ever), in order.
+    pub stutters: Vec<u32>,
+}
+
+fn put(bytes: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        bytes.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    bytes.push(x as u8);
+}
+
+fn get(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut x = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        x |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return x;
+        }
+        shift += 7;
+    }
+}
+
+impl Kept {
+    /// The states numbered so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn owing(&self, n: u32) -> bool {
+        self.owing[n as usize / 64] >> (n % 64) & 1 == 1
+    }
+
+    /// Adds the next state: whether it owes something, and its steps (none
+    /// for a state that owes nothing).
+    pub fn push(&mut self, owing: bool, steps: impl ExactSizeIterator<Item = u32>) {
+        let n = self.len;
+        if n.is_multiple_of(64) {
+            self.owing.push(0);
+        }
+        if owing {
+            self.owing[n / 64] |= 1 << (n % 64);
+        }
+        if n.is_multiple_of(EVERY) {
+            self.starts.push(self.bytes.len() as u64);
+        }
+        put(&mut self.bytes, steps.len() as u64);
+        let mut before = n as i64;
+        for to in steps {
+            let d = to as i64 - before;
+            put(&mut self.bytes, ((d << 1) ^ (d >> 63)) as u64);
+            before = to as i64;
+        }
+        self.len += 1;
+    }
+
+    /// The steps of state `n`, in the order of its actions.
+    pub fn steps(&self, n: u32) -> Vec<u32> {
+        let n = n as usize;
+        let mut at = self.starts[n / EVERY] as usize;
+        for _ in 0..n % EVERY {
+            let count = get(&self.bytes, &mut at);
+            for _ in 0..count {
+                get(&self.bytes, &mut at);
+            }
+        }
+        let count = get(&self.bytes, &mut at) as usize;
+        let mut steps = Vec::with_capacity(count);
+        let mut before = n as i64;
+        for _ in 0..count {
+            let z = get(&self.bytes, &mut at);
+            before += (z >> 1) as i64 ^ -((z & 1) as i64);
+            steps.push(before as u32);
+        }
+        steps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_state_gets_back_its_steps_in_order() {
+        let mut kept = Kept::default();
+        let mut all = Vec::new();
+        for n in 0..1000u32 {
+            let owing = n % 3 != 0;
+            let steps: Vec<u32> = if owing {
+                (0..n % 7)
+                    .map(|i| match i % 3 {
+                        0 => n + 1 + i,
+                        1 => n / 2,
+                        _ => u32::MAX - i,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            kept.push(owing, steps.iter().copied());
+            all.push((owing, steps));
+        }
+        assert_eq!(kept.len(), 1000);
+        for (n, (owing, steps)) in all.iter().enumerate() {
+            assert_eq!(kept.owing(n as u32), *owing);
+            assert_eq!(&kept.steps(n as u32), steps);
+        }
+    }
+}
