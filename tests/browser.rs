@@ -178,7 +178,7 @@ fn the_scenario_report_shows_a_verdict_cell_and_a_diagram_in_chromium() {
     // The cell is in the folded scenario's tables, packed with the stories.
     let html = slotcheck::report::html::lazy::unpack(&page).join("");
     let cell = html
-        .find(">violated (24 steps)</a></td>")
+        .find(">violated (25 steps)</a></td>")
         .expect("the double run's verdict cell");
     let link = &html[html[..cell].rfind("<a href=\"#").unwrap() + 10..cell - 1];
     let dom = dump_dom(
