@@ -75,8 +75,15 @@ fn matrix() -> Vec<(Bounds, bool)> {
 #[test]
 fn the_reduced_state_gives_every_verdict_and_shortest_length_of_the_whole_one() {
     let mut settings = 0;
+    let mut pair = 0;
     for (bounds, split_read) in matrix() {
         for design in ["claim-first", "fail-open", "owner-keyed"] {
+            // Three designs a setting: every second pair takes each design
+            // on every second setting.
+            pair += 1;
+            if !sampled(pair) {
+                continue;
+            }
             let mut before = reference::Stovepipe::new(
                 reference::design_named(design).unwrap(),
                 reference::Bounds {
@@ -102,13 +109,12 @@ fn the_reduced_state_gives_every_verdict_and_shortest_length_of_the_whole_one() 
             settings += 1;
         }
     }
-    assert!(settings >= 99, "{settings} settings");
+    assert!(settings * 2 >= 99, "{settings} settings");
 }
 
-/// Whether the test command runs a (setting, design) pair of the second
-/// test: every second, so that each setting and each design still
-/// comes up within CI's time; `SLOTCHECK_EXACTNESS=full` (the nightly) runs
-/// every pair.
+/// Whether the test command runs a (setting, design) pair: every second,
+/// so that each setting and each design still comes up within CI's time;
+/// `SLOTCHECK_EXACTNESS=full` (the nightly) runs every pair.
 fn sampled(i: usize) -> bool {
     std::env::var("SLOTCHECK_EXACTNESS").is_ok_and(|v| v == "full") || i % 2 == 0
 }

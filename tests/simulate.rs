@@ -349,6 +349,15 @@ fn a_trace_that_cannot_be_saved_does_not_lose_the_run() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// The cells guided runs miss within `POWER_RUNS` from seed 0, listed as
+/// PCT's are. Since the link model's fetch became nats.go's (a fetch that
+/// returns an earlier request's answer, the open request answered later: two
+/// steps where one was), the slow answer's double run of
+/// after-1649-done-key takes a step more to reach, and seed 0's ten
+/// thousand runs no longer reach it; the exhaustive check does.
+const NOT_YET_FOUND_BY_GUIDED: [(&str, &str); 1] =
+    [("link-slow-answer-double-run", "after-1649-done-key")];
+
 /// The cells of the what-to-merge table that the PCT scheduler does not
 /// find within `POWER_RUNS` from seed 0 (README, "The simulator's power"):
 /// each is found by the exhaustive check, and listed here so that this test
@@ -394,7 +403,8 @@ fn pct_finds_every_finding_within_ten_thousand_runs_from_seed_0_but_the_listed_o
 
 /// Coverage-guided runs with swarm weights and PCT (`guided+all` of
 /// `simulate --power`) find every finding cell of docs/findings.md and
-/// docs/findings-link.md within `POWER_RUNS` from seed 0 (docs/power.md).
+/// docs/findings-link.md within `POWER_RUNS` from seed 0 (docs/power.md)
+/// but the listed ones.
 #[test]
 fn guided_runs_find_every_finding_within_ten_thousand_runs_from_seed_0() {
     use slotcheck::commands::simulate_bench::{power_schedulers, POWER_RUNS};
@@ -419,9 +429,12 @@ fn guided_runs_find_every_finding_within_ten_thousand_runs_from_seed_0() {
         cells[0] > 40 && cells[1] > 40,
         "finding cells hunted: {cells:?}"
     );
+    let expected: Vec<(String, String)> = NOT_YET_FOUND_BY_GUIDED
+        .iter()
+        .map(|(s, d)| (s.to_string(), d.to_string()))
+        .collect();
     assert_eq!(
-        missed,
-        Vec::<(String, String)>::new(),
+        missed, expected,
         "finding cells guided runs miss within {POWER_RUNS} runs"
     );
 }

@@ -86,29 +86,61 @@ fn findings() -> Vec<(String, String, Bounds)> {
     out
 }
 
+/// A counterexample as a story: (finding, design, property, bounds, story).
+type Counterexample = (String, &'static str, &'static str, Bounds, Vec<StoryStep>);
+
 /// Every counterexample of every `always` property of every design, on each
-/// finding's bounds: (finding, design, property, bounds, story).
-fn counterexamples() -> Vec<(String, &'static str, &'static str, Bounds, Vec<StoryStep>)> {
-    let mut out = Vec::new();
-    for (id, _, bounds) in findings() {
-        for &design in DESIGNS.iter() {
-            let model = Stovepipe::new(design, bounds);
-            let outcome = check(model, &[], &Limits::default());
-            for result in &outcome.results {
-                // A finite log cannot show a fair loop: validate judges the
-                // safety properties, so progress lassos are not logs.
-                if result.verdict != Checked::Violated
-                    || result.kind == slotcheck_models::PropertyKind::Progress
-                {
-                    continue;
-                }
-                let trace = result.trace.as_ref().expect("a violation has a path");
-                let story = model.tell(&trace.init, &trace.actions);
-                out.push((id.clone(), design.name, result.name, bounds, story));
+/// finding's bounds. Found once for the tests that use them (the checks take
+/// most of their time), the designs shared out among the cores.
+fn counterexamples() -> &'static [Counterexample] {
+    static FOUND: std::sync::OnceLock<Vec<Counterexample>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let cases: Vec<(String, Stovepipe)> = findings()
+            .into_iter()
+            .flat_map(|(id, _, bounds)| {
+                DESIGNS
+                    .iter()
+                    .map(move |&design| (id.clone(), Stovepipe::new(design, bounds)))
+            })
+            .collect();
+        let found: std::sync::Mutex<Vec<Vec<Counterexample>>> =
+            std::sync::Mutex::new(cases.iter().map(|_| Vec::new()).collect());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((id, model)) = cases.get(i) else {
+                        break;
+                    };
+                    let outcome = check(*model, &[], &Limits::default());
+                    let mut mine = Vec::new();
+                    for result in &outcome.results {
+                        // A finite log cannot show a fair loop: validate
+                        // judges the safety properties, so progress lassos
+                        // are not logs.
+                        if result.verdict != Checked::Violated
+                            || result.kind == slotcheck_models::PropertyKind::Progress
+                        {
+                            continue;
+                        }
+                        let trace = result.trace.as_ref().expect("a violation has a path");
+                        let story = model.tell(&trace.init, &trace.actions);
+                        mine.push((
+                            id.clone(),
+                            model.design.name,
+                            result.name,
+                            model.bounds,
+                            story,
+                        ));
+                    }
+                    found.lock().unwrap()[i] = mine;
+                });
             }
-        }
-    }
-    out
+        });
+        found.into_inner().unwrap().into_iter().flatten().collect()
+    })
 }
 
 #[test]
@@ -116,7 +148,7 @@ fn every_story_of_every_finding_conforms_with_its_violation() {
     let all = counterexamples();
     assert!(all.len() > 50, "{} counterexamples", all.len());
     let mut failures = Vec::new();
-    for (id, design, property, bounds, story) in &all {
+    for (id, design, property, bounds, story) in all {
         // Workers named otherwise than a story numbers them (`worker 3`):
         // validate's explanation says the log's names, so written again it
         // is the log, names and all.
