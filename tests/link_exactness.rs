@@ -172,7 +172,7 @@ fn full() -> bool {
 /// and the suite stays within CI's time; `SLOTCHECK_EXACTNESS=full` (the
 /// nightly) runs every pair.
 fn sampled(i: usize) -> bool {
-    full() || i % 3 == 0
+    full() || i.is_multiple_of(3)
 }
 
 /// Settings where the stored clocks, key ages and build lengths are cut by

@@ -178,11 +178,12 @@ fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
     }
 }
 
+// The nightly's (`cargo test --release -p slotcheck-nats --test replay_go
+// -- --ignored`): within CI's time the test command replays this finding
+// through the Rust builder (tests/replay.rs) and its slow-answer twin
+// through nats.go.
 #[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
+#[ignore = "nightly: a slow-answer replay through nats.go"]
 fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
     let after = |name, run_name| {
         run(
@@ -274,22 +275,24 @@ fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
     assert_eq!(outcome.evidence.delivered, 3);
 }
 
+// The nightly's (`cargo test --release -p slotcheck-nats --test replay_go
+// -- --ignored`): within CI's time the test command replays this finding
+// through the Rust builder (tests/replay.rs) and its slow-answer twin
+// through nats.go.
 #[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
+#[ignore = "nightly: a slow-answer replay through nats.go"]
 fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced("after-1649-slow-answer-loses-ask", "slow_lost");
     assert_eq!(late_answers(&outcome), 1);
     one_ask_acked_away_unbuilt(&outcome);
 }
 
+// The nightly's (`cargo test --release -p slotcheck-nats --test replay_go
+// -- --ignored`): within CI's time the test command replays this finding
+// through the Rust builder (tests/replay.rs) and its slow-answer twin
+// through nats.go.
 #[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
+#[ignore = "nightly: a slow-answer replay through nats.go"]
 fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced("after-1649-slow-answer-run-after-result", "slow_after");
     assert_eq!(late_answers(&outcome), 1);
