@@ -42,20 +42,9 @@ fn stovepipe_mutants() -> &'static [Vec<(String, String, Stovepipe)>] {
     static MUTANTS: std::sync::OnceLock<Vec<Vec<(String, String, Stovepipe)>>> =
         std::sync::OnceLock::new();
     MUTANTS.get_or_init(|| {
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let found = std::sync::Mutex::new(vec![Vec::new(); DESIGNS.len()]);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(design) = DESIGNS.get(i) else { break };
-                    let mutants = Stovepipe::new(*design, DEFAULT_BOUNDS).mutants();
-                    found.lock().unwrap()[i] = mutants;
-                });
-            }
-        });
-        found.into_inner().unwrap()
+        common::par_map(&DESIGNS, |design| {
+            Stovepipe::new(*design, DEFAULT_BOUNDS).mutants()
+        })
     })
 }
 

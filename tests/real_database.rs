@@ -86,29 +86,18 @@ fn counterexamples() -> &'static [Counterexample] {
                     .map(move |design| (file.clone(), Stovepipe::new(design, bounds)))
             })
             .collect();
-        let found: std::sync::Mutex<Vec<Vec<Counterexample>>> =
-            std::sync::Mutex::new(cases.iter().map(|_| Vec::new()).collect());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((file, model)) = cases.get(i) else {
-                        break;
-                    };
-                    let outcome = check(*model, &[], &Limits::default());
-                    let mine: Vec<Counterexample> = outcome
-                        .results
-                        .into_iter()
-                        .filter(|r| r.verdict == Verdict::Violated)
-                        .filter_map(|r| Some((file.clone(), *model, r.name, r.trace?)))
-                        .collect();
-                    found.lock().unwrap()[i] = mine;
-                });
-            }
-        });
-        found.into_inner().unwrap().into_iter().flatten().collect()
+        common::par_map(&cases, |(file, model)| {
+            let outcome = check(*model, &[], &Limits::default());
+            outcome
+                .results
+                .into_iter()
+                .filter(|r| r.verdict == Verdict::Violated)
+                .filter_map(|r| Some((file.clone(), *model, r.name, r.trace?)))
+                .collect::<Vec<Counterexample>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect()
     })
 }
 

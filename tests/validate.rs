@@ -103,43 +103,32 @@ fn counterexamples() -> &'static [Counterexample] {
                     .map(move |&design| (id.clone(), Stovepipe::new(design, bounds)))
             })
             .collect();
-        let found: std::sync::Mutex<Vec<Vec<Counterexample>>> =
-            std::sync::Mutex::new(cases.iter().map(|_| Vec::new()).collect());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((id, model)) = cases.get(i) else {
-                        break;
-                    };
-                    let outcome = check(*model, &[], &Limits::default());
-                    let mut mine = Vec::new();
-                    for result in &outcome.results {
-                        // A finite log cannot show a fair loop: validate
-                        // judges the safety properties, so progress lassos
-                        // are not logs.
-                        if result.verdict != Checked::Violated
-                            || result.kind == slotcheck_models::PropertyKind::Progress
-                        {
-                            continue;
-                        }
-                        let trace = result.trace.as_ref().expect("a violation has a path");
-                        let story = model.tell(&trace.init, &trace.actions);
-                        mine.push((
-                            id.clone(),
-                            model.design.name,
-                            result.name,
-                            model.bounds,
-                            story,
-                        ));
-                    }
-                    found.lock().unwrap()[i] = mine;
-                });
+        common::par_map(&cases, |(id, model)| {
+            let outcome = check(*model, &[], &Limits::default());
+            let mut mine = Vec::new();
+            for result in &outcome.results {
+                // A finite log cannot show a fair loop: validate judges the
+                // safety properties, so progress lassos are not logs.
+                if result.verdict != Checked::Violated
+                    || result.kind == slotcheck_models::PropertyKind::Progress
+                {
+                    continue;
+                }
+                let trace = result.trace.as_ref().expect("a violation has a path");
+                let story = model.tell(&trace.init, &trace.actions);
+                mine.push((
+                    id.clone(),
+                    model.design.name,
+                    result.name,
+                    model.bounds,
+                    story,
+                ));
             }
-        });
-        found.into_inner().unwrap().into_iter().flatten().collect()
+            mine
+        })
+        .into_iter()
+        .flatten()
+        .collect()
     })
 }
 

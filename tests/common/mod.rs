@@ -25,6 +25,30 @@ pub fn slotcheck(args: &[&str]) -> Output {
         .expect("the slotcheck binary runs")
 }
 
+/// `f` of each item, in the items' order, the items shared out among the
+/// cores (each is a search of its own: the tests' biggest set-ups).
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<Option<R>>> =
+        std::sync::Mutex::new(items.iter().map(|_| None).collect());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(items.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                done.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.expect("every item done"))
+        .collect()
+}
+
 /// `--threads` for a test's biggest run: the machine's cores (the counts,
 /// verdicts and traces do not depend on it; only the time does).
 pub fn cores() -> String {
