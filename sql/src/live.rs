@@ -461,38 +461,7 @@ pub fn run(backend: &Backend, config: &Config) -> Result<Outcome, String> {
     for t in threads {
         let _ = t.join();
     }
-    let k = config.max_concurrent as i64;
-    let mut queues = Vec::new();
-    for &q in &queue_ids {
-        let rows = store::rows(
-            &mut watcher,
-            q,
-            config.parts.slot,
-            config.max_deliveries as i64,
-        )
-        .map_err(|e| e.to_string())?;
-        let max_running = watcher
-            .query_one(
-                "SELECT COALESCE(MAX(running_at_start), 0) FROM builds WHERE queue = ?",
-                &[q.into()],
-            )
-            .map_err(|e| e.to_string())?
-            .map_or(0, |r| r[0].int());
-        let mut violations = if cut.is_none() {
-            row_violations(&rows, k, true, &[])
-        } else {
-            Vec::new()
-        };
-        if max_running > k && !violations.contains(&"builds-within-limit") {
-            violations.insert(0, "builds-within-limit");
-        }
-        queues.push(QueueEnd {
-            queue: q,
-            violations,
-            rows,
-            max_running,
-        });
-    }
+    let queues = queue_ends(&mut watcher, config, &queue_ids, cut.is_some())?;
     let log = std::mem::take(&mut *shared.log.lock().unwrap());
     Ok(Outcome {
         queues,
@@ -554,4 +523,43 @@ fn handle(shared: &Shared, config: &Config, conn: &mut Conn, d: &Delivery) -> bo
     }
     conn.order_on(None);
     false
+}
+
+/// Each queue's rows at the end of a run, and the invariants they break
+/// (none judged when the run was cut: its rows are mid-step), with the most
+/// builds ever running at once: the end of a free run and of a steered one.
+pub(crate) fn queue_ends(
+    conn: &mut Conn,
+    config: &Config,
+    queue_ids: &[i64],
+    cut: bool,
+) -> Result<Vec<QueueEnd>, String> {
+    let k = config.max_concurrent as i64;
+    let mut queues = Vec::new();
+    for &q in queue_ids {
+        let rows = store::rows(conn, q, config.parts.slot, config.max_deliveries as i64)
+            .map_err(|e| e.to_string())?;
+        let max_running = conn
+            .query_one(
+                "SELECT COALESCE(MAX(running_at_start), 0) FROM builds WHERE queue = ?",
+                &[q.into()],
+            )
+            .map_err(|e| e.to_string())?
+            .map_or(0, |r| r[0].int());
+        let mut violations = if cut {
+            Vec::new()
+        } else {
+            row_violations(&rows, k, true, &[])
+        };
+        if max_running > k && !violations.contains(&"builds-within-limit") {
+            violations.insert(0, "builds-within-limit");
+        }
+        queues.push(QueueEnd {
+            queue: q,
+            violations,
+            rows,
+            max_running,
+        });
+    }
+    Ok(queues)
 }

@@ -77,8 +77,10 @@ impl Conformance {
     }
 }
 
-/// The words a story uses for each action (`step worker 3`), parsed.
-enum Move {
+/// The words a story uses for each action (`step worker 3`), parsed: the
+/// replay's and the steered live run's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Move {
     Arrive(i64),
     Deliver(Kind, i64),
     Step(usize),
@@ -87,27 +89,35 @@ enum Move {
     Finish(i64),
 }
 
-fn parse_move(words: &str) -> Move {
-    let w: Vec<&str> = words.split_whitespace().collect();
-    let num = |t: &str| -> i64 { t.trim_start_matches('R').parse().expect("R<n>") };
-    let worker = |t: &str| -> usize { t.parse().expect("a worker number") };
-    match w.as_slice() {
-        ["arrive", r] => Move::Arrive(num(r)),
-        ["deliver", kind, r] => Move::Deliver(
-            match *kind {
-                "process" => Kind::Process,
-                "signal" => Kind::Signal,
-                "dead-process" => Kind::DeadProcess,
-                _ => Kind::DeadSignal,
-            },
-            num(r),
-        ),
-        ["finish", "build", r] => Move::Finish(num(r)),
-        ["step", "worker", n] => Move::Step(worker(n)),
-        ["crash", "worker", n] => Move::Crash(worker(n)),
-        ["stall", "worker", n] => Move::Stall(worker(n)),
-        _ => panic!("a story's words: `{words}`"),
+impl Move {
+    /// A story's step in words, or `None` when it is no step.
+    pub(crate) fn parse(words: &str) -> Option<Move> {
+        let w: Vec<&str> = words.split_whitespace().collect();
+        let num = |t: &str| t.trim_start_matches('R').parse::<i64>().ok();
+        let worker = |t: &str| t.parse::<usize>().ok();
+        Some(match w.as_slice() {
+            ["arrive", r] => Move::Arrive(num(r)?),
+            ["deliver", kind, r] => Move::Deliver(
+                match *kind {
+                    "process" => Kind::Process,
+                    "signal" => Kind::Signal,
+                    "dead-process" => Kind::DeadProcess,
+                    "dead-signal" => Kind::DeadSignal,
+                    _ => return None,
+                },
+                num(r)?,
+            ),
+            ["finish", "build", r] => Move::Finish(num(r)?),
+            ["step", "worker", n] => Move::Step(worker(n)?),
+            ["crash", "worker", n] => Move::Crash(worker(n)?),
+            ["stall", "worker", n] => Move::Stall(worker(n)?),
+            _ => return None,
+        })
     }
+}
+
+fn parse_move(words: &str) -> Move {
+    Move::parse(words).unwrap_or_else(|| panic!("a story's words: `{words}`"))
 }
 
 /// The model's rows before the path, with versions (the queue row starts

@@ -25,8 +25,7 @@
 use crate::backend::Backend;
 use crate::engine::{Conn, DbError, Turnstile};
 use crate::handlers::{Ctx, Step, Worker};
-use crate::live::{Config, Outcome, QueueEnd};
-use crate::replay::row_violations;
+use crate::live::{Config, Outcome};
 use crate::store::{self, BuildSystem, Kind};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -105,42 +104,11 @@ fn retrying<T>(
     None
 }
 
-/// A model action, as a story words it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Action {
-    Arrive(i64),
-    Deliver(Kind, i64),
-    Step(usize),
-    Crash(usize),
-    Stall(usize),
-    Finish(i64),
-}
+/// A model action, as a story words it: the replay's (one parser of the
+/// story's words for both).
+use crate::replay::Move as Action;
 
 impl Action {
-    fn parse(words: &str) -> Option<Action> {
-        let w: Vec<&str> = words.split_whitespace().collect();
-        let num = |t: &str| t.trim_start_matches('R').parse::<i64>().ok();
-        let worker = |t: &str| t.parse::<usize>().ok();
-        Some(match w.as_slice() {
-            ["arrive", r] => Action::Arrive(num(r)?),
-            ["deliver", kind, r] => Action::Deliver(
-                match *kind {
-                    "process" => Kind::Process,
-                    "signal" => Kind::Signal,
-                    "dead-process" => Kind::DeadProcess,
-                    "dead-signal" => Kind::DeadSignal,
-                    _ => return None,
-                },
-                num(r)?,
-            ),
-            ["finish", "build", r] => Action::Finish(num(r)?),
-            ["step", "worker", n] => Action::Step(worker(n)?),
-            ["crash", "worker", n] => Action::Crash(worker(n)?),
-            ["stall", "worker", n] => Action::Stall(worker(n)?),
-            _ => return None,
-        })
-    }
-
     /// The actor that takes it (a fault is the broker's doing).
     fn actor(&self) -> usize {
         match self {
@@ -345,38 +313,7 @@ pub fn run(backend: &Backend, config: &Config, schedule: &Schedule) -> Result<Ou
         return Err(e);
     }
     let mut conn = backend.connect(config.dialect)?;
-    let k = config.max_concurrent as i64;
-    let mut queues = Vec::new();
-    for &q in &queue_ids {
-        let rows = store::rows(
-            &mut conn,
-            q,
-            config.parts.slot,
-            config.max_deliveries as i64,
-        )
-        .map_err(|e| e.to_string())?;
-        let max_running = conn
-            .query_one(
-                "SELECT COALESCE(MAX(running_at_start), 0) FROM builds WHERE queue = ?",
-                &[q.into()],
-            )
-            .map_err(|e| e.to_string())?
-            .map_or(0, |r| r[0].int());
-        let mut violations = if cut.is_none() {
-            row_violations(&rows, k, true, &[])
-        } else {
-            Vec::new()
-        };
-        if max_running > k && !violations.contains(&"builds-within-limit") {
-            violations.insert(0, "builds-within-limit");
-        }
-        queues.push(QueueEnd {
-            queue: q,
-            violations,
-            rows,
-            max_running,
-        });
-    }
+    let queues = crate::live::queue_ends(&mut conn, config, &queue_ids, cut.is_some())?;
     let log = std::mem::take(&mut *shared.log.lock().unwrap());
     Ok(Outcome {
         queues,
