@@ -449,28 +449,18 @@ fn every_generated_part_of_the_readme_is_what_its_command_prints() {
         .filter(|p| only.as_ref().is_none_or(|o| o == *p))
         .collect();
     // The commands run one thread each (`--threads` defaults to 1), so the
-    // pages are shared out among as many workers as there are cores: each
-    // page is its own file, and a worker's panic (a stale part, with its
-    // diff) is told once every page has been looked at.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|scope| {
-        for _ in 0..workers.min(pages.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(page) = pages.get(i) else { break };
-                let path = Path::new(common::ROOT).join(page);
-                let checked = std::panic::catch_unwind(|| {
-                    generated_parts_are_what_their_commands_print(&path, page)
-                });
-                if checked.is_err() {
-                    failed.lock().unwrap().push(page.to_string());
-                }
-            });
-        }
-    });
-    let failed = failed.into_inner().unwrap();
+    // pages are shared out among the cores: each page is its own file, and
+    // a page's panic (a stale part, with its diff) is told once every page
+    // has been looked at.
+    let failed: Vec<&String> = common::par_map(&pages, |page| {
+        let path = Path::new(common::ROOT).join(page);
+        std::panic::catch_unwind(|| generated_parts_are_what_their_commands_print(&path, page))
+            .is_err()
+            .then_some(*page)
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     assert!(
         failed.is_empty(),
         "stale generated parts in {failed:?} (each diff above)"
