@@ -211,6 +211,13 @@ fn the_go_packages_pass_go_test_vet_and_gofmt() {
     assert_eq!(stdout(&unformatted), "", "gofmt -l lists files");
 }
 
+/// The Go builder's own tests (its log's clock), on Debian's nats.go.
+#[test]
+#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+fn the_go_builder_passes_go_test() {
+    ok(&go(&["test", "slotcheck/builder"]), "go test slotcheck/builder");
+}
+
 /// The recommended design, live with crashes and stalls: each run drains,
 /// never runs more than K builds, and its log conforms; some run had a
 /// worker process killed and restarted, and its log shows it.

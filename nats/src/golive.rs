@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// How many faults of each kind a builder may suffer in a run, at most.
 #[derive(Clone, Copy, Debug)]
@@ -119,12 +119,6 @@ fn costs_of(c: GoCosts) -> Costs {
         deferred: c.deferred,
         done_puts: c.done_puts,
     }
-}
-
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn signal(pid: u32, name: &str) {
@@ -264,10 +258,13 @@ impl Slot {
         Ok(())
     }
 
-    /// Lets a ready process start its loop.
-    fn start(&mut self) -> Result<(), Error> {
+    /// Lets a ready process start its loop, its log's clock at `ms` of the
+    /// run.
+    fn start(&mut self, ms: u64) -> Result<(), Error> {
         let sent = match self.process.stdin.as_mut() {
-            Some(stdin) => stdin.write_all(b"start\n").and_then(|()| stdin.flush()),
+            Some(stdin) => stdin
+                .write_all(format!("start {ms}\n").as_bytes())
+                .and_then(|()| stdin.flush()),
             None => Ok(()),
         };
         sent.map_err(|e| self.fail(format!("its input is closed ({e}): the process died")))
@@ -419,9 +416,10 @@ pub async fn free(
     let timing: Timing = options.timing;
     let began = Instant::now();
     // Every file's ts_ms counts from here, as the reference builder's log
-    // counts from its run's start.
-    let epoch = unix_ms();
-    let since = move || unix_ms().saturating_sub(epoch);
+    // counts from its run's start, on the monotonic clock: a step of the
+    // wall clock (NTP on a fresh machine) would open a gap no process made.
+    // The builders get the count with their start line.
+    let since = move || began.elapsed().as_millis() as u64;
     let mut seeds = Rng(options.seed);
     let mut proxies = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
@@ -447,7 +445,6 @@ pub async fn free(
             format!("-fresh-for={}ms", timing.fresh_for().as_millis()),
             format!("-offset={}ms", timing.skew_ms(offset_s)),
             format!("-log-dir={}", dir.display()),
-            format!("-epoch-ms={epoch}"),
             format!("-ms-per-tick={}", timing.ms_per_tick),
             format!("-max-deliver={}", options.max_deliver),
             format!("-take-wait={}ms", options.design.take_wait().as_millis()),
@@ -513,7 +510,7 @@ pub async fn free(
     }
     drop(client);
     for slot in &mut slots {
-        slot.start()?;
+        slot.start(since())?;
     }
     let deadline = began + options.limit;
     let mut faults: Vec<(u64, String, String)> = Vec::new();
@@ -576,7 +573,7 @@ pub async fn free(
                     slot.spent += costs_of(slot.process.costs);
                     slot.spawn(&program)?;
                     slot.ready().await?;
-                    slot.start()?;
+                    slot.start(since())?;
                 } else if slot.stalls < bounds.stalls && slot.rng.chance(options.late_rate) {
                     slot.stalls += 1;
                     let late =

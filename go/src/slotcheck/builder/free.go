@@ -18,6 +18,8 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -72,9 +74,35 @@ func (f *free) say(step string, err error) {
 	f.out.Flush()
 }
 
+// runClock is the log's clock in free mode: the run's milliseconds, read
+// from the start line ("start <ms>", slotcheck's own monotonic count) and
+// counted on from there by this process's monotonic clock, so that a step of
+// the machine's wall clock (NTP on a fresh machine) moves no line. Before
+// the start line, and when it names no time, it is the wall clock.
+type runClock struct {
+	base int64
+	from time.Time
+	set  bool
+}
+
+func (c *runClock) now() time.Time {
+	if !c.set {
+		return time.Now()
+	}
+	return time.UnixMilli(c.base + time.Since(c.from).Milliseconds())
+}
+
+// begin reads the start line's time, if it has one.
+func (c *runClock) begin(line string) {
+	ms, err := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "start")), 10, 64)
+	if err == nil {
+		c.base, c.from, c.set = ms, time.Now(), true
+	}
+}
+
 // serve runs until its input closes (exit 0) or a call fails (the error
 // said on its output and its standard error, exit 1).
-func serve(m *machine, c freeConfig, in io.Reader, out io.Writer) int {
+func serve(m *machine, c freeConfig, clock *runClock, in io.Reader, out io.Writer) int {
 	f := &free{m: m, c: c, rng: rand.New(rand.NewSource(c.seed)), out: bufio.NewWriter(out)}
 	start := make(chan struct{})
 	go func() {
@@ -84,6 +112,7 @@ func serve(m *machine, c freeConfig, in io.Reader, out io.Writer) int {
 		// gone.
 		lines := bufio.NewScanner(in)
 		if lines.Scan() {
+			clock.begin(lines.Text())
 			close(start)
 			for lines.Scan() {
 			}

@@ -51,7 +51,6 @@ func main() {
 	flag.IntVar(&h.NetworkDelayMs, "network-delay-ms", 0, "free: the log header's network_delay_ms")
 	logDir := flag.String("log-dir", "", "free: write the log to <log-dir>/<process>.ndjson")
 	process := flag.String("process", "", "free: this process's name in the log (default: -name)")
-	epochMs := flag.Int64("epoch-ms", 0, "free: the log's ts_ms count from this Unix time in ms (the run's start) instead of 1970")
 	var fc freeConfig
 	flag.DurationVar(&fc.takeWait, "take-wait", 100*time.Millisecond, "free: the design's fetch wait")
 	flag.DurationVar(&fc.idleWait, "idle-wait", time.Second, "free: the fetch wait when idle and the quick fetch got nothing")
@@ -83,6 +82,7 @@ func main() {
 		*process = c.name
 	}
 	h.Design = c.design
+	clock := &runClock{}
 	if *mode == "driven" {
 		// Each answer carries the lines logged since the last one; the
 		// header is slotcheck's.
@@ -90,21 +90,14 @@ func main() {
 		m.lg, err = slotlog.New(m.pending, *process, h)
 		m.pending.Reset()
 	} else {
-		var opts []slotlog.Option
-		if *epochMs > 0 {
-			epoch := *epochMs
-			opts = append(opts, slotlog.WithClock(func() time.Time {
-				return time.UnixMilli(time.Now().UnixMilli() - epoch)
-			}))
-		}
-		m.lg, err = slotlog.Create(*logDir, *process, h, opts...)
+		m.lg, err = slotlog.Create(*logDir, *process, h, slotlog.WithClock(clock.now))
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "slotcheck-builder %s: the log: %v\n", c.name, err)
 		os.Exit(1)
 	}
 	if *mode == "free" {
-		os.Exit(serve(m, fc, os.Stdin, os.Stdout))
+		os.Exit(serve(m, fc, clock, os.Stdin, os.Stdout))
 	}
 	os.Exit(drive(m, os.Stdin, os.Stdout))
 }
