@@ -215,7 +215,10 @@ fn the_go_packages_pass_go_test_vet_and_gofmt() {
 #[test]
 #[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
 fn the_go_builder_passes_go_test() {
-    ok(&go(&["test", "slotcheck/builder"]), "go test slotcheck/builder");
+    ok(
+        &go(&["test", "slotcheck/builder"]),
+        "go test slotcheck/builder",
+    );
 }
 
 /// The recommended design, live with crashes and stalls: each run drains,

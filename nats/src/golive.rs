@@ -22,7 +22,7 @@ use crate::builder::Costs;
 use crate::bus::{Bus, Error, Names};
 use crate::design::{Timing, TAKE_IDLE_WAIT};
 use crate::gobuilder::{design_flags, program};
-use crate::live::{LiveOptions, LiveOutcome};
+use crate::live::{LiveOptions, LiveOutcome, STALL_TICKS};
 use crate::proxy::Proxy;
 use crate::verdict;
 use serde::Deserialize;
@@ -519,6 +519,7 @@ pub async fn free(
     let mut next_roll = Instant::now() + timing.tick();
     let mut next_results = Instant::now();
     let mut finished = false;
+    let mut stalled: Option<(u64, u64)> = None;
     let ran = loop {
         if options.stop.why().is_some() || Instant::now() >= deadline {
             break Ok(());
@@ -588,7 +589,13 @@ pub async fn free(
                 }
             }
         }
+        // A 5 ms sleep that takes ticks is the machine's stall.
+        let slept = Instant::now();
         tokio::time::sleep(Duration::from_millis(5)).await;
+        let paused = slept.elapsed().as_millis() as u64;
+        if paused >= timing.ms_per_tick * STALL_TICKS && stalled.is_none_or(|(_, p)| paused > p) {
+            stalled = Some((since(), paused));
+        }
     };
     for slot in &mut slots {
         slot.end();
@@ -640,6 +647,7 @@ pub async fn free(
         faults,
         finished,
         log: text,
+        stalled,
     })
 }
 

@@ -106,7 +106,15 @@ pub struct LiveOutcome {
     pub log: String,
     /// What the repairs cost, summed over the builders.
     pub costs: Costs,
+    /// The longest pause of slotcheck's own loop, if it was long (ms into
+    /// the run, ms paused): the machine stalled, and real time passed that
+    /// no process used, which a model of the design does not explain.
+    pub stalled: Option<(u64, u64)>,
 }
+
+/// A pause of slotcheck's own loop this long, in ticks, is the machine's
+/// stall (the loop sleeps 5 ms; a heartbeat is 2 ticks).
+pub const STALL_TICKS: u64 = 5;
 
 type Faults = Arc<Mutex<Vec<(u64, String, String)>>>;
 
@@ -238,6 +246,7 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         faults,
         finished,
         log: log.text(),
+        stalled: None,
     })
 }
 
@@ -395,6 +404,11 @@ impl LiveOutcome {
         ));
         for (ms, b, what) in &self.faults {
             out.push_str(&format!("  fault at {ms} ms: {b} {what}\n"));
+        }
+        if let Some((at, paused)) = self.stalled {
+            out.push_str(&format!(
+                "  the machine stalled: slotcheck's own loop paused {paused} ms at {at} ms (real time no process used: a departure after it may be the machine's)\n"
+            ));
         }
         out.push_str(&self.evidence.to_string());
         let d = o.design.model();
