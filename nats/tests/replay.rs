@@ -2,6 +2,8 @@
 //! run on a real nats-server, and judged from the server's evidence. One
 //! server for the whole binary; each replay has its own stream and buckets.
 
+mod clocked;
+
 use slotcheck_nats::design::Design;
 use slotcheck_nats::replay::{replay, Options, Outcome, Verdict};
 use slotcheck_nats::script::Script;
@@ -34,7 +36,7 @@ fn run(name: &str, run: &str, options: Options) -> Outcome {
     let outcome = runtime
         .block_on(replay(server(), run, &script, &options))
         .unwrap();
-    println!("{}", outcome.text());
+    clocked::say(outcome.text());
     // Every line is one of `slotcheck validate`'s events (validate itself
     // checks stovepipe logs only so far).
     let log = slotcheck_models::events::parse(run, &outcome.log).unwrap();
@@ -75,8 +77,6 @@ fn key_putters(outcome: &Outcome, ask: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn before_1649_builds_a_late_answer_twice() {
     let outcome = reproduced(
         "before-1649-late-answer-double-run",
@@ -99,8 +99,6 @@ fn before_1649_builds_a_late_answer_twice() {
     );
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn before_1649_builds_twice_when_a_heartbeat_is_50s_late() {
     let outcome = reproduced(
         "before-1649-late-heartbeat-double-run",
@@ -112,8 +110,6 @@ fn before_1649_builds_twice_when_a_heartbeat_is_50s_late() {
     assert_eq!(outcome.evidence.delivered, 2);
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn check_only_loses_an_ask_started_late_from_a_buffer() {
     let outcome = reproduced(
         "check-only-loses-late-started-ask",
@@ -123,14 +119,10 @@ fn check_only_loses_an_ask_started_late_from_a_buffer() {
     one_ask_acked_away_unbuilt(&outcome);
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn check_only_builds_twice_between_the_get_and_the_put() {
     reproduced("check-only-get-put-double-run", "get_put", options());
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
     reproduced("after-1649-skew-40-loses-ask", "skew_40", options());
     let at_35 = run(
@@ -151,8 +143,6 @@ fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
 
 /// The held question: after-1649's builder on the story of check-only,
 /// with the network delaying its link past the fetch margin.
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
     let after = |name, run_name| {
         run(
@@ -173,8 +163,6 @@ fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
 }
 
 /// And without the delay the margin holds: the fetch gets its answer.
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_without_delay_gets_its_answer_within_the_fetch() {
     let outcome = run(
         "check-only-get-put-double-run",
@@ -202,8 +190,6 @@ fn ask_evidence<'a>(outcome: &'a Outcome, ask: &str) -> &'a slotcheck_nats::bus:
         .unwrap_or_else(|| panic!("no evidence of {ask}"))
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
     let outcome = reproduced("check-only-skew-15-double-run", "skew_15", options());
     assert_eq!(outcome.violations.double_runs.len(), 1);
@@ -214,8 +200,6 @@ fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
     );
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_twice_when_a_heartbeat_is_50s_late() {
     let outcome = reproduced(
         "after-1649-late-heartbeat-double-run",
@@ -226,8 +210,6 @@ fn after_1649_builds_twice_when_a_heartbeat_is_50s_late() {
     assert_eq!(outcome.evidence.delivered, 2);
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes() {
     let outcome = reproduced(
         "after-1649-late-heartbeat-loses-ask",
@@ -242,8 +224,6 @@ fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes(
     assert_eq!(outcome.evidence.delivered, 2);
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
     let outcome = reproduced("after-1649-lost-ack-rebuild", "lost_ack", options());
     // The result is announced and the key deleted, yet the message stayed
@@ -258,8 +238,6 @@ fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
     );
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
     let outcome = reproduced("after-1649-naks-exhaust-deliveries", "naks", options());
     // Three deliveries (the crashed one and two naked at once), none of
@@ -276,8 +254,6 @@ fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
     assert!(a1.running_key_history.is_empty(), "never built");
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced("after-1649-slow-answer-double-run", "slow_twice", options());
     assert_eq!(late_answers(&outcome), 1);
@@ -285,16 +261,12 @@ fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
     assert_eq!(outcome.evidence.delivered, 3);
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced("after-1649-slow-answer-loses-ask", "slow_lost", options());
     assert_eq!(late_answers(&outcome), 1);
     one_ask_acked_away_unbuilt(&outcome);
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced(
         "after-1649-slow-answer-run-after-result",
@@ -305,8 +277,6 @@ fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
     assert_eq!(outcome.violations.runs_after_result.len(), 1);
 }
 
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn after_1649_at_an_ack_wait_of_15s_builds_after_a_result() {
     let outcome = reproduced(
         "after-1649-ack-wait-15-run-after-result",
@@ -342,13 +312,8 @@ fn one_ask_acked_away_unbuilt(outcome: &Outcome) {
 }
 
 /// The recommendation on the server, through this builder: its two findings
-/// reproduce; after-1649's stories, run by its builder, stop where a repair
-/// acts (or run to their end) and the server's evidence shows no violation
-/// of the story's property.
-#[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
-fn after_1649_repaired_runs_on_the_server() {
-    let repaired = Design::parse("after-1649-repaired").unwrap();
+/// reproduce.
+fn after_1649_repaired_reproduces_its_findings_on_the_server() {
     let twice = run(
         "after-1649-repaired-late-heartbeat-double-run",
         "repaired_twice",
@@ -363,7 +328,14 @@ fn after_1649_repaired_runs_on_the_server() {
     );
     assert_eq!(naks.verdict, Verdict::Reproduced);
     assert_eq!(naks.evidence.delivered, 3);
-    for (story, stops_at, why) in [
+}
+
+/// The recommendation on after-1649's stories: each stops where a repair
+/// acts (or runs to its end), and the server's evidence shows no violation
+/// of the story's property. The four at once: each waits on the clock.
+fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
+    let repaired = Design::parse("after-1649-repaired").unwrap();
+    let stories = [
         // Hand-back: the late answer went back at once; b1 holds nothing to read.
         (
             "after-1649-slow-answer-double-run",
@@ -384,15 +356,27 @@ fn after_1649_repaired_runs_on_the_server() {
         ),
         // The duplicate deferred: left to its ack wait, not acked away.
         ("after-1649-late-heartbeat-loses-ask", None, ""),
-    ] {
-        let outcome = run(
-            story,
-            &format!("repaired_{}", story.replace('-', "_")),
-            Options {
-                design: Some(repaired),
-                ..options()
-            },
-        );
+    ];
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let runs: Vec<_> = stories
+            .iter()
+            .map(|&(story, _, _)| {
+                scope.spawn(move || {
+                    run(
+                        story,
+                        &format!("repaired_{}", story.replace('-', "_")),
+                        Options {
+                            design: Some(repaired),
+                            ..options()
+                        },
+                    )
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    for ((story, stops_at, why), outcome) in stories.into_iter().zip(outcomes) {
+        clocked::say(outcome.text());
         match (&outcome.verdict, stops_at) {
             (Verdict::Diverged(said), Some(step)) => {
                 assert!(said.contains(step) && said.contains(why), "{story}: {said}")
@@ -406,4 +390,83 @@ fn after_1649_repaired_runs_on_the_server() {
             outcome.property
         );
     }
+}
+
+fn main() {
+    // The longest first: eight at a time, they end together.
+    let tests: &[(&'static str, fn())] = &[
+        (
+            "after_1649_repaired_stops_the_stories_of_after_1649_on_the_server",
+            after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
+        ),
+        (
+            "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
+            after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin,
+        ),
+        (
+            "after_1649_repaired_reproduces_its_findings_on_the_server",
+            after_1649_repaired_reproduces_its_findings_on_the_server,
+        ),
+        (
+            "before_1649_builds_a_late_answer_twice",
+            before_1649_builds_a_late_answer_twice,
+        ),
+        (
+            "before_1649_builds_twice_when_a_heartbeat_is_50s_late",
+            before_1649_builds_twice_when_a_heartbeat_is_50s_late,
+        ),
+        (
+            "check_only_loses_an_ask_started_late_from_a_buffer",
+            check_only_loses_an_ask_started_late_from_a_buffer,
+        ),
+        (
+            "check_only_builds_twice_between_the_get_and_the_put",
+            check_only_builds_twice_between_the_get_and_the_put,
+        ),
+        (
+            "after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s",
+            after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s,
+        ),
+        (
+            "after_1649_without_delay_gets_its_answer_within_the_fetch",
+            after_1649_without_delay_gets_its_answer_within_the_fetch,
+        ),
+        (
+            "check_only_builds_twice_when_a_clock_is_15s_ahead",
+            check_only_builds_twice_when_a_clock_is_15s_ahead,
+        ),
+        (
+            "after_1649_builds_twice_when_a_heartbeat_is_50s_late",
+            after_1649_builds_twice_when_a_heartbeat_is_50s_late,
+        ),
+        (
+            "after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes",
+            after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes,
+        ),
+        (
+            "after_1649_builds_a_finished_ask_again_when_its_ack_is_lost",
+            after_1649_builds_a_finished_ask_again_when_its_ack_is_lost,
+        ),
+        (
+            "after_1649_loses_an_ask_to_a_crash_and_two_naks",
+            after_1649_loses_an_ask_to_a_crash_and_two_naks,
+        ),
+        (
+            "after_1649_builds_twice_when_an_answer_is_slower_than_its_margin",
+            after_1649_builds_twice_when_an_answer_is_slower_than_its_margin,
+        ),
+        (
+            "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
+            after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin,
+        ),
+        (
+            "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
+            after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin,
+        ),
+        (
+            "after_1649_at_an_ack_wait_of_15s_builds_after_a_result",
+            after_1649_at_an_ack_wait_of_15s_builds_after_a_result,
+        ),
+    ];
+    clocked::main(tests, &[], cfg!(no_nats_server));
 }

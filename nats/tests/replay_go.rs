@@ -4,6 +4,8 @@
 //! tests/replay.rs does for the reference builder. One server for the whole
 //! binary; each replay has its own stream and buckets.
 
+mod clocked;
+
 use slotcheck_nats::bus::{Bus, Names};
 use slotcheck_nats::design::{Design, Timing};
 use slotcheck_nats::gobuilder::GoBuilder;
@@ -47,7 +49,7 @@ fn run(name: &str, run: &str, options: Options) -> Outcome {
     let outcome = runtime
         .block_on(replay(server(), run, &script, &options))
         .unwrap();
-    println!("{}", outcome.text());
+    clocked::say(outcome.text());
     // The Go builder's events are `slotcheck validate`'s.
     let log = slotcheck_models::events::parse(run, &outcome.log).unwrap();
     assert!(log.entries.len() > script.asks.len());
@@ -98,11 +100,6 @@ fn one_ask_acked_away_unbuilt(outcome: &Outcome) {
     assert!(!lost[0].in_stream, "the duplicate check acked it away");
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn before_1649_builds_a_late_answer_twice() {
     let outcome = reproduced("before-1649-late-answer-double-run", "late_answer");
     assert_eq!(late_answers(&outcome), 1);
@@ -112,11 +109,6 @@ fn before_1649_builds_a_late_answer_twice() {
     assert_eq!(outcome.evidence.delivered, 3);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn before_1649_builds_twice_when_a_heartbeat_is_50s_late() {
     let outcome = reproduced("before-1649-late-heartbeat-double-run", "late_heartbeat");
     assert_eq!(late_answers(&outcome), 0);
@@ -124,32 +116,17 @@ fn before_1649_builds_twice_when_a_heartbeat_is_50s_late() {
     assert_eq!(outcome.evidence.delivered, 2);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn check_only_loses_an_ask_started_late_from_a_buffer() {
     let outcome = reproduced("check-only-loses-late-started-ask", "late_started");
     assert_eq!(late_answers(&outcome), 1);
     one_ask_acked_away_unbuilt(&outcome);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn check_only_builds_twice_between_the_get_and_the_put() {
     let outcome = reproduced("check-only-get-put-double-run", "get_put");
     assert_eq!(outcome.violations.double_runs.len(), 1);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
     let outcome = reproduced("check-only-skew-15-double-run", "skew_15");
     assert_eq!(outcome.violations.double_runs.len(), 1);
@@ -157,11 +134,6 @@ fn check_only_builds_twice_when_a_clock_is_15s_ahead() {
     assert_eq!(outcome.evidence.delivered, 3);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
     reproduced("after-1649-skew-40-loses-ask", "skew_40");
     let at_35 = run(
@@ -182,8 +154,6 @@ fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
 // -- --ignored`): within CI's time the test command replays this finding
 // through the Rust builder (tests/replay.rs) and its slow-answer twin
 // through nats.go.
-#[test]
-#[ignore = "nightly: a slow-answer replay through nats.go"]
 fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
     let after = |name, run_name| {
         run(
@@ -203,22 +173,12 @@ fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
     assert_eq!(late_answers(&lost), 1);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn after_1649_builds_twice_when_a_heartbeat_is_50s_late() {
     let outcome = reproduced("after-1649-late-heartbeat-double-run", "after_late_twice");
     assert_eq!(key_putters(&outcome, "A1"), ["b1", "b2"]);
     assert_eq!(outcome.evidence.delivered, 2);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes() {
     let outcome = reproduced("after-1649-late-heartbeat-loses-ask", "after_late_lost");
     let a1 = ask_evidence(&outcome, "A1");
@@ -227,11 +187,6 @@ fn after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes(
     assert_eq!(outcome.evidence.delivered, 2);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
     let outcome = reproduced("after-1649-lost-ack-rebuild", "lost_ack");
     let a1 = ask_evidence(&outcome, "A1");
@@ -244,11 +199,6 @@ fn after_1649_builds_a_finished_ask_again_when_its_ack_is_lost() {
     );
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
     let outcome = reproduced("after-1649-naks-exhaust-deliveries", "naks");
     let naks = outcome
@@ -263,11 +213,6 @@ fn after_1649_loses_an_ask_to_a_crash_and_two_naks() {
     assert!(a1.running_key_history.is_empty(), "never built");
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced("after-1649-slow-answer-double-run", "slow_twice");
     assert_eq!(late_answers(&outcome), 1);
@@ -279,8 +224,6 @@ fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
 // -- --ignored`): within CI's time the test command replays this finding
 // through the Rust builder (tests/replay.rs) and its slow-answer twin
 // through nats.go.
-#[test]
-#[ignore = "nightly: a slow-answer replay through nats.go"]
 fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced("after-1649-slow-answer-loses-ask", "slow_lost");
     assert_eq!(late_answers(&outcome), 1);
@@ -291,19 +234,12 @@ fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
 // -- --ignored`): within CI's time the test command replays this finding
 // through the Rust builder (tests/replay.rs) and its slow-answer twin
 // through nats.go.
-#[test]
-#[ignore = "nightly: a slow-answer replay through nats.go"]
 fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
     let outcome = reproduced("after-1649-slow-answer-run-after-result", "slow_after");
     assert_eq!(late_answers(&outcome), 1);
     assert_eq!(outcome.violations.runs_after_result.len(), 1);
 }
 
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn after_1649_at_an_ack_wait_of_15s_builds_after_a_result() {
     let outcome = reproduced("after-1649-ack-wait-15-run-after-result", "ack_wait_15");
     assert_eq!(outcome.violations.runs_after_result.len(), 1);
@@ -354,11 +290,6 @@ fn alive(pid: u32) -> bool {
 
 /// A builder process that dies is an error naming the builder and the
 /// step, at once, not a hang.
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn a_go_builder_that_dies_is_an_error_naming_it_and_the_step() {
     let (error, took) = with_builder("dies", async |mut builder, mut bus| {
         bus.publish("A1").await.unwrap();
@@ -382,11 +313,6 @@ fn a_go_builder_that_dies_is_an_error_naming_it_and_the_step() {
 
 /// Without its stream the builder cannot start: the error says why, in the
 /// builder's own words.
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn a_go_builder_that_cannot_bind_says_why() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -419,11 +345,6 @@ fn a_go_builder_that_cannot_bind_says_why() {
 
 /// No builder process outlives its handle: stopped, it exits; dropped, it
 /// is killed.
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
 fn no_go_builder_outlives_its_handle() {
     let stopped = with_builder("stopped", async |mut builder, _bus| {
         let pid = builder.pid().unwrap();
@@ -437,16 +358,8 @@ fn no_go_builder_outlives_its_handle() {
 }
 
 /// The recommendation on the server, through this builder: its two findings
-/// reproduce; after-1649's stories, run by its builder, stop where a repair
-/// acts (or run to their end) and the server's evidence shows no violation
-/// of the story's property.
-#[test]
-#[cfg_attr(
-    any(no_nats_server, no_go),
-    ignore = "nats-server or Go is not installed"
-)]
-fn after_1649_repaired_runs_on_the_server() {
-    let repaired = Design::parse("after-1649-repaired").unwrap();
+/// reproduce.
+fn after_1649_repaired_reproduces_its_findings_on_the_server() {
     let twice = run(
         "after-1649-repaired-late-heartbeat-double-run",
         "repaired_twice",
@@ -461,7 +374,14 @@ fn after_1649_repaired_runs_on_the_server() {
     );
     assert_eq!(naks.verdict, Verdict::Reproduced);
     assert_eq!(naks.evidence.delivered, 3);
-    for (story, stops_at, why) in [
+}
+
+/// The recommendation on after-1649's stories: each stops where a repair
+/// acts (or runs to its end), and the server's evidence shows no violation
+/// of the story's property. The four at once: each waits on the clock.
+fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
+    let repaired = Design::parse("after-1649-repaired").unwrap();
+    let stories = [
         // Hand-back: the late answer went back at once; b1 holds nothing to read.
         (
             "after-1649-slow-answer-double-run",
@@ -482,15 +402,27 @@ fn after_1649_repaired_runs_on_the_server() {
         ),
         // The duplicate deferred: left to its ack wait, not acked away.
         ("after-1649-late-heartbeat-loses-ask", None, ""),
-    ] {
-        let outcome = run(
-            story,
-            &format!("repaired_{}", story.replace('-', "_")),
-            Options {
-                design: Some(repaired),
-                ..go()
-            },
-        );
+    ];
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let runs: Vec<_> = stories
+            .iter()
+            .map(|&(story, _, _)| {
+                scope.spawn(move || {
+                    run(
+                        story,
+                        &format!("repaired_{}", story.replace('-', "_")),
+                        Options {
+                            design: Some(repaired),
+                            ..go()
+                        },
+                    )
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    for ((story, stops_at, why), outcome) in stories.into_iter().zip(outcomes) {
+        clocked::say(outcome.text());
         match (&outcome.verdict, stops_at) {
             (Verdict::Diverged(said), Some(step)) => {
                 assert!(said.contains(step) && said.contains(why), "{story}: {said}")
@@ -504,4 +436,101 @@ fn after_1649_repaired_runs_on_the_server() {
             outcome.property
         );
     }
+}
+
+fn main() {
+    // The longest first: eight at a time, they end together.
+    let tests: &[(&'static str, fn())] = &[
+        (
+            "after_1649_repaired_stops_the_stories_of_after_1649_on_the_server",
+            after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
+        ),
+        (
+            "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
+            after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin,
+        ),
+        (
+            "after_1649_repaired_reproduces_its_findings_on_the_server",
+            after_1649_repaired_reproduces_its_findings_on_the_server,
+        ),
+        (
+            "before_1649_builds_a_late_answer_twice",
+            before_1649_builds_a_late_answer_twice,
+        ),
+        (
+            "before_1649_builds_twice_when_a_heartbeat_is_50s_late",
+            before_1649_builds_twice_when_a_heartbeat_is_50s_late,
+        ),
+        (
+            "check_only_loses_an_ask_started_late_from_a_buffer",
+            check_only_loses_an_ask_started_late_from_a_buffer,
+        ),
+        (
+            "check_only_builds_twice_between_the_get_and_the_put",
+            check_only_builds_twice_between_the_get_and_the_put,
+        ),
+        (
+            "check_only_builds_twice_when_a_clock_is_15s_ahead",
+            check_only_builds_twice_when_a_clock_is_15s_ahead,
+        ),
+        (
+            "after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s",
+            after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s,
+        ),
+        (
+            "after_1649_builds_twice_when_a_heartbeat_is_50s_late",
+            after_1649_builds_twice_when_a_heartbeat_is_50s_late,
+        ),
+        (
+            "after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes",
+            after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes,
+        ),
+        (
+            "after_1649_builds_a_finished_ask_again_when_its_ack_is_lost",
+            after_1649_builds_a_finished_ask_again_when_its_ack_is_lost,
+        ),
+        (
+            "after_1649_loses_an_ask_to_a_crash_and_two_naks",
+            after_1649_loses_an_ask_to_a_crash_and_two_naks,
+        ),
+        (
+            "after_1649_builds_twice_when_an_answer_is_slower_than_its_margin",
+            after_1649_builds_twice_when_an_answer_is_slower_than_its_margin,
+        ),
+        (
+            "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
+            after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin,
+        ),
+        (
+            "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
+            after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin,
+        ),
+        (
+            "after_1649_at_an_ack_wait_of_15s_builds_after_a_result",
+            after_1649_at_an_ack_wait_of_15s_builds_after_a_result,
+        ),
+        (
+            "a_go_builder_that_dies_is_an_error_naming_it_and_the_step",
+            a_go_builder_that_dies_is_an_error_naming_it_and_the_step,
+        ),
+        (
+            "a_go_builder_that_cannot_bind_says_why",
+            a_go_builder_that_cannot_bind_says_why,
+        ),
+        (
+            "no_go_builder_outlives_its_handle",
+            no_go_builder_outlives_its_handle,
+        ),
+    ];
+    // Nightly: the slow-answer replays through nats.go (the Rust builder
+    // replays them in the test command).
+    clocked::main(
+        tests,
+        &[
+            "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
+            "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
+            "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
+        ],
+        cfg!(any(no_nats_server, no_go)),
+    );
 }
