@@ -145,7 +145,7 @@ fn children(pid: u32) -> Vec<u32> {
 #[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
 fn a_stall_of_the_machine_is_named_in_the_run() {
     use std::process::Stdio;
-    let mut child = common::command()
+    let child = common::command()
         .args([
             "live",
             "--model",

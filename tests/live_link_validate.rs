@@ -17,63 +17,73 @@ const SEEDS: [&str; 2] = ["3", "4"];
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn every_live_run_of_every_design_validates() {
-    let mut failures = Vec::new();
-    let mut violations = 0;
-    for design in ["before-1649", "after-1649", "check-only", "margin-only"] {
-        for seed in SEEDS {
-            let log = scratch("live_link_validate", &format!("{design}-{seed}")).join("log.ndjson");
-            let out = common::run_within(
-                std::time::Duration::from_secs(120),
-                &[
-                    "live",
-                    "--model",
-                    "link",
-                    "--on",
-                    "nats",
-                    "--design",
-                    design,
-                    "--seed",
-                    seed,
-                    "--crash-percent",
-                    "10",
-                    "--stall-percent",
-                    "10",
-                    "--timeout",
-                    "20",
-                    "--log",
-                    log.to_str().unwrap(),
-                ],
-                "a live run stops by itself",
-            );
-            let text = stdout(&out);
-            let server_violated = text.contains("=> a property is violated");
-            let expected = if server_violated {
-                "validated against {d}: conforms, with a violation"
-            } else {
-                "validated against {d}: conforms\n"
-            }
-            .replace("{d}", design);
-            if !text.contains(&expected) {
-                failures.push(format!(
-                    "{design} seed {seed}: expected `{expected}`:\n{text}"
-                ));
-                continue;
-            }
-            violations += usize::from(server_violated);
-            // The log on its own: the same verdict from `validate`.
-            let again = common::slotcheck(&["validate", log.to_str().unwrap(), "--design", design]);
-            let want = if server_violated { 1 } else { 0 };
-            if code(&again) != want {
-                failures.push(format!(
-                    "{design} seed {seed}: validate {} exits {}, not {want}:\n{}",
-                    log.display(),
-                    code(&again),
-                    stdout(&again)
-                ));
-            }
+    let runs: Vec<(&str, &str)> = ["before-1649", "after-1649", "check-only", "margin-only"]
+        .into_iter()
+        .flat_map(|design| SEEDS.map(|seed| (design, seed)))
+        .collect();
+    // Four at a time: a live run waits on real ticks, not on the CPU.
+    let results = common::par_map_on(4, &runs, |&(design, seed)| {
+        let log = scratch("live_link_validate", &format!("{design}-{seed}")).join("log.ndjson");
+        let out = common::run_within(
+            std::time::Duration::from_secs(120),
+            &[
+                "live",
+                "--model",
+                "link",
+                "--on",
+                "nats",
+                "--design",
+                design,
+                "--seed",
+                seed,
+                "--crash-percent",
+                "10",
+                "--stall-percent",
+                "10",
+                "--timeout",
+                "20",
+                "--log",
+                log.to_str().unwrap(),
+            ],
+            "a live run stops by itself",
+        );
+        let text = stdout(&out);
+        let server_violated = text.contains("=> a property is violated");
+        let expected = if server_violated {
+            "validated against {d}: conforms, with a violation"
+        } else {
+            "validated against {d}: conforms\n"
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        .replace("{d}", design);
+        if !text.contains(&expected) {
+            return Err(format!(
+                "{design} seed {seed}: expected `{expected}`:\n{text}"
+            ));
+        }
+        // The log on its own: the same verdict from `validate`.
+        let again = common::slotcheck(&["validate", log.to_str().unwrap(), "--design", design]);
+        let want = if server_violated { 1 } else { 0 };
+        if code(&again) != want {
+            return Err(format!(
+                "{design} seed {seed}: validate {} exits {}, not {want}:\n{}",
+                log.display(),
+                code(&again),
+                stdout(&again)
+            ));
+        }
+        Ok(server_violated)
+    });
+    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    let violations = results.iter().filter(|r| matches!(r, Ok(true))).count();
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     println!("{violations} run(s) broke a property, and their logs conform with it");
 }
 

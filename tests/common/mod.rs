@@ -28,10 +28,21 @@ pub fn slotcheck(args: &[&str]) -> Output {
 /// `f` of each item, in the items' order, the items shared out among the
 /// cores (each is a search of its own: the tests' biggest set-ups).
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    par_map_on(workers, items, f)
+}
+
+/// [`par_map`] on `workers` threads: for work that waits on the clock (live
+/// runs on a real server), not on the CPU.
+#[allow(dead_code)]
+pub fn par_map_on<T: Sync, R: Send>(
+    workers: usize,
+    items: &[T],
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done: std::sync::Mutex<Vec<Option<R>>> =
         std::sync::Mutex::new(items.iter().map(|_| None).collect());
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|scope| {
         for _ in 0..workers.min(items.len()) {
             scope.spawn(|| loop {
