@@ -44,5 +44,5 @@ while [ $# -gt 0 ]; do
 done
 
 SLOTCHECK_README=$mode SLOTCHECK_README_TIMINGS=$timings SLOTCHECK_README_BIG=$big SLOTCHECK_README_PAGE=$page \
-  cargo test --release --test readme \
-  every_generated_part_of_the_readme_is_what_its_command_prints -- --exact --nocapture
+  cargo test --release --test model \
+  readme::every_generated_part_of_the_readme_is_what_its_command_prints -- --exact --nocapture

@@ -5,7 +5,7 @@
 //! heading or an anchor on that page. `mdbook build docs` builds it; no test
 //! needs mdbook.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -3,9 +3,9 @@
 //! command line and in a scenario file; one with a named design's parts is
 //! that design; one the model cannot run is refused, naming the conflict.
 
-mod common;
+use crate::common;
 
-use common::{code, slotcheck, stderr, stdout};
+use crate::common::{code, slotcheck, stderr, stdout};
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck_models::stovepipe::{compose, Bounds, Stovepipe, DESIGNS, REPAIRS};
 

@@ -12,7 +12,7 @@
 //! test --release --test designs_unchanged -- --ignored` writes it again from this
 //! build, for a change to a design's behaviour, never for a refactor.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use slotcheck::models::ToolModel;

@@ -11,9 +11,8 @@
 #[allow(dead_code, unused_imports)]
 mod reference;
 
-mod common;
 
-use common::shortest;
+use crate::common::shortest;
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe, DESIGNS};
 

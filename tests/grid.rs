@@ -2,9 +2,9 @@
 //! that the plan does not leave out is covered by a scenario file that
 //! expects something of every design.
 
-mod common;
+use crate::common;
 
-use common::{code, slotcheck, stdout};
+use crate::common::{code, slotcheck, stdout};
 use slotcheck::commands::grid::{GRIDS, STOVEPIPE};
 use slotcheck::scenario::grid::coverage;
 

@@ -3,7 +3,7 @@
 //! comes from the checker; a claim that something holds says which
 //! witnesses were reached, so that it is not a holds on states never met.
 
-mod common;
+use crate::common;
 
 use slotcheck::check::{check, Limits, Outcome, Verdict};
 use slotcheck_models::link::{

@@ -2,9 +2,9 @@
 //! duplicate run found from a fixed seed, the same bytes twice, saved traces
 //! that replay, shards that add up to the single run.
 
-mod common;
+use crate::common;
 
-use common::slotcheck;
+use crate::common::slotcheck;
 use slotcheck::models::link::DEFAULT_BOUNDS;
 use slotcheck::models::ModelBounds;
 use slotcheck::simulate::replay::replay_file;

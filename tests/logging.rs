@@ -5,9 +5,9 @@
 //! worker's code, found line for line, in order, in the file its `<!--
 //! from: PATH -->` line names.
 
-mod common;
+use crate::common;
 
-use common::{code, scratch, stdout, ROOT};
+use crate::common::{code, scratch, stdout, ROOT};
 
 const PAGE: &str = "docs/logging.md";
 

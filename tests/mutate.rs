@@ -2,9 +2,9 @@
 //! known mutant is killed by the property that should kill it, and the list
 //! of equivalent mutants stays true.
 
-mod common;
+use crate::common;
 
-use common::slotcheck;
+use crate::common::slotcheck;
 use serde_json::Value;
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck::models::stovepipe::DEFAULT_BOUNDS;

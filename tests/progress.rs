@@ -6,7 +6,7 @@
 //! (Emerson and Lei's, for weak fairness as a generalized Büchi condition),
 //! on a small instance of each model.
 
-mod common;
+use crate::common;
 
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck_models::link::{self, Link};

@@ -54,7 +54,7 @@
 //! a timing block whose times alone changed, unless
 //! `SLOTCHECK_README_TIMINGS=refresh`. `scripts/readme.sh` sets these.
 
-mod common;
+use crate::common;
 #[path = "readme/masks.rs"]
 mod masks;
 

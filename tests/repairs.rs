@@ -195,7 +195,7 @@ fn no_single_change_loses_a_witness_on_the_default_bounds() {
     }
 }
 
-mod common;
+use crate::common;
 
 /// The what-to-merge table: every design on every finding's own bounds; the
 /// recommended design is the one that holds them all.

@@ -1,9 +1,8 @@
 //! The typed report and its renderers: the JSON schema file is the types'
 //! own, and real output matches it; a regression reaches every format.
 
-mod common;
 
-use common::{code, scratch, slotcheck, stdout, ROOT};
+use crate::common::{code, scratch, slotcheck, stdout, ROOT};
 use serde_json::Value;
 use slotcheck::commands::schemas::SCHEMA_FILES;
 use std::path::Path;
@@ -45,7 +44,7 @@ fn every_schema_file_is_generated_from_the_types() {
     }
     assert!(
         stale.is_empty(),
-        "not the types' schema: {stale:?}: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test reports schema"
+        "not the types' schema: {stale:?}: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test model reports::"
     );
 }
 

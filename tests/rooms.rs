@@ -2,7 +2,7 @@
 //! uses only the rooms before it in `ROOMS` (so no two import each other in
 //! a circle), and no generic room names a specific model.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -4,11 +4,11 @@
 //! bad input names file:line:column and the field (exit 2) and writes no
 //! report, and the reports are valid JUnit XML, JSON and ITF.
 
-mod common;
+use crate::common;
 
-use common::{code, stderr, stdout};
+use crate::common::{code, stderr, stdout};
 
-use common::{slotcheck, ROOT};
+use crate::common::{slotcheck, ROOT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

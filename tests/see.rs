@@ -1,7 +1,7 @@
 //! `check --format mermaid|svg`, `--html` and the diagrams' lanes for both
 //! models, from the command line and the library.
 
-mod common;
+use crate::common;
 
 use slotcheck::explore;
 use slotcheck::report::diagram::Diagram;

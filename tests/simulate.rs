@@ -1,9 +1,9 @@
 //! `simulate`, `replay` and `merge` end to end: determinism, the contract's
 //! claims found from a fixed seed, shards that add up to the single run.
 
-mod common;
+use crate::common;
 
-use common::slotcheck;
+use crate::common::slotcheck;
 use slotcheck::check::{check, Limits};
 use slotcheck::commands::simulate_bench::claims;
 use slotcheck::simulate::replay::{replay_document, replay_file};

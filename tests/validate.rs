@@ -5,11 +5,11 @@
 //! or, where the change is still a behaviour of the model, conforms, and
 //! the model's own explanation, written again by the writer, is that log.
 
-mod common;
+use crate::common;
 #[path = "validate/writer.rs"]
 mod writer;
 
-use common::slotcheck;
+use crate::common::slotcheck;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use slotcheck::check::{check, Limits, Verdict as Checked};
@@ -596,6 +596,6 @@ fn the_schema_file_is_generated_from_the_types() {
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         on_disk == schema,
-        "docs/validate.schema.json is not the types' schema: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test validate schema"
+        "docs/validate.schema.json is not the types' schema: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test model validate::"
     );
 }

@@ -9,7 +9,7 @@
 //! builder's lines, up to names); a log of one design departs from another
 //! where they differ, or is shown so to be its behaviour.
 
-mod common;
+use crate::common;
 #[path = "validate/link_writer.rs"]
 mod writer;
 

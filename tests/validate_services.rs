@@ -4,11 +4,11 @@
 //! certain and possible violations (`--strict`) and the silent steps an
 //! explanation assumed; logs in each process's own order, merged.
 
-mod common;
+use crate::common;
 #[path = "validate/writer.rs"]
 mod writer;
 
-use common::slotcheck;
+use crate::common::slotcheck;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use slotcheck::validate::{validate_with, Options, Verdict};
