@@ -11,7 +11,6 @@
 #[allow(dead_code, unused_imports)]
 mod reference;
 
-
 use crate::common::shortest;
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe, DESIGNS};

@@ -7,7 +7,6 @@
 //! whole states, as the model's own steps, to a state that shows what it
 //! was found for, told and scripted with its builders named consistently.
 
-
 use crate::common::shortest;
 use slotcheck::check::{check, Limits, Outcome, Verdict};
 use slotcheck_models::link::{all_designs, mutation, Bounds, Link, State};

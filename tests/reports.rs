@@ -1,7 +1,6 @@
 //! The typed report and its renderers: the JSON schema file is the types'
 //! own, and real output matches it; a regression reaches every format.
 
-
 use crate::common::{code, scratch, slotcheck, stdout, ROOT};
 use serde_json::Value;
 use slotcheck::commands::schemas::SCHEMA_FILES;
