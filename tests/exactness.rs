@@ -76,8 +76,8 @@ fn the_reduced_state_gives_every_verdict_and_shortest_length_of_the_whole_one() 
     let mut pair = 0;
     for (bounds, split_read) in matrix() {
         for design in ["claim-first", "fail-open", "owner-keyed"] {
-            // Three designs a setting: every second pair takes each design
-            // on every second setting.
+            // Three designs a setting: every fourth pair, so the designs
+            // take turns, each on one setting in four.
             pair += 1;
             if !sampled(pair) {
                 continue;
@@ -107,14 +107,14 @@ fn the_reduced_state_gives_every_verdict_and_shortest_length_of_the_whole_one() 
             settings += 1;
         }
     }
-    assert!(settings * 2 >= 99, "{settings} settings");
+    assert!(settings * 4 >= 99, "{settings} settings");
 }
 
-/// Whether the test command runs a (setting, design) pair: every second,
+/// Whether the test command runs a (setting, design) pair: every fourth,
 /// so that each setting and each design still comes up within CI's time;
 /// `SLOTCHECK_EXACTNESS=full` (the nightly) runs every pair.
 fn sampled(i: usize) -> bool {
-    std::env::var("SLOTCHECK_EXACTNESS").is_ok_and(|v| v == "full") || i.is_multiple_of(2)
+    std::env::var("SLOTCHECK_EXACTNESS").is_ok_and(|v| v == "full") || i.is_multiple_of(4)
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn forgetting_what_no_later_step_uses_changes_nothing_in_any_design() {
     for (setting, (bounds, split_read)) in matrix().into_iter().enumerate() {
         for (i, design) in DESIGNS.iter().enumerate() {
             // Shifted by the setting, so that each design comes up on
-            // half the settings whatever their number.
+            // a quarter of the settings whatever their number.
             if !sampled(setting + i) {
                 continue;
             }

@@ -166,11 +166,13 @@ fn full() -> bool {
 }
 
 /// Whether the test command runs the `i`th (setting, design) pair of a
-/// test: every third, so that each setting and each design still comes up
+/// test: every fifth (five is prime to the 12 and 34 pairs a setting takes,
+/// so the designs take turns from setting to setting), so that each setting
+/// and each design still comes up
 /// and the suite stays within CI's time; `SLOTCHECK_EXACTNESS=full` (the
 /// nightly) runs every pair.
 fn sampled(i: usize) -> bool {
-    full() || i.is_multiple_of(3)
+    full() || i.is_multiple_of(5)
 }
 
 /// Settings where the stored clocks, key ages and build lengths are cut by
@@ -249,7 +251,7 @@ fn the_stored_state_gives_every_verdict_and_shortest_length_of_the_whole_one() {
             settings += 1;
         }
     }
-    assert!(settings * 3 >= 300, "{settings} settings");
+    assert!(settings * 5 >= 300, "{settings} settings");
     // The reduction does something: most settings store fewer states.
     assert!(fewer * 2 > settings, "{fewer} of {settings} smaller");
 }

@@ -133,7 +133,14 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(15);
         let connection = loop {
             if let Ok(connection) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-                break connection;
+                // Before the server listens, a connect to a port in the
+                // ephemeral range can be given that port as its own source:
+                // a socket connected to itself, which says nothing (TCP
+                // self-connect). Not the server: try again.
+                let itself = connection.local_addr().ok() == connection.peer_addr().ok();
+                if !itself {
+                    break connection;
+                }
             }
             if let Some(exited) = server.exited() {
                 return Err(exited);
