@@ -3,6 +3,8 @@
 //! server for the whole binary; each replay has its own stream and buckets.
 
 mod clocked;
+#[path = "replay_go.rs"]
+mod go;
 
 use slotcheck_nats::design::Design;
 use slotcheck_nats::replay::{replay, Options, Outcome, Verdict};
@@ -392,81 +394,97 @@ fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
     }
 }
 
+/// This file's replays, longest first.
+const TESTS: &[(&str, fn())] = &[
+    (
+        "after_1649_repaired_stops_the_stories_of_after_1649_on_the_server",
+        after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
+    ),
+    (
+        "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
+        after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin,
+    ),
+    (
+        "after_1649_repaired_reproduces_its_findings_on_the_server",
+        after_1649_repaired_reproduces_its_findings_on_the_server,
+    ),
+    (
+        "before_1649_builds_a_late_answer_twice",
+        before_1649_builds_a_late_answer_twice,
+    ),
+    (
+        "before_1649_builds_twice_when_a_heartbeat_is_50s_late",
+        before_1649_builds_twice_when_a_heartbeat_is_50s_late,
+    ),
+    (
+        "check_only_loses_an_ask_started_late_from_a_buffer",
+        check_only_loses_an_ask_started_late_from_a_buffer,
+    ),
+    (
+        "check_only_builds_twice_between_the_get_and_the_put",
+        check_only_builds_twice_between_the_get_and_the_put,
+    ),
+    (
+        "after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s",
+        after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s,
+    ),
+    (
+        "after_1649_without_delay_gets_its_answer_within_the_fetch",
+        after_1649_without_delay_gets_its_answer_within_the_fetch,
+    ),
+    (
+        "check_only_builds_twice_when_a_clock_is_15s_ahead",
+        check_only_builds_twice_when_a_clock_is_15s_ahead,
+    ),
+    (
+        "after_1649_builds_twice_when_a_heartbeat_is_50s_late",
+        after_1649_builds_twice_when_a_heartbeat_is_50s_late,
+    ),
+    (
+        "after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes",
+        after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes,
+    ),
+    (
+        "after_1649_builds_a_finished_ask_again_when_its_ack_is_lost",
+        after_1649_builds_a_finished_ask_again_when_its_ack_is_lost,
+    ),
+    (
+        "after_1649_loses_an_ask_to_a_crash_and_two_naks",
+        after_1649_loses_an_ask_to_a_crash_and_two_naks,
+    ),
+    (
+        "after_1649_builds_twice_when_an_answer_is_slower_than_its_margin",
+        after_1649_builds_twice_when_an_answer_is_slower_than_its_margin,
+    ),
+    (
+        "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
+        after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin,
+    ),
+    (
+        "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
+        after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin,
+    ),
+    (
+        "after_1649_at_an_ack_wait_of_15s_builds_after_a_result",
+        after_1649_at_an_ack_wait_of_15s_builds_after_a_result,
+    ),
+];
+
+/// The replays through the reference builder, and as `go::` those through
+/// the Go builder (`replay_go.rs`), in one binary: twelve at a time.
 fn main() {
-    // The longest first: eight at a time, they end together.
-    let tests: &[(&'static str, fn())] = &[
-        (
-            "after_1649_repaired_stops_the_stories_of_after_1649_on_the_server",
-            after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
-        ),
-        (
-            "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
-            after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin,
-        ),
-        (
-            "after_1649_repaired_reproduces_its_findings_on_the_server",
-            after_1649_repaired_reproduces_its_findings_on_the_server,
-        ),
-        (
-            "before_1649_builds_a_late_answer_twice",
-            before_1649_builds_a_late_answer_twice,
-        ),
-        (
-            "before_1649_builds_twice_when_a_heartbeat_is_50s_late",
-            before_1649_builds_twice_when_a_heartbeat_is_50s_late,
-        ),
-        (
-            "check_only_loses_an_ask_started_late_from_a_buffer",
-            check_only_loses_an_ask_started_late_from_a_buffer,
-        ),
-        (
-            "check_only_builds_twice_between_the_get_and_the_put",
-            check_only_builds_twice_between_the_get_and_the_put,
-        ),
-        (
-            "after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s",
-            after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s,
-        ),
-        (
-            "after_1649_without_delay_gets_its_answer_within_the_fetch",
-            after_1649_without_delay_gets_its_answer_within_the_fetch,
-        ),
-        (
-            "check_only_builds_twice_when_a_clock_is_15s_ahead",
-            check_only_builds_twice_when_a_clock_is_15s_ahead,
-        ),
-        (
-            "after_1649_builds_twice_when_a_heartbeat_is_50s_late",
-            after_1649_builds_twice_when_a_heartbeat_is_50s_late,
-        ),
-        (
-            "after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes",
-            after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes,
-        ),
-        (
-            "after_1649_builds_a_finished_ask_again_when_its_ack_is_lost",
-            after_1649_builds_a_finished_ask_again_when_its_ack_is_lost,
-        ),
-        (
-            "after_1649_loses_an_ask_to_a_crash_and_two_naks",
-            after_1649_loses_an_ask_to_a_crash_and_two_naks,
-        ),
-        (
-            "after_1649_builds_twice_when_an_answer_is_slower_than_its_margin",
-            after_1649_builds_twice_when_an_answer_is_slower_than_its_margin,
-        ),
-        (
-            "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
-            after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin,
-        ),
-        (
-            "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
-            after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin,
-        ),
-        (
-            "after_1649_at_an_ack_wait_of_15s_builds_after_a_result",
-            after_1649_at_an_ack_wait_of_15s_builds_after_a_result,
-        ),
-    ];
-    clocked::main(tests, &[], cfg!(no_nats_server));
+    clocked::main(&[
+        clocked::Group {
+            prefix: "",
+            tests: TESTS,
+            nightly: &[],
+            missing: cfg!(no_nats_server),
+        },
+        clocked::Group {
+            prefix: "go::",
+            tests: go::TESTS,
+            nightly: go::NIGHTLY,
+            missing: cfg!(any(no_nats_server, no_go)),
+        },
+    ]);
 }

@@ -4,7 +4,7 @@
 //! tests/replay.rs does for the reference builder. One server for the whole
 //! binary; each replay has its own stream and buckets.
 
-mod clocked;
+use super::clocked;
 
 use slotcheck_nats::bus::{Bus, Names};
 use slotcheck_nats::design::{Design, Timing};
@@ -150,8 +150,8 @@ fn after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s() {
     }
 }
 
-// The nightly's (`cargo test --release -p slotcheck-nats --test replay_go
-// -- --ignored`): within CI's time the test command replays this finding
+// The nightly's (`cargo test --release -p slotcheck-nats --test replay
+// -- --ignored go::`): within CI's time the test command replays this finding
 // through the Rust builder (tests/replay.rs) and its slow-answer twin
 // through nats.go.
 fn after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin() {
@@ -220,8 +220,8 @@ fn after_1649_builds_twice_when_an_answer_is_slower_than_its_margin() {
     assert_eq!(outcome.evidence.delivered, 3);
 }
 
-// The nightly's (`cargo test --release -p slotcheck-nats --test replay_go
-// -- --ignored`): within CI's time the test command replays this finding
+// The nightly's (`cargo test --release -p slotcheck-nats --test replay
+// -- --ignored go::`): within CI's time the test command replays this finding
 // through the Rust builder (tests/replay.rs) and its slow-answer twin
 // through nats.go.
 fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
@@ -230,8 +230,8 @@ fn after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin() {
     one_ask_acked_away_unbuilt(&outcome);
 }
 
-// The nightly's (`cargo test --release -p slotcheck-nats --test replay_go
-// -- --ignored`): within CI's time the test command replays this finding
+// The nightly's (`cargo test --release -p slotcheck-nats --test replay
+// -- --ignored go::`): within CI's time the test command replays this finding
 // through the Rust builder (tests/replay.rs) and its slow-answer twin
 // through nats.go.
 fn after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin() {
@@ -438,99 +438,94 @@ fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
     }
 }
 
-fn main() {
-    // The longest first: eight at a time, they end together.
-    let tests: &[(&'static str, fn())] = &[
-        (
-            "after_1649_repaired_stops_the_stories_of_after_1649_on_the_server",
-            after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
-        ),
-        (
-            "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
-            after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin,
-        ),
-        (
-            "after_1649_repaired_reproduces_its_findings_on_the_server",
-            after_1649_repaired_reproduces_its_findings_on_the_server,
-        ),
-        (
-            "before_1649_builds_a_late_answer_twice",
-            before_1649_builds_a_late_answer_twice,
-        ),
-        (
-            "before_1649_builds_twice_when_a_heartbeat_is_50s_late",
-            before_1649_builds_twice_when_a_heartbeat_is_50s_late,
-        ),
-        (
-            "check_only_loses_an_ask_started_late_from_a_buffer",
-            check_only_loses_an_ask_started_late_from_a_buffer,
-        ),
-        (
-            "check_only_builds_twice_between_the_get_and_the_put",
-            check_only_builds_twice_between_the_get_and_the_put,
-        ),
-        (
-            "check_only_builds_twice_when_a_clock_is_15s_ahead",
-            check_only_builds_twice_when_a_clock_is_15s_ahead,
-        ),
-        (
-            "after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s",
-            after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s,
-        ),
-        (
-            "after_1649_builds_twice_when_a_heartbeat_is_50s_late",
-            after_1649_builds_twice_when_a_heartbeat_is_50s_late,
-        ),
-        (
-            "after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes",
-            after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes,
-        ),
-        (
-            "after_1649_builds_a_finished_ask_again_when_its_ack_is_lost",
-            after_1649_builds_a_finished_ask_again_when_its_ack_is_lost,
-        ),
-        (
-            "after_1649_loses_an_ask_to_a_crash_and_two_naks",
-            after_1649_loses_an_ask_to_a_crash_and_two_naks,
-        ),
-        (
-            "after_1649_builds_twice_when_an_answer_is_slower_than_its_margin",
-            after_1649_builds_twice_when_an_answer_is_slower_than_its_margin,
-        ),
-        (
-            "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
-            after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin,
-        ),
-        (
-            "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
-            after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin,
-        ),
-        (
-            "after_1649_at_an_ack_wait_of_15s_builds_after_a_result",
-            after_1649_at_an_ack_wait_of_15s_builds_after_a_result,
-        ),
-        (
-            "a_go_builder_that_dies_is_an_error_naming_it_and_the_step",
-            a_go_builder_that_dies_is_an_error_naming_it_and_the_step,
-        ),
-        (
-            "a_go_builder_that_cannot_bind_says_why",
-            a_go_builder_that_cannot_bind_says_why,
-        ),
-        (
-            "no_go_builder_outlives_its_handle",
-            no_go_builder_outlives_its_handle,
-        ),
-    ];
-    // Nightly: the slow-answer replays through nats.go (the Rust builder
-    // replays them in the test command).
-    clocked::main(
-        tests,
-        &[
-            "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
-            "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
-            "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
-        ],
-        cfg!(any(no_nats_server, no_go)),
-    );
-}
+/// This file's replays, longest first (`replay.rs` runs them, as `go::`).
+pub const TESTS: &[(&str, fn())] = &[
+    (
+        "after_1649_repaired_stops_the_stories_of_after_1649_on_the_server",
+        after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
+    ),
+    (
+        "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
+        after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin,
+    ),
+    (
+        "after_1649_repaired_reproduces_its_findings_on_the_server",
+        after_1649_repaired_reproduces_its_findings_on_the_server,
+    ),
+    (
+        "before_1649_builds_a_late_answer_twice",
+        before_1649_builds_a_late_answer_twice,
+    ),
+    (
+        "before_1649_builds_twice_when_a_heartbeat_is_50s_late",
+        before_1649_builds_twice_when_a_heartbeat_is_50s_late,
+    ),
+    (
+        "check_only_loses_an_ask_started_late_from_a_buffer",
+        check_only_loses_an_ask_started_late_from_a_buffer,
+    ),
+    (
+        "check_only_builds_twice_between_the_get_and_the_put",
+        check_only_builds_twice_between_the_get_and_the_put,
+    ),
+    (
+        "check_only_builds_twice_when_a_clock_is_15s_ahead",
+        check_only_builds_twice_when_a_clock_is_15s_ahead,
+    ),
+    (
+        "after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s",
+        after_1649_loses_an_ask_at_a_skew_of_40s_and_not_at_35s,
+    ),
+    (
+        "after_1649_builds_twice_when_a_heartbeat_is_50s_late",
+        after_1649_builds_twice_when_a_heartbeat_is_50s_late,
+    ),
+    (
+        "after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes",
+        after_1649_loses_an_ask_when_a_heartbeat_is_50s_late_and_its_builder_crashes,
+    ),
+    (
+        "after_1649_builds_a_finished_ask_again_when_its_ack_is_lost",
+        after_1649_builds_a_finished_ask_again_when_its_ack_is_lost,
+    ),
+    (
+        "after_1649_loses_an_ask_to_a_crash_and_two_naks",
+        after_1649_loses_an_ask_to_a_crash_and_two_naks,
+    ),
+    (
+        "after_1649_builds_twice_when_an_answer_is_slower_than_its_margin",
+        after_1649_builds_twice_when_an_answer_is_slower_than_its_margin,
+    ),
+    (
+        "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
+        after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin,
+    ),
+    (
+        "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
+        after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin,
+    ),
+    (
+        "after_1649_at_an_ack_wait_of_15s_builds_after_a_result",
+        after_1649_at_an_ack_wait_of_15s_builds_after_a_result,
+    ),
+    (
+        "a_go_builder_that_dies_is_an_error_naming_it_and_the_step",
+        a_go_builder_that_dies_is_an_error_naming_it_and_the_step,
+    ),
+    (
+        "a_go_builder_that_cannot_bind_says_why",
+        a_go_builder_that_cannot_bind_says_why,
+    ),
+    (
+        "no_go_builder_outlives_its_handle",
+        no_go_builder_outlives_its_handle,
+    ),
+];
+
+/// Nightly: the slow-answer replays through nats.go (the Rust builder
+/// replays them in the test command).
+pub const NIGHTLY: &[&str] = &[
+    "after_1649_builds_twice_and_loses_an_ask_when_the_delay_beats_its_margin",
+    "after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin",
+    "after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin",
+];
