@@ -17,16 +17,10 @@ use std::time::Duration;
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 #[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
 fn a_free_run_of_go_builders_under_every_fault_is_judged_and_validated() {
-    let out = common::run_within(
+    let out = live_go(
         Duration::from_secs(60),
+        "after-1649",
         &[
-            "live",
-            "--model",
-            "link",
-            "--builder",
-            "go",
-            "--design",
-            "after-1649",
             "--seed",
             "7",
             "--asks",
@@ -44,7 +38,6 @@ fn a_free_run_of_go_builders_under_every_fault_is_judged_and_validated() {
             "--timeout",
             "8",
         ],
-        "live --builder go",
     );
     let text = stdout(&out);
     // 4 included: a free run under SIGSTOP and SIGKILL may depart (not yet
@@ -82,16 +75,10 @@ fn before_1649_on_a_slow_link_builds_twice_live_from_three_seeds_and_the_model_e
     let starts = ["1", "101", "201"];
     let outs = common::par_map_on(3, &starts, |&seed| {
         let log = common::scratch("live_go", &format!("double-{seed}")).join("log.ndjson");
-        let out = common::run_within(
+        let out = live_go(
             Duration::from_secs(240),
+            "before-1649",
             &[
-                "live",
-                "--model",
-                "link",
-                "--builder",
-                "go",
-                "--design",
-                "before-1649",
                 "--delay-ms",
                 "25",
                 "--crash-percent",
@@ -109,7 +96,6 @@ fn before_1649_on_a_slow_link_builds_twice_live_from_three_seeds_and_the_model_e
                 "--log",
                 log.to_str().unwrap(),
             ],
-            "live --builder go before-1649",
         );
         let written = std::fs::read_to_string(&log).unwrap_or_default();
         (seed, out, written)
@@ -214,4 +200,23 @@ fn a_stall_of_the_machine_is_named_in_the_run() {
         text.contains("the machine stalled: slotcheck's own loop paused"),
         "{text}"
     );
+}
+
+/// `slotcheck live --model link --builder go --design DESIGN` and `rest`,
+/// within `limit`.
+fn live_go(limit: Duration, design: &str, rest: &[&str]) -> std::process::Output {
+    let args = [
+        &[
+            "live",
+            "--model",
+            "link",
+            "--builder",
+            "go",
+            "--design",
+            design,
+        ][..],
+        rest,
+    ]
+    .concat();
+    common::run_within(limit, &args, "live --builder go stops by itself")
 }

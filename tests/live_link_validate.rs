@@ -24,16 +24,10 @@ fn every_live_run_of_every_design_validates() {
     // Four at a time: a live run waits on real ticks, not on the CPU.
     let results = common::par_map_on(4, &runs, |&(design, seed)| {
         let log = scratch("live_link_validate", &format!("{design}-{seed}")).join("log.ndjson");
-        let out = common::run_within(
+        let out = live_nats(
             std::time::Duration::from_secs(120),
+            design,
             &[
-                "live",
-                "--model",
-                "link",
-                "--on",
-                "nats",
-                "--design",
-                design,
                 "--seed",
                 seed,
                 "--crash-percent",
@@ -45,7 +39,6 @@ fn every_live_run_of_every_design_validates() {
                 "--log",
                 log.to_str().unwrap(),
             ],
-            "a live run stops by itself",
         );
         let text = stdout(&out);
         let server_violated = text.contains("=> a property is violated");
@@ -93,24 +86,10 @@ fn every_live_run_of_every_design_validates() {
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn a_live_run_with_skewed_clocks_validates() {
-    let out = common::run_within(
+    let out = live_nats(
         std::time::Duration::from_secs(120),
-        &[
-            "live",
-            "--model",
-            "link",
-            "--on",
-            "nats",
-            "--design",
-            "after-1649",
-            "--seed",
-            "2",
-            "--skew",
-            "15",
-            "--timeout",
-            "20",
-        ],
-        "a live run stops by itself",
+        "after-1649",
+        &["--seed", "2", "--skew", "15", "--timeout", "20"],
     );
     let text = stdout(&out);
     let violated = text.contains("=> a property is violated");
@@ -120,4 +99,17 @@ fn a_live_run_with_skewed_clocks_validates() {
         "validated against after-1649: conforms\n"
     };
     assert!(text.contains(expected), "{text}");
+}
+
+/// `slotcheck live --model link --on nats --design DESIGN` and `rest`,
+/// within `limit`.
+fn live_nats(limit: std::time::Duration, design: &str, rest: &[&str]) -> std::process::Output {
+    let args = [
+        &[
+            "live", "--model", "link", "--on", "nats", "--design", design,
+        ][..],
+        rest,
+    ]
+    .concat();
+    common::run_within(limit, &args, "a live run stops by itself")
 }

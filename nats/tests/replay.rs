@@ -313,20 +313,23 @@ fn one_ask_acked_away_unbuilt(outcome: &Outcome) {
     assert!(!lost[0].in_stream, "the duplicate check acked it away");
 }
 
-/// The recommendation on the server, through this builder: its two findings
-/// reproduce.
-fn after_1649_repaired_reproduces_its_findings_on_the_server() {
+/// A builder's replay of a story: its name, the run's name, the options.
+pub(crate) type Run = fn(&str, &str, Options) -> Outcome;
+
+/// The recommendation on the server, through a builder (its `run` and
+/// options): its two findings reproduce.
+pub(crate) fn repaired_reproduces_its_findings(run: Run, base: fn() -> Options) {
     let twice = run(
         "after-1649-repaired-late-heartbeat-double-run",
         "repaired_twice",
-        options(),
+        base(),
     );
     assert_eq!(twice.verdict, Verdict::Reproduced);
     assert_eq!(key_putters(&twice, "A1"), ["b1", "b2"]);
     let naks = run(
         "after-1649-repaired-naks-exhaust-deliveries",
         "repaired_naks",
-        options(),
+        base(),
     );
     assert_eq!(naks.verdict, Verdict::Reproduced);
     assert_eq!(naks.evidence.delivered, 3);
@@ -335,7 +338,7 @@ fn after_1649_repaired_reproduces_its_findings_on_the_server() {
 /// The recommendation on after-1649's stories: each stops where a repair
 /// acts (or runs to its end), and the server's evidence shows no violation
 /// of the story's property. The four at once: each waits on the clock.
-fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
+pub(crate) fn repaired_stops_the_stories_of_after_1649(run: Run, base: fn() -> Options) {
     let repaired = Design::parse("after-1649-repaired").unwrap();
     let stories = [
         // Hand-back: the late answer went back at once; b1 holds nothing to read.
@@ -369,7 +372,7 @@ fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
                         &format!("repaired_{}", story.replace('-', "_")),
                         Options {
                             design: Some(repaired),
-                            ..options()
+                            ..base()
                         },
                     )
                 })
@@ -392,6 +395,14 @@ fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
             outcome.property
         );
     }
+}
+
+fn after_1649_repaired_reproduces_its_findings_on_the_server() {
+    repaired_reproduces_its_findings(run, options);
+}
+
+fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
+    repaired_stops_the_stories_of_after_1649(run, options);
 }
 
 /// This file's replays, longest first.

@@ -357,85 +357,14 @@ fn no_go_builder_outlives_its_handle() {
     assert!(!alive(dropped), "dropped builder {dropped} still runs");
 }
 
-/// The recommendation on the server, through this builder: its two findings
-/// reproduce.
+/// The recommendation on the server, through the Go builder: as the
+/// reference builder's (`replay.rs`).
 fn after_1649_repaired_reproduces_its_findings_on_the_server() {
-    let twice = run(
-        "after-1649-repaired-late-heartbeat-double-run",
-        "repaired_twice",
-        go(),
-    );
-    assert_eq!(twice.verdict, Verdict::Reproduced);
-    assert_eq!(key_putters(&twice, "A1"), ["b1", "b2"]);
-    let naks = run(
-        "after-1649-repaired-naks-exhaust-deliveries",
-        "repaired_naks",
-        go(),
-    );
-    assert_eq!(naks.verdict, Verdict::Reproduced);
-    assert_eq!(naks.evidence.delivered, 3);
+    super::repaired_reproduces_its_findings(run, go);
 }
 
-/// The recommendation on after-1649's stories: each stops where a repair
-/// acts (or runs to its end), and the server's evidence shows no violation
-/// of the story's property. The four at once: each waits on the clock.
 fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
-    let repaired = Design::parse("after-1649-repaired").unwrap();
-    let stories = [
-        // Hand-back: the late answer went back at once; b1 holds nothing to read.
-        (
-            "after-1649-slow-answer-double-run",
-            Some("(read b1)"),
-            "read None",
-        ),
-        // The done key: the redelivery after the lost ack is dropped.
-        (
-            "after-1649-lost-ack-rebuild",
-            Some("(read b1)"),
-            "decided to drop it",
-        ),
-        // The server clock: 40 s of skew do not make the crashed key fresh.
-        (
-            "after-1649-skew-40-loses-ask",
-            Some("(read b2)"),
-            "decided to run it",
-        ),
-        // The duplicate deferred: left to its ack wait, not acked away.
-        ("after-1649-late-heartbeat-loses-ask", None, ""),
-    ];
-    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-        let runs: Vec<_> = stories
-            .iter()
-            .map(|&(story, _, _)| {
-                scope.spawn(move || {
-                    run(
-                        story,
-                        &format!("repaired_{}", story.replace('-', "_")),
-                        Options {
-                            design: Some(repaired),
-                            ..go()
-                        },
-                    )
-                })
-            })
-            .collect();
-        runs.into_iter().map(|r| r.join().unwrap()).collect()
-    });
-    for ((story, stops_at, why), outcome) in stories.into_iter().zip(outcomes) {
-        clocked::say(outcome.text());
-        match (&outcome.verdict, stops_at) {
-            (Verdict::Diverged(said), Some(step)) => {
-                assert!(said.contains(step) && said.contains(why), "{story}: {said}")
-            }
-            (Verdict::NotReproduced, None) => {}
-            (other, _) => panic!("{story}: {other:?}"),
-        }
-        assert!(
-            outcome.violations.of_property(&outcome.property).is_empty(),
-            "{story}: the evidence shows {} violated",
-            outcome.property
-        );
-    }
+    super::repaired_stops_the_stories_of_after_1649(run, go);
 }
 
 /// This file's replays, longest first (`replay.rs` runs them, as `go::`).
