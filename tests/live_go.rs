@@ -148,27 +148,23 @@ fn children(pid: u32) -> Vec<u32> {
 fn a_stall_of_the_machine_is_named_in_the_run() {
     use std::process::Stdio;
     let child = common::command()
-        .args([
-            "live",
-            "--model",
-            "link",
-            "--builder",
-            "go",
-            "--design",
+        .args(go_args(
             "after-1649",
-            "--seed",
-            "3",
-            "--asks",
-            "3",
-            "--longest-build",
-            "60",
-            "--crash-percent",
-            "0",
-            "--stall-percent",
-            "0",
-            "--timeout",
-            "20",
-        ])
+            &[
+                "--seed",
+                "3",
+                "--asks",
+                "3",
+                "--longest-build",
+                "60",
+                "--crash-percent",
+                "0",
+                "--stall-percent",
+                "0",
+                "--timeout",
+                "20",
+            ],
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -202,21 +198,25 @@ fn a_stall_of_the_machine_is_named_in_the_run() {
     );
 }
 
-/// `slotcheck live --model link --builder go --design DESIGN` and `rest`,
-/// within `limit`.
+/// `live --model link --builder go --design DESIGN` and `rest`.
+fn go_args<'a>(design: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let head = [
+        "live",
+        "--model",
+        "link",
+        "--builder",
+        "go",
+        "--design",
+        design,
+    ];
+    [&head[..], rest].concat()
+}
+
+/// `slotcheck` with [`go_args`], within `limit`.
 fn live_go(limit: Duration, design: &str, rest: &[&str]) -> std::process::Output {
-    let args = [
-        &[
-            "live",
-            "--model",
-            "link",
-            "--builder",
-            "go",
-            "--design",
-            design,
-        ][..],
-        rest,
-    ]
-    .concat();
-    common::run_within(limit, &args, "live --builder go stops by itself")
+    common::run_within(
+        limit,
+        &go_args(design, rest),
+        "live --builder go stops by itself",
+    )
 }

@@ -19,6 +19,14 @@ pub fn say(text: String) {
     SAID.with(|s| s.borrow_mut().push(text));
 }
 
+/// `(name, test)` for each test function named: a table of a file's tests.
+macro_rules! named {
+    ($($test:ident),* $(,)?) => {
+        &[$((stringify!($test), $test as fn())),*]
+    };
+}
+pub(crate) use named;
+
 /// A file's replays: their names (each shown after `prefix`), those the
 /// nightly runs (ignored here) and whether a program they need is
 /// `missing` (then all are ignored; the build script says which, where
