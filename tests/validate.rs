@@ -7,7 +7,7 @@
 
 use crate::common;
 #[path = "validate/writer.rs"]
-mod writer;
+pub(crate) mod writer;
 
 use crate::common::slotcheck;
 use rand::{Rng, SeedableRng};

@@ -5,8 +5,8 @@
 //! explanation assumed; logs in each process's own order, merged.
 
 use crate::common;
-#[path = "validate/writer.rs"]
-mod writer;
+// The independent log writer, validate.rs's.
+use crate::validate::writer;
 
 use crate::common::slotcheck;
 use rand::{Rng, SeedableRng};
