@@ -36,14 +36,6 @@ pub struct Server {
     watchdog: Option<Child>,
 }
 
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
-}
-
 impl Server {
     /// Installs a fresh data directory and starts the server on it; waits
     /// until it accepts connections on its socket.
@@ -84,7 +76,7 @@ impl Server {
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Server>, String> {
         let data = dir.join("data");
-        let root = is_root();
+        let root = crate::postgres::is_root();
         let mut installer = Command::new(install);
         installer
             .arg("--no-defaults")

@@ -42,26 +42,31 @@ pub const DATABASE: &str = "postgres";
 /// The cluster's superuser, trusted on the socket.
 pub const USER: &str = "slotcheck";
 
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
+/// Read from /proc and /etc/passwd, not from `id`: a child in slotcheck's
+/// process group dies with a Ctrl-C or a SIGTERM to the group, and an `id`
+/// killed so said "not root", which ran `initdb` as root (and left
+/// mariadbd without `--user=root`). Both servers' starts ask here.
+pub(crate) fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+/// `user`'s line of /etc/passwd, split at its colons.
+fn passwd(user: &str) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines()
+        .map(|l| l.split(':').map(str::to_string).collect::<Vec<_>>())
+        .find(|fields| fields.first().map(String::as_str) == Some(user))
 }
 
 /// The unprivileged account a root process runs the cluster as.
 fn account() -> &'static str {
-    let known = |name: &str| {
-        Command::new("id")
-            .arg("-u")
-            .arg(name)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if known("postgres") {
+    if passwd("postgres").is_some() {
         "postgres"
     } else {
         "nobody"
@@ -84,12 +89,9 @@ fn as_account(program: &Path, account: Option<&str>) -> Command {
 }
 
 fn group_of(user: &str) -> String {
-    Command::new("id")
-        .arg("-g")
-        .arg(user)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|_| "nogroup".into())
+    passwd(user)
+        .and_then(|fields| fields.get(3).cloned())
+        .unwrap_or_else(|| "nogroup".into())
 }
 
 /// A running private cluster.
