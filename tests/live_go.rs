@@ -175,16 +175,24 @@ fn a_stall_of_the_machine_is_named_in_the_run() {
     while children(pid).len() < 4 && started.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(600));
     let signal = |name: &str| {
         std::process::Command::new("kill")
             .args(["-s", name, &pid.to_string()])
             .status()
             .unwrap()
     };
-    signal("STOP");
-    std::thread::sleep(Duration::from_millis(1200));
-    signal("CONT");
+    // Three stops a second and a half apart: on a loaded machine the
+    // builders may take a while to be ready, and a stop before the run's
+    // loop starts is not in it. The run's builds last seconds.
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(600));
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            break;
+        }
+        signal("STOP");
+        std::thread::sleep(Duration::from_millis(1200));
+        signal("CONT");
+    }
     let out = child.wait_with_output().unwrap();
     let text = stdout(&out);
     assert!(
