@@ -22,13 +22,12 @@ use crate::builder::Costs;
 use crate::bus::{Bus, Error, Names};
 use crate::design::{Timing, TAKE_IDLE_WAIT};
 use crate::gobuilder::{design_flags, program};
-use crate::live::{LiveOptions, LiveOutcome, STALL_TICKS};
+use crate::live::{LiveOptions, LiveOutcome, Rng, STALL_TICKS};
 use crate::proxy::Proxy;
 use crate::verdict;
 use serde::Deserialize;
 use slotcheck_models::events::link::Event;
 use slotcheck_models::events::{Header, ModelName, Record};
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::process::CommandExt;
@@ -293,26 +292,6 @@ impl Slot {
                 self.process.costs = status.costs;
             }
         }
-    }
-}
-
-/// splitmix64, as the reference builder's live run draws its faults.
-#[derive(Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p && p > 0.0
-    }
-    fn range(&mut self, low: u64, high: u64) -> u64 {
-        low + self.next() % (high - low + 1)
     }
 }
 
@@ -612,18 +591,7 @@ pub async fn free(
     }
     let (text, records) = merged(&dir, &header)?;
     let builds = verdict::builds(&records, &crashes);
-    let mut deliveries = BTreeMap::new();
-    for r in &records {
-        if let Event::Server {
-            ask: Some(ask),
-            num_delivered: Some(n),
-            ..
-        } = &r.event
-        {
-            let seen = deliveries.entry(ask.clone()).or_insert(0);
-            *seen = (*n).max(*seen);
-        }
-    }
+    let deliveries = verdict::deliveries_of(&records);
     let violations = verdict::judge(
         &builds,
         &records,

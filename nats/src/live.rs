@@ -15,7 +15,6 @@ use crate::proxy::Proxy;
 use crate::verdict::{self, Violations};
 use slotcheck_models::events::link::Decision;
 use slotcheck_models::events::{Header, ModelName};
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -74,23 +73,24 @@ impl LiveOptions {
     }
 }
 
-/// splitmix64: a seeded stream of numbers with no dependency.
+/// splitmix64: a seeded stream of numbers with no dependency (the free Go
+/// run draws its faults with it too).
 #[derive(Clone)]
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-    fn chance(&mut self, p: f64) -> bool {
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p && p > 0.0
     }
     /// In `low..=high`.
-    fn range(&mut self, low: u64, high: u64) -> u64 {
+    pub(crate) fn range(&mut self, low: u64, high: u64) -> u64 {
         low + self.next() % (high - low + 1)
     }
 }
@@ -220,7 +220,7 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         .map(|(ms, b, _)| (b.clone(), *ms))
         .collect();
     let builds = verdict::builds(&records, &crashes);
-    let deliveries = deliveries_of(&log);
+    let deliveries = verdict::deliveries_of(&records);
     let violations = verdict::judge(
         &builds,
         &records,
@@ -248,23 +248,6 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         log: log.text(),
         stalled: None,
     })
-}
-
-/// The most deliveries the server reported per ask (its ack subjects).
-fn deliveries_of(log: &Log) -> BTreeMap<String, u64> {
-    let mut most = BTreeMap::new();
-    for r in log.records() {
-        if let slotcheck_models::events::link::Event::Server {
-            ask: Some(ask),
-            num_delivered: Some(n),
-            ..
-        } = r.event
-        {
-            let seen = most.entry(ask).or_insert(0);
-            *seen = n.max(*seen);
-        }
-    }
-    most
 }
 
 async fn run_builder(

@@ -151,3 +151,21 @@ pub fn judge(
     }
     v
 }
+
+/// The most deliveries the server reported per ask (its ack subjects, as the
+/// log's `server` lines say them).
+pub fn deliveries_of(records: &[Record<Event>]) -> BTreeMap<String, u64> {
+    let mut most = BTreeMap::new();
+    for r in records {
+        if let Event::Server {
+            ask: Some(ask),
+            num_delivered: Some(n),
+            ..
+        } = &r.event
+        {
+            let seen = most.entry(ask.clone()).or_insert(0);
+            *seen = (*n).max(*seen);
+        }
+    }
+    most
+}
