@@ -18,6 +18,7 @@ pub mod live;
 pub mod mariadb;
 pub mod parts;
 pub mod postgres;
+mod private;
 pub mod replay;
 pub mod sqltext;
 pub mod steer;

@@ -52,21 +52,9 @@ impl Server {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let dir =
             std::env::temp_dir().join(format!("slotcheck-mariadb-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        // Until the server owns the folder (its drop removes it), every
-        // error removes it here: a full or read-only TMPDIR, a killed
-        // bootstrap.
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))
-            .and_then(|()| Server::start_in(&server, &install, dir.clone(), stop))
-            .inspect(|started| {
-                if started.is_none() {
-                    let _ = std::fs::remove_dir_all(&dir);
-                }
-            })
-            .inspect_err(|_| {
-                let _ = std::fs::remove_dir_all(&dir);
-            })
+        crate::private::in_folder(&dir, stop, |dir| {
+            Server::start_in(&server, &install, dir, stop)
+        })
     }
 
     fn start_in(
@@ -76,7 +64,7 @@ impl Server {
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Server>, String> {
         let data = dir.join("data");
-        let root = crate::postgres::is_root();
+        let root = crate::private::is_root();
         let mut installer = Command::new(install);
         installer
             .arg("--no-defaults")
@@ -91,32 +79,12 @@ impl Server {
         if root {
             installer.arg("--user=root");
         }
-        let mut child = installer
+        let child = installer
             .spawn()
             .map_err(|e| format!("{}: {e}", install.display()))?;
-        let mut stderr = child.stderr.take().expect("piped");
-        let said = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-            text
-        });
-        let status = loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                break status;
-            }
-            if stop() {
-                // The installer's whole group: its bootstrap mariadbd too,
-                // which would go on writing in the folder.
-                let _ = Command::new("kill")
-                    .args(["-s", "KILL", "--", &format!("-{}", child.id())])
-                    .stderr(Stdio::null())
-                    .status();
-                let _ = child.wait();
-                return Ok(None);
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let Some((status, said)) = crate::private::finish_unless_stopped(child, stop) else {
+            return Ok(None);
         };
-        let said = said.join().unwrap_or_default();
         if !status.success() {
             return Err(format!(
                 "{} failed ({status}): {}",

@@ -42,20 +42,6 @@ pub const DATABASE: &str = "postgres";
 /// The cluster's superuser, trusted on the socket.
 pub const USER: &str = "slotcheck";
 
-/// Read from /proc and /etc/passwd, not from `id`: a child in slotcheck's
-/// process group dies with a Ctrl-C or a SIGTERM to the group, and an `id`
-/// killed so said "not root", which ran `initdb` as root (and left
-/// mariadbd without `--user=root`). Both servers' starts ask here.
-pub(crate) fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|ids| ids.split_whitespace().nth(1))
-            == Some("0")
-    })
-}
-
 /// `user`'s line of /etc/passwd, split at its colons.
 fn passwd(user: &str) -> Option<Vec<String>> {
     let text = std::fs::read_to_string("/etc/passwd").ok()?;
@@ -117,20 +103,7 @@ impl Server {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let dir =
             std::env::temp_dir().join(format!("slotcheck-postgres-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        // Until the server owns the folder (its drop removes it), every
-        // error and every stop removes it here.
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))
-            .and_then(|()| Server::start_in(&bin, dir.clone(), stop))
-            .inspect(|started| {
-                if started.is_none() {
-                    let _ = std::fs::remove_dir_all(&dir);
-                }
-            })
-            .inspect_err(|_| {
-                let _ = std::fs::remove_dir_all(&dir);
-            })
+        crate::private::in_folder(&dir, stop, |dir| Server::start_in(&bin, dir, stop))
     }
 
     fn start_in(
@@ -138,7 +111,7 @@ impl Server {
         dir: PathBuf,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Server>, String> {
-        let account = is_root().then(account);
+        let account = crate::private::is_root().then(account);
         if let Some(user) = account {
             let chown = Command::new("chown")
                 .arg(format!("{user}:{}", group_of(user)))
@@ -150,7 +123,7 @@ impl Server {
             }
         }
         let data = dir.join("data");
-        let mut initdb = as_account(&bin.join("initdb"), account)
+        let initdb = as_account(&bin.join("initdb"), account)
             .arg("-D")
             .arg(&data)
             .arg("-U")
@@ -166,29 +139,9 @@ impl Server {
             .process_group(0)
             .spawn()
             .map_err(|e| format!("initdb: {e}"))?;
-        let mut stderr = initdb.stderr.take().expect("piped");
-        let said = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-            text
-        });
-        let status = loop {
-            if let Ok(Some(status)) = initdb.try_wait() {
-                break status;
-            }
-            if stop() {
-                // initdb's whole group: its bootstrap postgres too, which
-                // would go on writing in the folder.
-                let _ = Command::new("kill")
-                    .args(["-s", "KILL", "--", &format!("-{}", initdb.id())])
-                    .stderr(Stdio::null())
-                    .status();
-                let _ = initdb.wait();
-                return Ok(None);
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let Some((status, said)) = crate::private::finish_unless_stopped(initdb, stop) else {
+            return Ok(None);
         };
-        let said = said.join().unwrap_or_default();
         if !status.success() {
             return Err(format!("initdb failed ({status}): {}", said.trim()));
         }
