@@ -196,9 +196,24 @@ impl Shared {
 fn retrying<T>(
     shared: &Shared,
     conn: &mut Conn,
+    body: impl FnMut(&mut Conn) -> Result<T, DbError>,
+) -> Option<T> {
+    retry(conn, &|| false, &|e| shared.fail(e), body)
+}
+
+/// A step retried while the engine asks (a deadlock, a busy database), up
+/// to 200 times; `None` after a fatal error (said to `fail`) or once
+/// `stopped()` (the free run's and the steered run's one rule).
+pub(crate) fn retry<T>(
+    conn: &mut Conn,
+    stopped: &dyn Fn() -> bool,
+    fail: &dyn Fn(String),
     mut body: impl FnMut(&mut Conn) -> Result<T, DbError>,
 ) -> Option<T> {
     for attempt in 0..200 {
+        if stopped() {
+            return None;
+        }
         match body(conn) {
             Ok(value) => return Some(value),
             Err(DbError::Retry(_)) => {
@@ -207,12 +222,12 @@ fn retrying<T>(
             }
             Err(DbError::Fatal(e)) => {
                 conn.release();
-                shared.fail(e);
+                fail(e);
                 return None;
             }
         }
     }
-    shared.fail("a step was refused 200 times in a row".into());
+    fail("a step was refused 200 times in a row".into());
     None
 }
 

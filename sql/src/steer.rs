@@ -81,27 +81,14 @@ impl Shared {
 fn retrying<T>(
     shared: &Shared,
     conn: &mut Conn,
-    mut body: impl FnMut(&mut Conn) -> Result<T, DbError>,
+    body: impl FnMut(&mut Conn) -> Result<T, DbError>,
 ) -> Option<T> {
-    for attempt in 0..200 {
-        if shared.stop.load(Ordering::SeqCst) {
-            return None;
-        }
-        match body(conn) {
-            Ok(value) => return Some(value),
-            Err(DbError::Retry(_)) => {
-                conn.release();
-                std::thread::sleep(Duration::from_millis(1 + attempt % 10));
-            }
-            Err(DbError::Fatal(e)) => {
-                conn.release();
-                shared.fail(e);
-                return None;
-            }
-        }
-    }
-    shared.fail("a step was refused 200 times in a row".into());
-    None
+    crate::live::retry(
+        conn,
+        &|| shared.stop.load(Ordering::SeqCst),
+        &|e| shared.fail(e),
+        body,
+    )
 }
 
 /// A model action, as a story words it: the replay's (one parser of the
