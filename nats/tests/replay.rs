@@ -1,6 +1,8 @@
 //! Each link finding's story (tests/traces, from `scripts/nats-traces.sh`)
-//! run on a real nats-server, and judged from the server's evidence. One
-//! server for the whole binary; each replay has its own stream and buckets.
+//! run on a real nats-server, and judged from the server's evidence; the Go
+//! builder's replays (`replay_go.rs`) are this binary's module `go`. One
+//! server for this file's replays; each replay has its own stream and
+//! buckets.
 
 mod clocked;
 #[path = "replay_go.rs"]

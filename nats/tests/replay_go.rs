@@ -1,8 +1,9 @@
 //! Each link finding's story (tests/traces) run on a real nats-server
 //! through the Go builder (go/src/slotcheck/builder, on Debian's nats.go),
 //! driven step by step, and judged from the server's evidence as
-//! tests/replay.rs does for the reference builder. One server for the whole
-//! binary; each replay has its own stream and buckets.
+//! tests/replay.rs does for the reference builder, whose binary holds this
+//! file as its module `go`. One server for this module's replays; each
+//! replay has its own stream and buckets.
 
 use super::clocked;
 
