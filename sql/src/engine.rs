@@ -259,10 +259,7 @@ fn pg_error(e: postgres::Error) -> DbError {
         {
             DbError::Retry(e.to_string())
         }
-        _ => DbError::Fatal(match e.as_db_error() {
-            Some(db) => format!("{}: {}", db.code().code(), db.message()),
-            None => e.to_string(),
-        }),
+        _ => DbError::Fatal(crate::postgres::message(&e)),
     }
 }
 

@@ -160,8 +160,11 @@ impl Server {
             .arg("synchronous_commit=off")
             .arg("-c")
             .arg("full_page_writes=off")
+            // A steered run holds a connection per actor of every queue
+            // (the client, broker and build system, each delivery's
+            // worker, the director's look): 20 queues take about 200.
             .arg("-c")
-            .arg("max_connections=60")
+            .arg("max_connections=400")
             .arg("-c")
             .arg("shared_buffers=16MB")
             .arg("-c")
@@ -234,7 +237,16 @@ impl Server {
         c.batch_execute(&format!(
             "DROP SCHEMA IF EXISTS \"{name}\" CASCADE; CREATE SCHEMA \"{name}\""
         ))
-        .map_err(|e| e.to_string())
+        .map_err(|e| message(&e))
+    }
+}
+
+/// An error with the server's own words: a `db error` says its SQLSTATE
+/// and message only through `as_db_error` (its Display is "db error").
+pub(crate) fn message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => e.to_string(),
     }
 }
 
@@ -252,7 +264,7 @@ pub fn connect(dir: &Path, schema: &str) -> Result<postgres::Client, String> {
     }
     config
         .connect(postgres::NoTls)
-        .map_err(|e| format!("postgres: {e}"))
+        .map_err(|e| format!("postgres: {}", message(&e)))
 }
 
 /// A shell that stops the server and removes its folder once this process
