@@ -707,6 +707,11 @@ N1 c1 s0 owner-keyed 93 156 # # # -"
         lines("claim-first # # # # run #: no-wedge\nafter-1649 R3 # s"),
         "every count goes, names stay"
     );
+    assert_eq!(
+        mask_counts(&lines("fail-open  none in 20   run 5")),
+        mask_counts(&lines("fail-open  run 8   run 1")),
+        "a steer table's cell: the run, or none within the runs"
+    );
     let counts = parse(
         "test.md",
         "<!-- counts, slow: x -->\n```text\n```\n<!-- end -->\n",

@@ -375,3 +375,30 @@ fn a_guided_live_run_reaches_the_split_read_finding_and_the_recommendation_holds
     let output = common::slotcheck(&["live", "--schedule", "fifo"]);
     assert_eq!(common::code(&output), 2);
 }
+
+/// The test that guards the admit's locking read, steered: pct holds a
+/// worker between its admit's reads and writes, so at READ COMMITTED a
+/// plain `SELECT` lets another admit commit in between and the held claim
+/// wins on a stale version: run 1 from seed 1 catches it (its log departs
+/// at that claim), every time, not once in a few free runs. With `FOR
+/// UPDATE` the same steered run keeps every invariant and every log
+/// conforms.
+#[test]
+#[cfg_attr(
+    no_mariadb,
+    ignore = "MariaDB is not installed (apt-get install mariadb-server)"
+)]
+fn the_admit_without_its_locking_read_is_caught_by_pct_in_run_one() {
+    if let Some(why) = mariadb::missing() {
+        panic!("{why}");
+    }
+    let (exit, text) = common::admit_under_pct("mariadb", "read-committed", "plain", &[]);
+    assert!(exit == 1 || exit == 4, "exit {exit}: {text}");
+    assert!(common::departs_at_a_won_claim(&text), "{text}");
+    let (exit, text) = common::admit_under_pct("mariadb", "read-committed", "for-update", &[]);
+    assert_eq!(exit, 0, "{text}");
+    assert!(
+        text.contains("the model explains every one (20 conform"),
+        "{text}"
+    );
+}

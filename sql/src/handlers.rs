@@ -31,11 +31,23 @@ pub enum TxRead {
     Plain,
 }
 
+/// What a worker does when the engine refuses its write (a serialization
+/// failure, a deadlock): both are rules docs/logging.md gives a service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Aborts {
+    /// The step is retried and only the attempt that went through logged.
+    Retried,
+    /// The refused write is logged as sent, `won: false` and `aborted:
+    /// true`, and the worker goes back to its read.
+    Logged,
+}
+
 /// The SQL variants a run uses (item 5 of issue 22).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Variant {
     pub read: ReadMode,
     pub tx_read: TxRead,
+    pub aborts: Aborts,
 }
 
 impl Default for Variant {
@@ -43,6 +55,7 @@ impl Default for Variant {
         Variant {
             read: ReadMode::Joined,
             tx_read: TxRead::ForUpdate,
+            aborts: Aborts::Retried,
         }
     }
 }
@@ -166,6 +179,8 @@ pub struct Worker {
     pub parts: Parts,
     pub variant: Variant,
     pub max_concurrent: i64,
+    /// The step's write was refused and logged so (`Aborts::Logged`).
+    aborted: bool,
 }
 
 /// Everything a step may touch besides its worker.
@@ -200,6 +215,7 @@ impl Worker {
             parts,
             variant,
             max_concurrent: k,
+            aborted: false,
         }
     }
 
@@ -220,6 +236,31 @@ impl Worker {
         object.insert("version".into(), json!(version));
         slots.event_fields(&mut object);
         Json::Object(object)
+    }
+
+    /// A write's transaction. Under `Aborts::Logged` a refusal the engine
+    /// asks to retry is `None` (nothing was written): its line says so and
+    /// the worker reads again.
+    fn write<T>(
+        &mut self,
+        ctx: &mut Ctx,
+        body: impl FnOnce(&mut Conn) -> DbResult<T>,
+    ) -> DbResult<Option<T>> {
+        match ctx.conn.transaction(body) {
+            Err(DbError::Retry(_)) if self.variant.aborts == Aborts::Logged => {
+                self.aborted = true;
+                Ok(None)
+            }
+            result => result.map(Some),
+        }
+    }
+
+    /// `won`, and `aborted` when the write was refused.
+    fn outcome(line: &mut Json, won: Option<bool>) {
+        line["won"] = json!(won == Some(true));
+        if won.is_none() {
+            line["aborted"] = json!(true);
+        }
     }
 
     /// Takes the next step; on `DbError::Retry` nothing happened (the
@@ -346,7 +387,13 @@ impl Worker {
             }
             Step::Reap => self.reap(ctx)?,
         };
-        self.step = next;
+        // A refused write sends the worker back to its read, whatever the
+        // path would take after a lost one.
+        self.step = if std::mem::take(&mut self.aborted) {
+            Step::Read
+        } else {
+            next
+        };
         Ok(())
     }
 
@@ -491,7 +538,7 @@ impl Worker {
         let (column, value) = to.column();
         let queue = self.queue;
         let sql = sqltext::cas_queue(column);
-        let won = ctx.conn.transaction(|c| {
+        let won = self.write(ctx, |c| {
             let won = c.exec(&sql, &[value, queue.into(), version.into()])? == 1;
             if won {
                 store::wake(c, queue)?;
@@ -500,7 +547,10 @@ impl Worker {
         })?;
         let mut set = serde_json::Map::new();
         to.event_fields(&mut set);
-        ctx.events.push(json!({"event": "cas", "row": "queue", "expected_version": version, "set": set, "won": won, "step": step}));
+        let mut line = json!({"event": "cas", "row": "queue", "expected_version": version, "set": set, "step": step});
+        Self::outcome(&mut line, won);
+        ctx.events.push(line);
+        let won = won == Some(true);
         if won {
             self.seen.queue = Some((to, version + 1));
         }
@@ -511,7 +561,7 @@ impl Worker {
     fn cas_request(&mut self, ctx: &mut Ctx, to: &str, step: &str) -> DbResult<bool> {
         let (_, version) = self.seen.request.clone().expect("a CAS follows a read");
         let (queue, num) = (self.queue, self.num);
-        let won = ctx.conn.transaction(|c| {
+        let won = self.write(ctx, |c| {
             let won = c.exec(
                 sqltext::CAS_REQUEST,
                 &[to.into(), queue.into(), num.into(), version.into()],
@@ -521,7 +571,10 @@ impl Worker {
             }
             Ok(won)
         })?;
-        ctx.events.push(json!({"event": "cas", "row": "request", "request": self.request_id(), "expected_version": version, "set": {"state": to}, "won": won, "step": step}));
+        let mut line = json!({"event": "cas", "row": "request", "request": self.request_id(), "expected_version": version, "set": {"state": to}, "step": step});
+        Self::outcome(&mut line, won);
+        ctx.events.push(line);
+        let won = won == Some(true);
         if won {
             self.seen.request = Some((to.to_string(), version + 1));
         }
@@ -574,7 +627,7 @@ impl Worker {
             TxRead::ForUpdate => ctx.conn.dialect().for_update(),
             TxRead::Plain => "",
         };
-        let result = ctx.conn.transaction(|c| {
+        let attempt = self.write(ctx, |c| {
             let q = c
                 .query_one(&format!("{}{lock}", sqltext::READ_QUEUE), &[queue.into()])?
                 .unwrap();
@@ -599,6 +652,7 @@ impl Worker {
             store::wake(c, queue)?;
             Ok(Some(claimed))
         })?;
+        let result = attempt.clone().flatten();
         let won = result.is_some();
         let mut set = serde_json::Map::new();
         let claimed = result
@@ -610,8 +664,9 @@ impl Worker {
         if processing {
             writes.push(json!({"row": "request", "request": self.request_id(), "expected_version": request_version, "set": {"state": "processing"}}));
         }
-        ctx.events
-            .push(json!({"event": "transaction", "writes": writes, "won": won, "step": "claim"}));
+        let mut line = json!({"event": "transaction", "writes": writes, "step": "claim"});
+        Self::outcome(&mut line, attempt.map(|r| r.is_some()));
+        ctx.events.push(line);
         if let Some(claimed) = result {
             self.seen.queue = Some((claimed, queue_version + 1));
             if processing {
@@ -654,7 +709,7 @@ impl Worker {
         let (_, version) = self.seen.queue.clone().unwrap();
         let (queue, slot) = (self.queue, self.parts.slot);
         let lock = ctx.conn.dialect().for_update();
-        let outcome = ctx.conn.transaction(|c| {
+        let attempt = self.write(ctx, |c| {
             let q = c
                 .query_one(&format!("{}{lock}", sqltext::READ_QUEUE), &[queue.into()])?
                 .unwrap();
@@ -690,13 +745,16 @@ impl Worker {
             }
             Ok(Some(terminal))
         })?;
+        let outcome = attempt.clone().flatten();
         let removed: Vec<String> = outcome
             .clone()
             .unwrap_or_default()
             .iter()
             .map(|n| format!("R{n}"))
             .collect();
-        ctx.events.push(json!({"event": "reap", "expected_version": version, "removed": removed, "won": outcome.is_some()}));
+        let mut line = json!({"event": "reap", "expected_version": version, "removed": removed});
+        Self::outcome(&mut line, attempt.map(|o| o.is_some()));
+        ctx.events.push(line);
         Ok(match outcome {
             None => Step::Read,
             Some(t) if t.is_empty() => Step::Hold,

@@ -69,6 +69,11 @@ pub struct LiveArgs {
     /// How the admit transaction reads the rows it writes: `for-update` or `plain`.
     #[arg(long, value_name = "HOW", default_value = "for-update")]
     pub tx_read: String,
+    /// Stovepipe: when the engine refuses a write (a serialization failure, a deadlock):
+    /// `retried` (the step again, only the attempt that went through logged) or `logged` (the
+    /// refused write logged `aborted`, and the worker reads again).
+    #[arg(long, value_name = "HOW", default_value = "retried")]
+    pub aborts: String,
     /// MariaDB: `repeatable-read` (the default) or `read-committed`; PostgreSQL: the same or
     /// `serializable`; SQLite: `immediate` (BEGIN IMMEDIATE) or `deferred` (BEGIN).
     #[arg(long, value_name = "LEVEL")]

@@ -10,7 +10,7 @@ use slotcheck_models::events;
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
 use slotcheck_models::stovepipe::{design_named, DESIGNS};
 use slotcheck_sql::engine::{Dialect, EngineName};
-use slotcheck_sql::handlers::{ReadMode, TxRead, Variant};
+use slotcheck_sql::handlers::{Aborts, ReadMode, TxRead, Variant};
 use slotcheck_sql::live::{self, Config, Outcome};
 use slotcheck_sql::parts::parts_named;
 use slotcheck_sql::steer::{self, Schedule};
@@ -98,7 +98,16 @@ fn variant(args: &LiveArgs) -> Result<Variant, String> {
         "plain" => TxRead::Plain,
         other => return Err(format!("--tx-read: `{other}` (for-update, plain)")),
     };
-    Ok(Variant { read, tx_read })
+    let aborts = match args.aborts.as_str() {
+        "retried" => Aborts::Retried,
+        "logged" => Aborts::Logged,
+        other => return Err(format!("--aborts: `{other}` (retried, logged)")),
+    };
+    Ok(Variant {
+        read,
+        tx_read,
+        aborts,
+    })
 }
 
 fn dialect(engine: EngineName, isolation: Option<&str>) -> Result<Dialect, String> {
@@ -682,6 +691,7 @@ fn clone_args(a: &LiveArgs) -> LiveArgs {
         timeout: a.timeout,
         read: a.read.clone(),
         tx_read: a.tx_read.clone(),
+        aborts: a.aborts.clone(),
         isolation: a.isolation.clone(),
         until: a.until.clone(),
         link: a.link.clone(),

@@ -182,3 +182,46 @@ where
     }
     properties.iter().map(|p| p.name).zip(found).collect()
 }
+
+/// The admit transaction's reads under pct, which holds a worker between
+/// its admit's reads and writes (where a plain `SELECT` lets another admit
+/// commit in between): `live --schedule pct` on `engine`, run 1 from seed
+/// 1, the recommendation, its exit and output.
+#[allow(dead_code)]
+pub fn admit_under_pct(
+    engine: &str,
+    isolation: &str,
+    tx_read: &str,
+    extra: &[&str],
+) -> (i32, String) {
+    let mut args = vec![
+        "live",
+        "--on",
+        engine,
+        "--design",
+        "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
+        "--schedule",
+        "pct",
+        "--isolation",
+        isolation,
+        "--tx-read",
+        tx_read,
+        "--runs",
+        "1",
+        "--seed",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    let out = slotcheck(&args);
+    (code(&out), format!("{}{}", stdout(&out), stderr(&out)))
+}
+
+/// Whether a live run's output shows the lost update of a plain admit
+/// read: a queue's log departs at a claim that won (on a version another
+/// admit had already written).
+#[allow(dead_code)]
+pub fn departs_at_a_won_claim(text: &str) -> bool {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("the log says:"))
+        .any(|says| says.contains("\"event\":\"transaction\"") && says.contains("\"won\":true"))
+}

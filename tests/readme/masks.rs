@@ -87,7 +87,14 @@ pub fn mask_counts(text: &[String]) -> Vec<String> {
                     masked.push(c);
                 }
             }
-            masked.split_whitespace().collect::<Vec<_>>().join(" ")
+            // A steer table's cell is the run a window was first reached
+            // in, or none within the runs: which one a free run gives is
+            // the threads' doing, like its numbers.
+            masked
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace("none in #", "run #")
         })
         .collect()
 }
