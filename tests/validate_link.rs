@@ -656,6 +656,86 @@ fn the_link_example_is_explained_by_the_designs_with_the_duplicate_check() {
     );
 }
 
+/// `validate --option`: a team whose builders run another client says
+/// which reading the log is judged under, as `check --option` takes it.
+/// before-1649's double run under the contract's first reading of the
+/// fetch (`single-late-answer`), written as a log: the command judges it as
+/// the library does under that option (with the double run told, exit 1),
+/// says the option, and refuses an unknown one and any for a stovepipe log.
+#[test]
+fn validate_option_judges_a_log_under_the_clients_reading() {
+    let (_, _, bounds, _) = scenarios()
+        .into_iter()
+        .find(|(id, ..)| id == "link-slow-answer-double-run")
+        .expect("the slow-answer scenario");
+    let design = design_named("before-1649").unwrap();
+    let single = Options {
+        single_late_answer: true,
+        ..Options::default()
+    };
+    let mut model = Link::new(design, bounds);
+    model.options = single;
+    let outcome = check(model.clone(), &[], &Limits::default());
+    let result = outcome
+        .results
+        .iter()
+        .find(|r| r.name == "no-double-run" && r.verdict == Checked::Violated)
+        .expect("before-1649 builds an ask twice under single-late-answer");
+    let trace = result.trace.as_ref().unwrap();
+    let records = writer::write(&model.tell(&trace.init, &trace.actions), bounds.asks);
+    let text = events::to_ndjson(Some(&writer::header(&bounds)), &records);
+    let path = common::scratch("validate_link", "option").join("double-run.ndjson");
+    std::fs::write(&path, text).unwrap();
+    let file = path.to_str().unwrap();
+    let cli = |extra: &[&str]| {
+        let mut args = vec!["validate", file, "--design", "before-1649"];
+        args.extend_from_slice(extra);
+        let out = common::slotcheck(&args);
+        (
+            common::code(&out),
+            common::stdout(&out),
+            common::stderr(&out),
+        )
+    };
+    for (options, extra) in [
+        (single, &["--option", "single-late-answer"][..]),
+        (Options::default(), &[][..]),
+    ] {
+        let (verdict, _) = run(design, options, &bounds, &records);
+        let (code, out, err) = cli(extra);
+        assert_eq!(
+            code,
+            i32::from(verdict.exit_code()),
+            "{extra:?}: {out}{err}"
+        );
+        assert_eq!(
+            out.contains("under the model options single-late-answer"),
+            !extra.is_empty(),
+            "{out}"
+        );
+    }
+    let (code, out, _) = cli(&["--option", "single-late-answer"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no-double-run"), "{out}");
+    // Under nats.go's fetch (the default) the same log departs, at the
+    // late answer that reading does not give: the option matters.
+    let (code, out, _) = cli(&[]);
+    assert_eq!(code, 4, "{out}");
+    let (code, _, err) = cli(&["--option", "split-read"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown link option `split-read`"), "{err}");
+    let example = Path::new(common::ROOT).join("docs/examples/stovepipe.ndjson");
+    let out = common::slotcheck(&[
+        "validate",
+        example.to_str().unwrap(),
+        "--option",
+        "split-read",
+    ]);
+    assert_eq!(common::code(&out), 2);
+    assert!(common::stderr(&out).contains("a stovepipe log says its own options"));
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
 #[test]
 #[ignore = "a debugging aid: SLOTCHECK_DEBUG=id:design:property prints one story, its log and its verdict"]
 fn debug_one() {

@@ -13,6 +13,7 @@ use slotcheck_models::link::{
 };
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace, TraceError};
 use slotcheck_models::stovepipe::{compose, Design, DESIGNS};
+use slotcheck_models::NamedOptions;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -53,6 +54,13 @@ pub struct ValidateArgs {
     /// inconclusive (exit 3). The header's `expect_queues` says the same.
     #[arg(long, value_name = "N")]
     pub expect_queues: Option<u32>,
+    /// Link: a model option (repeatable), as `check --option` takes it: the
+    /// reading of the client the builders use, e.g. `expiry-less-10ms`
+    /// (nats.go up to 1.36.0) or `single-late-answer`. Stovepipe's come
+    /// from the log (split-read from its read lines, delayed-hold from the
+    /// header's `hold`; aborts are always allowed).
+    #[arg(long = "option", value_name = "NAME")]
+    pub options: Vec<String>,
 }
 
 /// The process budgets (`--timeout`, `--max-memory`, a signal), asked
@@ -244,6 +252,11 @@ fn stovepipe(
     places: &events::Places,
     log: Log,
 ) -> Result<Vec<DesignResult>, String> {
+    if let Some(name) = args.options.first() {
+        return Err(format!(
+            "--option `{name}`: a stovepipe log says its own options (split-read by its read lines, delayed-hold by the header's `hold`; aborts are always allowed)"
+        ));
+    }
     let designs: Vec<Design> = match &args.design {
         Some(name) => vec![compose(name).map_err(|e| format!("--design: {e}"))?],
         None => DESIGNS.to_vec(),
@@ -332,6 +345,10 @@ fn link(
             Entry::Header(_) => {}
         }
     }
+    let mut model = link::Options::default();
+    for name in &args.options {
+        model.set(name).map_err(|e| format!("--option: {e}"))?;
+    }
     let split = streams(records);
     let mut results = Vec::new();
     let mut budget = Budget::new(&options.budget);
@@ -343,7 +360,7 @@ fn link(
                 verdicts.push((stream.clone(), verdict));
                 continue;
             }
-            let verdict = link_verdict_with(design, &log.header, lines.clone(), options)
+            let verdict = link_verdict_model(design, model, &log.header, lines.clone(), options)
                 .map_err(|(line, e)| format!("{}: {e}", at(places, line)))?;
             budget.after(&verdict);
             verdicts.push((stream.clone(), verdict));
@@ -376,15 +393,6 @@ pub fn link_verdict_under(
 ) -> Result<Verdict, String> {
     link_verdict_model(design, model, header, lines, &validate::Options::default())
         .map_err(|(line, message)| format!("{line}: {message}"))
-}
-
-fn link_verdict_with(
-    design: &'static link::Design,
-    header: &events::Header,
-    lines: Vec<(usize, events::Record<events::link::Event>)>,
-    options: &validate::Options,
-) -> Result<Verdict, (usize, String)> {
-    link_verdict_model(design, link::Options::default(), header, lines, options)
 }
 
 fn link_verdict_model(
@@ -425,9 +433,17 @@ fn report(
     if args.json {
         let mut json = report_json(file, model, results, code, places);
         json.missing = missing.to_vec();
+        json.options = args.options.clone();
         print!("{}", crate::report::json_text(&json));
     } else {
-        let mut text = report_text(file, results, one_design, places);
+        let mut text = String::new();
+        if !args.options.is_empty() {
+            text.push_str(&format!(
+                "under the model options {}\n",
+                args.options.join(", ")
+            ));
+        }
+        text.push_str(&report_text(file, results, one_design, places));
         if queues == 0 {
             text.push_str("inconclusive: the log has no events, nothing to judge\n");
         }
@@ -477,6 +493,7 @@ fn report_json(
     };
     Validation {
         missing: Vec::new(),
+        options: Vec::new(),
         queues_validated: results.first().map_or(0, |r| r.queues.len()),
         designs: results
             .iter()

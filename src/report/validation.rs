@@ -21,6 +21,8 @@ pub struct Validation {
     /// (then the exit code is at least 3's).
     pub missing: Vec<String>,
     pub model: String,
+    /// The model options the log was judged under (`--option`).
+    pub options: Vec<String>,
     /// The queues (streams) validated, each design: every queue that
     /// logged a line, and each the header names that did not.
     pub queues_validated: usize,
