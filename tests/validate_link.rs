@@ -675,7 +675,7 @@ fn validate_option_judges_a_log_under_the_clients_reading() {
     };
     let mut model = Link::new(design, bounds);
     model.options = single;
-    let outcome = check(model.clone(), &[], &Limits::default());
+    let outcome = check(model, &[], &Limits::default());
     let result = outcome
         .results
         .iter()
