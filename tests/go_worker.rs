@@ -211,7 +211,8 @@ fn the_go_packages_pass_go_test_vet_and_gofmt() {
     assert_eq!(stdout(&unformatted), "", "gofmt -l lists files");
 }
 
-/// The Go builder's own tests (its log's clock), on Debian's nats.go.
+/// The Go builder's own tests (its log's clock, its status lines), on
+/// Debian's nats.go.
 #[test]
 #[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
 fn the_go_builder_passes_go_test() {

@@ -5,12 +5,15 @@
 //! the faults from outside the processes: SIGKILL for a crash (a new process
 //! starts under the builder's name), SIGSTOP and, later, SIGCONT for a late
 //! heartbeat, a clock offset per builder, the proxy's delay for a slow
-//! network; each process loses at most one ack, by its seed. At the end
-//! the files (and the client's, with the publishes) are merged by time and
-//! judged as a live run of the reference builder is.
+//! network; each process loses at most one ack, by its seed. A fault lands
+//! only on a builder asleep in its build, so that its log holds every step
+//! the server saw (the model's steps are whole). At the end the files (and
+//! the client's, with the publishes) are merged by time and judged as a
+//! live run of the reference builder is.
 //!
-//! Each builder process says one JSON line after each step on its standard
-//! output (the step, what it holds, what it builds, the repairs' costs). A
+//! Each builder process says one JSON line after each step, and one before
+//! each heartbeat, on its standard output (the step, what it holds, what it
+//! builds while it sleeps in its build, the repairs' costs). A
 //! process that exits unasked, says something else or fails is an error
 //! naming the builder and its last step. Every process is in a process
 //! group of its own (a Ctrl-C to slotcheck's group reaches slotcheck, which
@@ -120,6 +123,22 @@ fn costs_of(c: GoCosts) -> Costs {
     }
 }
 
+/// How long the lines a stopped builder wrote take to be read, at most in
+/// practice: its reader thread wakes on the pipe and forwards them.
+const PIPE_DRAIN: Duration = Duration::from_millis(5);
+
+/// Whether the process is stopped (state `T` in /proc/PID/stat, after the
+/// command in parentheses).
+fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(|s| s == "T"))
+        })
+        .unwrap_or(false)
+}
+
 fn signal(pid: u32, name: &str) {
     let _ = Command::new("kill")
         .args(["-s", name, &pid.to_string()])
@@ -190,6 +209,32 @@ impl Slot {
                 }
             }
         }
+    }
+
+    /// Stops the process (SIGSTOP) for a fault and says whether it sleeps
+    /// in its build there, its last line read after the stop: then it stays
+    /// stopped, for the caller's SIGKILL or SIGCONT. A builder that has
+    /// begun a heartbeat or its finish is continued at once (false): a
+    /// SIGKILL there leaves on the server what that step sent with no line
+    /// for it (an in-progress that restarted the ack wait, an ack), which
+    /// the model, whose steps are whole, cannot explain; a stop there splits
+    /// the heartbeat's put from its in-progress.
+    fn pause_asleep(&mut self) -> Result<bool, Error> {
+        let pid = self.process.child.id();
+        signal(pid, "STOP");
+        let asked = Instant::now();
+        while !is_stopped(pid) && asked.elapsed() < Duration::from_millis(100) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // What it said before the stop is in the pipe: its reader thread
+        // forwards it within a few ms.
+        std::thread::sleep(PIPE_DRAIN);
+        self.look()?;
+        if self.process.building.is_some() {
+            return Ok(true);
+        }
+        signal(pid, "CONT");
+        Ok(false)
     }
 
     fn spawn(&mut self, program: &Path) -> Result<(), Error> {
@@ -542,8 +587,19 @@ pub async fn free(
                 if slot.process.building.is_none() || slot.process.stopped_until.is_some() {
                     continue;
                 }
+                let crash = slot.crashes < bounds.crashes && slot.rng.chance(options.crash_rate);
+                let stall =
+                    !crash && slot.stalls < bounds.stalls && slot.rng.chance(options.late_rate);
+                let late = if stall {
+                    timing.tick() * slot.rng.range(1, options.late_by_ticks.max(1)) as u32
+                } else {
+                    Duration::ZERO
+                };
+                if !(crash || stall) || !slot.pause_asleep()? {
+                    continue;
+                }
                 let ms = began.elapsed().as_millis() as u64;
-                if slot.crashes < bounds.crashes && slot.rng.chance(options.crash_rate) {
+                if crash {
                     slot.crashes += 1;
                     faults.push((ms, slot.name.clone(), "crash (SIGKILL)".into()));
                     crashes.push((slot.name.clone(), since()));
@@ -554,16 +610,13 @@ pub async fn free(
                     slot.spawn(&program)?;
                     slot.ready().await?;
                     slot.start(since())?;
-                } else if slot.stalls < bounds.stalls && slot.rng.chance(options.late_rate) {
+                } else {
                     slot.stalls += 1;
-                    let late =
-                        timing.tick() * slot.rng.range(1, options.late_by_ticks.max(1)) as u32;
                     faults.push((
                         ms,
                         slot.name.clone(),
                         format!("stopped {} ms (SIGSTOP, SIGCONT)", late.as_millis()),
                     ));
-                    signal(slot.process.child.id(), "STOP");
                     slot.process.stopped_until = Some(Instant::now() + late);
                 }
             }

@@ -7,9 +7,11 @@ package main
 // (SIGKILL, SIGSTOP/SIGCONT, the proxy's delay); the builder itself only
 // draws its builds' lengths and its lost acks, from its seed.
 //
-// On its standard output it says one JSON line after each step: the step,
-// what it holds, what it builds. slotcheck reads them to name the step in
-// an error and to know whom it may crash; nothing else is on that output.
+// On its standard output it says one JSON line after each step (and one
+// before each heartbeat): the step, what it holds, what it builds (only
+// while it sleeps in its build). slotcheck reads them to name the step in
+// an error and to know whom it may crash or stop; nothing else is on that
+// output.
 
 import (
 	"bufio"
@@ -49,6 +51,12 @@ type free struct {
 	// crashes only builders that build, not one half way through its
 	// finish, whose log would miss what it did).
 	finishing bool
+	// heartbeating: a heartbeat under way, its line not yet written. Its
+	// put and its in-progress reach the server one after the other, and a
+	// SIGKILL between them and the line leaves the server with an ack wait
+	// restarted that no line says (the model's heartbeat is one step), so
+	// slotcheck faults a builder only while it sleeps in its build.
+	heartbeating bool
 }
 
 func (f *free) say(step string, err error) {
@@ -60,7 +68,9 @@ func (f *free) say(step string, err error) {
 		s.Held = append(s.Held, f.m.decided.h.ask)
 	}
 	if f.m.building != nil && !f.finishing {
-		s.Building = f.m.building.ask
+		if !f.heartbeating {
+			s.Building = f.m.building.ask
+		}
 		s.Held = append(s.Held, f.m.building.ask)
 	}
 	if err != nil {
@@ -189,9 +199,12 @@ func (f *free) loop() error {
 				break
 			}
 			time.Sleep(time.Until(next))
+			f.heartbeating = true
+			f.say("heartbeat due", nil)
 			if _, err := m.heartbeat(); err != nil {
 				return err
 			}
+			f.heartbeating = false
 			f.say("heartbeat", nil)
 			next = time.Now().Add(f.c.heartbeat)
 		}
