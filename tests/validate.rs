@@ -10,8 +10,6 @@ use crate::common;
 pub(crate) mod writer;
 
 use crate::common::slotcheck;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use slotcheck::check::{check, Limits, Verdict as Checked};
 use slotcheck::validate::{validate_and_explain, Verdict};
 use slotcheck_models::events::stovepipe::Event;
@@ -180,23 +178,7 @@ fn named_otherwise(records: &[Record<Event>]) -> Vec<Record<Event>> {
 /// A random path of the model, cut after its last logged step (faults after
 /// it leave no line), and the `always` properties broken along it.
 fn random_path(model: &Stovepipe, seed: u64, most: usize) -> (Vec<StoryStep>, Vec<String>) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut state = model.initial_state();
-    let mut actions = Vec::new();
-    let mut enabled = Vec::new();
-    for _ in 0..most {
-        enabled.clear();
-        model.actions(&state, &mut enabled);
-        if enabled.is_empty() {
-            break;
-        }
-        let action = enabled[rng.random_range(0..enabled.len())];
-        state = model.next_state(&state, action).unwrap();
-        actions.push(action);
-    }
-    while actions.last().is_some_and(|a| a.is_fault()) {
-        actions.pop();
-    }
+    let actions = common::random_walk(model, model.initial_state(), seed, most, |a| !a.is_fault());
     let mut broken = Vec::new();
     let mut s = model.initial_state();
     for &a in &actions {

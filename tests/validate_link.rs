@@ -13,8 +13,6 @@ use crate::common;
 #[path = "validate/link_writer.rs"]
 mod writer;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use slotcheck::check::{check, Limits, Trace, Verdict as Checked};
 use slotcheck::validate::{validate_and_explain, Verdict};
 use slotcheck_models::events::link::{Decision, Event};
@@ -292,24 +290,8 @@ const RANDOM_BOUNDS: Bounds = Bounds {
 /// A random path of the model, cut after its last step that logs a line,
 /// and the `always` properties broken along it.
 fn random_path(model: &Link, seed: u64, most: usize) -> (Vec<StoryStep>, Vec<String>) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let init = model.initial_states()[0];
-    let mut state = init;
-    let mut actions = Vec::new();
-    let mut enabled = Vec::new();
-    for _ in 0..most {
-        enabled.clear();
-        model.actions(&state, &mut enabled);
-        if enabled.is_empty() {
-            break;
-        }
-        let action = enabled[rng.random_range(0..enabled.len())];
-        state = model.next_state(&state, action).unwrap();
-        actions.push(action);
-    }
-    while actions.last().is_some_and(|&a| silent(a)) {
-        actions.pop();
-    }
+    let actions = common::random_walk(model, init, seed, most, |&a| !silent(a));
     let mut broken = Vec::new();
     let mut s = init;
     for &a in &actions {

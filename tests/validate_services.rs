@@ -17,7 +17,6 @@ use slotcheck_models::events::{self, Header, ModelName, Record};
 use slotcheck_models::stovepipe::trace::{queues, QueueTrace};
 use slotcheck_models::stovepipe::{Bounds, Design, Stovepipe, DESIGNS};
 use slotcheck_models::{Narrated, StoryStep};
-use stateright::Model;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -49,23 +48,7 @@ fn run_text(design: Design, text: &str, options: &Options) -> Verdict {
 
 /// A random path of the model, cut after its last logged step.
 fn random_story(model: &Stovepipe, seed: u64, most: usize) -> Vec<StoryStep> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut state = model.initial_state();
-    let mut actions = Vec::new();
-    let mut enabled = Vec::new();
-    for _ in 0..most {
-        enabled.clear();
-        model.actions(&state, &mut enabled);
-        if enabled.is_empty() {
-            break;
-        }
-        let action = enabled[rng.random_range(0..enabled.len())];
-        state = model.next_state(&state, action).unwrap();
-        actions.push(action);
-    }
-    while actions.last().is_some_and(|a| a.is_fault()) {
-        actions.pop();
-    }
+    let actions = common::random_walk(model, model.initial_state(), seed, most, |a| !a.is_fault());
     model.tell(&model.initial_state(), &actions)
 }
 

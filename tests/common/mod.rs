@@ -187,7 +187,6 @@ where
 /// its admit's reads and writes (where a plain `SELECT` lets another admit
 /// commit in between): `live --schedule pct` on `engine`, run 1 from seed
 /// 1, the recommendation, its exit and output.
-#[allow(dead_code)]
 pub fn admit_under_pct(
     engine: &str,
     isolation: &str,
@@ -219,9 +218,41 @@ pub fn admit_under_pct(
 /// Whether a live run's output shows the lost update of a plain admit
 /// read: a queue's log departs at a claim that won (on a version another
 /// admit had already written).
-#[allow(dead_code)]
 pub fn departs_at_a_won_claim(text: &str) -> bool {
     text.lines()
         .filter(|l| l.trim_start().starts_with("the log says:"))
         .any(|says| says.contains("\"event\":\"transaction\"") && says.contains("\"won\":true"))
+}
+
+/// A seeded random walk of `model` from `init`, at most `most` steps, cut
+/// after its last step that `logs` a line (the steps after it leave none).
+pub fn random_walk<M: Model>(
+    model: &M,
+    init: M::State,
+    seed: u64,
+    most: usize,
+    logs: impl Fn(&M::Action) -> bool,
+) -> Vec<M::Action>
+where
+    M::Action: Clone,
+{
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut state = init;
+    let mut actions = Vec::new();
+    let mut enabled = Vec::new();
+    for _ in 0..most {
+        enabled.clear();
+        model.actions(&state, &mut enabled);
+        if enabled.is_empty() {
+            break;
+        }
+        let action = enabled.swap_remove(rng.random_range(0..enabled.len()));
+        state = model.next_state(&state, action.clone()).unwrap();
+        actions.push(action);
+    }
+    while actions.last().is_some_and(|a| !logs(a)) {
+        actions.pop();
+    }
+    actions
 }
