@@ -336,3 +336,56 @@ fn the_fetch_options_keep_every_verdict_and_shortest_length() {
         }
     }
 }
+
+/// `redelivery-queue` (the server hands out redeliveries in the order
+/// their ack waits ran out, before any message never delivered) keeps the
+/// stored state exact too: on settings where several ack waits run out
+/// in one tick (crashes, a short ack wait) and where a nak sends an ask to
+/// the back of the queue.
+#[test]
+fn the_redelivery_queue_keeps_every_verdict_and_shortest_length() {
+    let settings = [
+        Bounds {
+            ack_wait: 15,
+            ..bounds(2, 2, 0, 2, 0)
+        },
+        Bounds {
+            ack_wait: 15,
+            horizon: 45,
+            ..bounds(3, 2, 0, 1, 0)
+        },
+        Bounds {
+            ack_wait: 15,
+            naks: 1,
+            ..bounds(2, 2, 5, 1, 0)
+        },
+        Bounds {
+            ack_wait: 15,
+            lost_acks: 1,
+            ..bounds(2, 1, 0, 1, 1)
+        },
+    ];
+    let mut pair = 0;
+    let mut queued = 0;
+    for bounds in settings {
+        pair += 1;
+        for design in all_designs() {
+            pair += 1;
+            if !sampled(pair) {
+                continue;
+            }
+            let (mut reduced, _) = models(design, bounds, false);
+            reduced.options.redelivery_queue = true;
+            let whole = Link {
+                reduced: false,
+                ..reduced
+            };
+            let label = format!("{} on {bounds:?}, redelivery-queue", design.name);
+            let outcome = check(reduced, &[], &Limits::default());
+            assert_eq!(shortest(&whole), safety(&outcome), "{label}");
+            replays(&whole, &outcome, &label);
+            queued += 1;
+        }
+    }
+    assert!(queued > 0, "some setting sampled");
+}

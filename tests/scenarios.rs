@@ -852,7 +852,7 @@ fn a_stovepipe_option_in_a_link_scenario_exits_2() {
         &err,
         &format!("{line}:12"),
         "options",
-        "unknown link option `split-read` (known: stale-ack-ignored, atomic-start, single-late-answer, expiry-less-10ms)",
+        "unknown link option `split-read` (known: stale-ack-ignored, atomic-start, single-late-answer, expiry-less-10ms, redelivery-queue)",
     );
 }
 

@@ -154,6 +154,9 @@ impl ToolModel for Link {
             Action::Heartbeat(_) => 4,
             Action::Finish(_) => 5,
             Action::Tick => 6,
+            // `redelivery-queue`'s server order weighs as time, whose
+            // running out of ack waits it orders.
+            Action::Queue(_) => 6,
             Action::Crash(_) => 7,
             Action::Delay(_) => 8,
             Action::Read(_) => 9,
@@ -178,6 +181,8 @@ impl ToolModel for Link {
             Action::SlowAnswer(_) => 4,
             Action::FinishAckLost(_) => 5,
             Action::Nak(_) => 6,
+            // The server's order of its redelivery queue: one actor.
+            Action::Queue(_) => 7,
             // A builder's own steps, listed so that a new action must be
             // placed here (the match is exhaustive).
             Action::Fetch(_)

@@ -124,7 +124,9 @@ pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
             w.in_tick = 0;
         }
         let who = match words.next() {
-            Some("time") | None => continue,
+            // Time, and the server's order of its redelivery queue: no
+            // builder logs them.
+            Some("time") | Some("server") | None => continue,
             Some("fault") => {
                 words.next(); // "on"
                 words.next().unwrap()

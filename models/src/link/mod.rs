@@ -78,6 +78,11 @@ pub enum Status {
 pub struct Message {
     pub status: Status,
     pub deliveries: u8,
+    /// `redelivery-queue`: an available message's place in the server's
+    /// redelivery queue, 1 the head; 0 never delivered (or not available,
+    /// or the option off). Ack waits that run out in the same tick share a
+    /// place: they ran out in some order within it.
+    pub queue: u8,
 }
 
 impl Default for Message {
@@ -85,6 +90,7 @@ impl Default for Message {
         Message {
             status: Status::Available,
             deliveries: 0,
+            queue: 0,
         }
     }
 }
@@ -220,12 +226,52 @@ impl State {
         })
     }
 
-    /// The first available message, which a fetch or a late answer gets.
+    /// The first available message, which a fetch or a late answer gets:
+    /// the lowest-numbered; under `redelivery-queue` the lowest-numbered of
+    /// the head of the redelivery queue (a [`Action::Queue`] step puts
+    /// another of the head first), else of those never delivered. Without
+    /// the option every `queue` is 0, so both read alike.
     pub fn first_available(&self) -> Option<Ask> {
+        let available = |m: &&Message| m.status == Status::Available;
+        let head = self
+            .messages
+            .iter()
+            .filter(available)
+            .map(|m| m.queue)
+            .filter(|&q| q > 0)
+            .min()
+            .unwrap_or(0);
         self.messages
             .iter()
-            .position(|m| m.status == Status::Available)
+            .position(|m| m.status == Status::Available && m.queue == head)
             .map(|a| a as Ask)
+    }
+
+    /// The last place taken in the redelivery queue (0: it is empty).
+    pub fn queue_tail(&self) -> u8 {
+        self.messages.iter().map(|m| m.queue).max().unwrap_or(0)
+    }
+
+    /// `redelivery-queue`: every message that is not available leaves the
+    /// queue, and the places left are renumbered 1, 2, ... in their order,
+    /// so that equal queues are equal states.
+    pub fn renumber_queue(&mut self) {
+        for m in self.messages.iter_mut() {
+            if m.status != Status::Available {
+                m.queue = 0;
+            }
+        }
+        let mut places: Vec<u8> = self
+            .messages
+            .iter()
+            .map(|m| m.queue)
+            .filter(|&q| q > 0)
+            .collect();
+        places.sort_unstable();
+        places.dedup();
+        for m in self.messages.iter_mut().filter(|m| m.queue > 0) {
+            m.queue = places.iter().position(|&q| q == m.queue).unwrap() as u8 + 1;
+        }
     }
 
     /// Lost: no result, nobody runs it, no copy buffered, no message left.
@@ -271,6 +317,14 @@ pub struct Options {
     /// `fetchExpiryOf`: the wait less a tenth, at most 5 s (nats.go 1.37.0
     /// on), which leaves the old 30 ms wait 3 ms.
     pub expiry_less_10ms: bool,
+    /// `redelivery-queue`: the server's order of handing out messages, as
+    /// nats-server 2.9.10's consumer.go keeps it: a message whose ack wait
+    /// ran out (`checkPending`) or that was naked (`processNak`) joins the
+    /// back of the redelivery queue, and `getNextMsg` hands out the queue's
+    /// head (`getNextToRedeliver`) before any message never delivered. Ack
+    /// waits that run out within one tick join in any order. The default
+    /// hands out the lowest-numbered available message.
+    pub redelivery_queue: bool,
 }
 
 impl crate::NamedOptions for Options {
@@ -282,6 +336,7 @@ impl crate::NamedOptions for Options {
             ("atomic-start", &mut self.atomic_start),
             ("single-late-answer", &mut self.single_late_answer),
             ("expiry-less-10ms", &mut self.expiry_less_10ms),
+            ("redelivery-queue", &mut self.redelivery_queue),
         ]
     }
 }
@@ -348,13 +403,17 @@ pub enum Action {
     /// Fault: an idle builder naks its oldest buffered ask instead of
     /// reading it (immediate redelivery).
     Nak(Bid),
+    /// `redelivery-queue`, the server: of the messages at the head of its
+    /// redelivery queue (their ack waits ran out in the same tick), this
+    /// one's ran out first, so it is handed out before the others.
+    Queue(Ask),
 }
 
 impl Action {
     /// The builder a step is by: every step but a tick.
     pub fn builder(self) -> Option<Bid> {
         match self {
-            Action::Tick => None,
+            Action::Tick | Action::Queue(_) => None,
             Action::Fetch(b)
             | Action::FetchLate(b)
             | Action::Land(b)
@@ -528,6 +587,10 @@ impl Link {
                 steps::finish_ack_lost(self, &mut next, b, log)
             }
             Action::Nak(b) => steps::nak_fault(self, &mut next, b, log),
+            Action::Queue(a) => time::queue_first(&mut next, a, log),
+        }
+        if self.options.redelivery_queue {
+            next.renumber_queue();
         }
         next
     }
@@ -591,6 +654,20 @@ impl Model for Link {
         }
         if self.can_tick(s) {
             actions.push(Action::Tick);
+        }
+        // Only a message other than the one a delivery would take: any
+        // order of handing out the head is then one path.
+        if let (true, Some(first)) = (self.options.redelivery_queue, s.first_available()) {
+            let head = s.messages[first as usize].queue;
+            for (a, m) in s.messages.iter().enumerate() {
+                if head > 0
+                    && m.status == Status::Available
+                    && m.queue == head
+                    && a != first as usize
+                {
+                    actions.push(Action::Queue(a as Ask));
+                }
+            }
         }
         for (i, b) in s.builders.iter().enumerate() {
             let i = i as Bid;

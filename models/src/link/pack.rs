@@ -23,6 +23,8 @@ struct Widths {
     heartbeat: u32,
     grace: u32,
     buffered: u32,
+    /// A place in the redelivery queue: none without `redelivery-queue`.
+    queue: u32,
 }
 
 impl Widths {
@@ -45,12 +47,24 @@ impl Widths {
             heartbeat: bits_for(b.heartbeat_ticks() as u64),
             grace: bits_for(b.late_by_ticks() as u64),
             buffered: bits_for(BUFFER_ROOM as u64),
+            queue: if m.options.redelivery_queue {
+                bits_for(b.asks as u64)
+            } else {
+                0
+            },
         }
     }
 
     fn bits(&self, m: &Link) -> u32 {
-        let per_ask =
-            2 + self.builder + self.ack_in + self.deliveries + 1 + self.builder + self.age + 2;
+        let per_ask = 2
+            + self.builder
+            + self.ack_in
+            + self.deliveries
+            + self.queue
+            + 1
+            + self.builder
+            + self.age
+            + 2;
         let per_builder = self.offset
             + 1
             + self.ask
@@ -131,6 +145,7 @@ impl Link {
             out.put(to as u64, w.builder);
             out.put(ack_in as u64, w.ack_in);
             out.put(m.deliveries as u64, w.deliveries);
+            out.put(m.queue as u64, w.queue);
             out.put(key.is_some() as u64, 1);
             let key = key.unwrap_or(Key::put(0, false));
             out.put(key.builder as u64, w.builder);
@@ -188,6 +203,7 @@ impl Link {
             messages.push(Message {
                 status,
                 deliveries: input.get(w.deliveries) as u8,
+                queue: input.get(w.queue) as u8,
             });
             let present = input.get(1) == 1;
             let key = Key {

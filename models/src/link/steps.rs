@@ -430,11 +430,18 @@ fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
         log.say(|| format!("nak {} (nothing changes)", ask_name(a)));
         return;
     }
+    let tail = s.queue_tail();
+    let msg = &mut s.messages[a as usize];
     if let Status::Delivered { .. } = msg.status {
         let last = msg.deliveries >= max_deliver;
         msg.status = if last {
             Status::Exhausted
         } else {
+            // `redelivery-queue`: a nak joins the back of the queue
+            // (consumer.go's processNak, addToRedeliverQueue).
+            if m.options.redelivery_queue {
+                msg.queue = tail + 1;
+            }
             Status::Available
         };
         log.say(|| {

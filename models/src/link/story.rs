@@ -27,6 +27,7 @@ impl Link {
 
     fn actor(&self, s: &State, action: Action) -> String {
         let who = match action.builder() {
+            None if matches!(action, Action::Queue(_)) => "server".to_string(),
             None => "time".to_string(),
             Some(b) if action.is_fault() => format!("fault on {}", self.builder_label(s, b)),
             Some(b) => self.builder_label(s, b),
@@ -38,6 +39,7 @@ impl Link {
 fn word(action: Action) -> String {
     let (verb, b) = match action {
         Action::Tick => return "tick".into(),
+        Action::Queue(a) => return format!("queue {}", ask_name(a)),
         Action::Fetch(b) => ("fetch", b),
         Action::FetchLate(b) => ("fetch-late", b),
         Action::Land(b) => ("land", b),
@@ -70,8 +72,16 @@ fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
         }
         Ok(n - 1)
     };
+    let ask = |w: &str| -> Result<Ask, String> {
+        w.strip_prefix('A')
+            .and_then(|n| n.parse::<u8>().ok())
+            .filter(|&n| n >= 1)
+            .map(|n| n - 1)
+            .ok_or_else(|| format!("`{w}` is not an ask (A1, A2, ...)"))
+    };
     Ok(match words.as_slice() {
         ["tick"] => Action::Tick,
+        ["queue", a] => Action::Queue(ask(a)?),
         ["fetch", b] => Action::Fetch(builder(b)?),
         ["fetch-late", b] => Action::FetchLate(builder(b)?),
         ["land", b] => Action::Land(builder(b)?),
@@ -90,7 +100,7 @@ fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
         ["nak", b] => Action::Nak(builder(b)?),
         _ => {
             return Err(format!(
-                "`{text}` is not a step (tick, fetch b1, fetch-late b1, land b1, fetch-earlier b1, answer b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1, slow-answer b1, finish-ack-lost b1, nak b1)"
+                "`{text}` is not a step (tick, queue A1, fetch b1, fetch-late b1, land b1, fetch-earlier b1, answer b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1, slow-answer b1, finish-ack-lost b1, nak b1)"
             ))
         }
     })
@@ -114,6 +124,12 @@ impl Link {
                 m.deliveries, self.bounds.max_deliver
             );
             let status = match m.status {
+                Status::Available if m.queue > 0 => {
+                    format!(
+                        "available, place {} in the redelivery queue, {deliveries}",
+                        m.queue
+                    )
+                }
                 Status::Available => format!("available, {deliveries}"),
                 Status::Delivered { to, ack_in } => format!(
                     "delivered to {}, ack wait runs out {}, {deliveries}",

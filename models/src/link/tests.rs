@@ -679,3 +679,71 @@ fn an_open_request_expires_before_time_passes_and_with_a_crash() {
     assert!(!run(&m, &started, &[Action::Tick]).builders[0].open);
     assert!(!run(&m, &s, &[Action::Crash(0)]).builders[0].open);
 }
+
+/// `redelivery-queue`: two ack waits that run out in the same tick join
+/// the redelivery queue together, so either ask may be handed out first
+/// (a `Queue` step puts the higher one first); without the option the
+/// lowest-numbered is, and no `Queue` step exists.
+#[test]
+fn ack_waits_run_out_in_one_tick_in_any_order_under_the_redelivery_queue() {
+    let plain = model("before-1649", 2, 0);
+    let mut queued = plain;
+    queued.options.redelivery_queue = true;
+    let mut s = plain.initial_states()[0];
+    for (a, to) in [(0, 0), (1, 1)] {
+        s.messages[a] = Message {
+            status: Status::Delivered { to, ack_in: 1 },
+            deliveries: 1,
+            queue: 0,
+        };
+    }
+    let after = crate::run_enabled(&queued, &s, &[Action::Tick]);
+    assert_eq!(
+        after.messages.iter().map(|m| m.queue).collect::<Vec<_>>(),
+        [1, 1]
+    );
+    assert!(enabled(&queued, &after).contains(&Action::Queue(1)));
+    assert!(!enabled(&queued, &after).contains(&Action::Queue(0)));
+    let first = crate::run_enabled(&queued, &after, &[Action::Queue(1), Action::Fetch(0)]);
+    assert_eq!(first.builders[0].buffer[..], [1]);
+    assert_eq!(first.messages[0].queue, 1, "A1 now heads the queue alone");
+    let fetched = crate::run_enabled(&queued, &after, &[Action::Fetch(0)]);
+    assert_eq!(fetched.builders[0].buffer[..], [0]);
+
+    let before = crate::run_enabled(&plain, &s, &[Action::Tick]);
+    assert!(before.messages.iter().all(|m| m.queue == 0));
+    assert!(!enabled(&plain, &before)
+        .iter()
+        .any(|a| matches!(a, Action::Queue(_))));
+}
+
+/// `redelivery-queue`: a redelivery comes before a message never
+/// delivered, whatever their numbers; a nak joins the back of the queue.
+#[test]
+fn the_redelivery_queue_comes_before_the_never_delivered_and_a_nak_joins_its_back() {
+    let plain = model("before-1649", 3, 0);
+    let mut queued = plain;
+    queued.options.redelivery_queue = true;
+    let mut s = plain.initial_states()[0];
+    s.messages[1] = Message {
+        status: Status::Available,
+        deliveries: 1,
+        queue: 1,
+    };
+    assert_eq!(s.first_available(), Some(1));
+    s.messages[1].queue = 0;
+    assert_eq!(s.first_available(), Some(0), "the option off: the lowest");
+    s.messages[1].queue = 1;
+    s.messages[2] = Message {
+        status: Status::Delivered { to: 0, ack_in: 5 },
+        deliveries: 1,
+        queue: 0,
+    };
+    s.builders[0].buffer.push(2);
+    s.naks_left = 1;
+    let naked = crate::run_enabled(&queued, &s, &[Action::Nak(0)]);
+    assert_eq!(
+        naked.messages.iter().map(|m| m.queue).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+}

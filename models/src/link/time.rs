@@ -40,6 +40,13 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
         }
     }
     let max_deliver = m.bounds.max_deliver;
+    // `redelivery-queue`: the ack waits that run out now join the back of
+    // the queue together (their order within the tick is left open).
+    let joins = if m.options.redelivery_queue {
+        s.queue_tail() + 1
+    } else {
+        0
+    };
     // Kept as ticks: checking never tells, so it must not format.
     let now = s.now;
     let State {
@@ -55,6 +62,7 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
                 msg.status = if last {
                     Status::Exhausted
                 } else {
+                    msg.queue = joins;
                     Status::Available
                 };
                 log.say(|| {
@@ -118,6 +126,31 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
             }
         }
     }
+}
+
+/// `redelivery-queue`: the server's redelivery queue has `a` first among
+/// the messages at its head, whose ack waits ran out in the same tick: every
+/// other message's place moves one back.
+pub fn queue_first(s: &mut State, a: Ask, log: &mut Log) {
+    let head = s.messages[a as usize].queue;
+    let mut others = Vec::new();
+    for (x, m) in s.messages.iter_mut().enumerate() {
+        if x != a as usize && m.queue >= head {
+            if m.queue == head {
+                others.push(x as Ask);
+            }
+            m.queue += 1;
+        }
+    }
+    log.say(|| {
+        let names: Vec<String> = others.iter().map(|&x| ask_name(x)).collect();
+        format!(
+            "the server's redelivery queue: the ack wait of {} ran out before that of {} (within the same tick), so the server hands {} out first",
+            ask_name(a),
+            names.join(" and "),
+            ask_name(a)
+        )
+    });
 }
 
 /// Says what a crash loses, from the state before it: the build, each

@@ -49,7 +49,7 @@ pub fn observe(
     use Observation as O;
     let buffered = |b: Bid| s.builders[b as usize].buffer.first().copied();
     match action {
-        Action::Tick | Action::Crash(_) | Action::Delay(_) => Vec::new(),
+        Action::Tick | Action::Queue(_) | Action::Crash(_) | Action::Delay(_) => Vec::new(),
         Action::Fetch(b) => next.builders[b as usize]
             .buffer
             .last()
