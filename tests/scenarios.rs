@@ -836,7 +836,7 @@ fn a_link_story_in_the_other_model_s_words_exits_2() {
         &err,
         &format!("{line}:5"),
         "story[0].steps[0]",
-        "`arrive R1` is not a step (tick, fetch b1",
+        "`arrive R1` is not a step (tick, queue A1, fetch b1",
     );
 }
 
