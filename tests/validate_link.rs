@@ -767,12 +767,21 @@ fn logs_of_each_builder_in_its_own_order_conform_as_the_ordered_log_does() {
     let mut failures = Vec::new();
     let (mut reordered, mut violations) = (0, 0);
     let header = per_process_header(&RANDOM_BOUNDS);
-    for design in all_designs() {
-        let model = Link::new(design, RANDOM_BOUNDS);
+    // Under the client's fetch (the default) and the contract's first
+    // reading (`single-late-answer`).
+    let single = Options {
+        single_late_answer: true,
+        ..Options::default()
+    };
+    for (design, options) in all_designs().flat_map(|d| [(d, Options::default()), (d, single)]) {
+        let model = Link {
+            options,
+            ..Link::new(design, RANDOM_BOUNDS)
+        };
         for seed in 0..8 {
             let (story, broken) = random_path(&model, 700 + seed, 80);
             let records = writer::write(&story, RANDOM_BOUNDS.asks);
-            let truth = run(design, Options::default(), &RANDOM_BOUNDS, &records).0;
+            let truth = run(design, options, &RANDOM_BOUNDS, &records).0;
             let shuffled = unordered(&records, seed);
             if shuffled
                 .iter()
@@ -782,9 +791,9 @@ fn logs_of_each_builder_in_its_own_order_conform_as_the_ordered_log_does() {
                 reordered += 1;
             }
             violations += broken.len();
-            let verdict = run_under(design, Options::default(), &header, &shuffled).0;
+            let verdict = run_under(design, options, &header, &shuffled).0;
             // The ordered log with its processes named is still valid.
-            let in_order = run_under(design, Options::default(), &header, &named(&records)).0;
+            let in_order = run_under(design, options, &header, &named(&records)).0;
             let found = verdict.violated_properties();
             let conforms = matches!(verdict, Verdict::Conforms { .. })
                 && matches!(in_order, Verdict::Conforms { .. });
@@ -795,8 +804,9 @@ fn logs_of_each_builder_in_its_own_order_conform_as_the_ordered_log_does() {
                     .any(|p| !found.contains(p))
             {
                 failures.push(format!(
-                    "{} seed {seed}: {} (in order: {}; one process: {})",
+                    "{} {:?} seed {seed}: {} (in order: {}; one process: {})",
                     design.name,
+                    options.names(),
                     slotcheck::validate::text("", &verdict),
                     slotcheck::validate::text("", &in_order),
                     slotcheck::validate::text("", &truth)

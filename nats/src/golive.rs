@@ -7,7 +7,10 @@
 //! heartbeat, a clock offset per builder, the proxy's delay for a slow
 //! network; each process loses at most one ack, by its seed. At the end
 //! the files (and the client's, with the publishes) are merged by time and
-//! judged as a live run of the reference builder is.
+//! judged as a live run of the reference builder is. The merge is one file
+//! to keep (`--log`) and the judge's lines in time order; validate does not
+//! rely on its order: each line keeps its `process` and `seq`, and validate
+//! reads them in each process's own order and infers the rest.
 //!
 //! Each builder process says one JSON line after each step on its standard
 //! output (the step, what it holds, what it builds, the repairs' costs). A
