@@ -7,9 +7,13 @@
 //! where the change is still a behaviour of the model, conforms, and the
 //! model's own explanation, written again by the writer, is that log (each
 //! builder's lines, up to names); a log of one design departs from another
-//! where they differ, or is shown so to be its behaviour.
+//! where they differ, or is shown so to be its behaviour; and the same logs
+//! written by each builder in its own order (a file each, read together)
+//! conform as the ordered log does.
 
 use crate::common;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 #[path = "validate/link_writer.rs"]
 mod writer;
 
@@ -31,8 +35,17 @@ fn run(
     bounds: &Bounds,
     records: &[Record<Event>],
 ) -> (Verdict, Option<Vec<StoryStep>>) {
-    let header = writer::header(bounds);
-    let text = events::to_ndjson(Some(&header), records);
+    run_under(design, options, &writer::header(bounds), records)
+}
+
+/// [`run`] under a header of the test's own.
+fn run_under(
+    design: &'static Design,
+    options: Options,
+    header: &events::Header,
+    records: &[Record<Event>],
+) -> (Verdict, Option<Vec<StoryStep>>) {
+    let text = events::to_ndjson(Some(header), records);
     let mut log = events::parse("test.ndjson", &text).expect("the writer writes a valid log");
     let lines = log.link_lines();
     let trace = LinkTrace::new(design, options, &log.header, lines).expect("a log in bounds");
@@ -213,12 +226,23 @@ fn every_story_of_every_link_finding_conforms_with_its_violation() {
     assert!(reduced > 40, "{reduced} counterexamples");
     let mut failures = Vec::new();
     let mut late_counts = 0;
-    for (id, design, options, property, bounds, story) in &all {
+    for (i, (id, design, options, property, bounds, story)) in all.iter().enumerate() {
         let records = writer::write(story, bounds.asks);
         let (verdict, _) = run(design, *options, bounds, &records);
         if !verdict.violated_properties().iter().any(|p| p == property) {
             failures.push(format!(
                 "{id} {} {property}: {}",
+                design.name,
+                slotcheck::validate::text("", &verdict)
+            ));
+        }
+        // Written by each builder to its own file, read together.
+        let header = per_process_header(bounds);
+        let shuffled = unordered(&records, i as u64);
+        let (verdict, _) = run_under(design, *options, &header, &shuffled);
+        if !verdict.violated_properties().iter().any(|p| p == property) {
+            failures.push(format!(
+                "{id} {} {property}, in each process's own order: {}",
                 design.name,
                 slotcheck::validate::text("", &verdict)
             ));
@@ -804,6 +828,227 @@ fn validate_option_redelivery_queue_takes_either_ack_wait_that_ran_out_in_one_ti
     assert_eq!(code, 4, "{out}");
     assert!(out.contains("A2"), "{out}");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// The slack a per-process log's header states: the writer's lines of one
+/// tick are 5 ms apart, so lines of a tick up to 100 ms apart may be
+/// written in either order, and lines of different ticks never.
+const ORDER_SLACK_MS: u64 = 100;
+
+/// The process that writes a line: each builder its own (its `server`
+/// lines too: it reads the count off the message it got), the client its
+/// own.
+fn process_of(record: &Record<Event>) -> String {
+    record.actor.clone()
+}
+
+/// The log with each line naming its process and its sequence there.
+fn named(records: &[Record<Event>]) -> Vec<Record<Event>> {
+    let mut seqs: std::collections::HashMap<String, u64> = Default::default();
+    records
+        .iter()
+        .map(|r| {
+            let p = process_of(r);
+            let seq = seqs.entry(p.clone()).or_default();
+            *seq += 1;
+            Record {
+                process: Some(p),
+                seq: Some(*seq),
+                ..r.clone()
+            }
+        })
+        .collect()
+}
+
+/// How late a line may be written after its step, at most: within the
+/// slack the header states, and well within a tick's (the writer's lines
+/// of a tick are at most 300 ms into it, and a line's window of ticks
+/// reaches 400 ms either way).
+const LATE_MS: u64 = 60;
+
+/// The log as its processes wrote it, each to its own file, read together:
+/// each line written up to [`LATE_MS`] after its time (a process's times
+/// never going back), each process's lines in its own order, the
+/// processes' interleaved at random, a line never before another
+/// process's line whose time is earlier by more than [`ORDER_SLACK_MS`].
+fn unordered(records: &[Record<Event>], seed: u64) -> Vec<Record<Event>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut by_process: Vec<(String, std::collections::VecDeque<Record<Event>>)> = Vec::new();
+    for mut r in named(records) {
+        let p = r.process.clone().unwrap();
+        let late = r.ts_ms.unwrap() + rng.random_range(0..=LATE_MS);
+        match by_process.iter_mut().find(|(name, _)| *name == p) {
+            Some((_, lines)) => {
+                r.ts_ms = Some(late.max(lines.back().unwrap().ts_ms.unwrap()));
+                lines.push_back(r)
+            }
+            None => {
+                r.ts_ms = Some(late);
+                by_process.push((p, [r].into()))
+            }
+        }
+    }
+    let mut out = Vec::new();
+    loop {
+        let heads: Vec<(usize, u64)> = (0..by_process.len())
+            .filter_map(|i| Some((i, by_process[i].1.front()?.ts_ms.unwrap())))
+            .collect();
+        let Some(earliest) = heads.iter().map(|&(_, ts)| ts).min() else {
+            return out;
+        };
+        let open: Vec<usize> = heads
+            .iter()
+            .filter(|&&(_, ts)| ts <= earliest + ORDER_SLACK_MS)
+            .map(|&(i, _)| i)
+            .collect();
+        let i = open[rng.random_range(0..open.len())];
+        out.push(by_process[i].1.pop_front().unwrap());
+    }
+}
+
+/// The header of a log in each process's own order.
+fn per_process_header(bounds: &Bounds) -> events::Header {
+    events::Header {
+        order_slack_ms: Some(ORDER_SLACK_MS),
+        ..writer::header(bounds)
+    }
+}
+
+#[test]
+fn logs_of_each_builder_in_its_own_order_conform_as_the_ordered_log_does() {
+    let mut failures = Vec::new();
+    let (mut reordered, mut violations) = (0, 0);
+    let header = per_process_header(&RANDOM_BOUNDS);
+    // Under the client's fetch (the default) and the contract's first
+    // reading (`single-late-answer`).
+    let single = Options {
+        single_late_answer: true,
+        ..Options::default()
+    };
+    for (design, options) in all_designs().flat_map(|d| [(d, Options::default()), (d, single)]) {
+        let model = Link {
+            options,
+            ..Link::new(design, RANDOM_BOUNDS)
+        };
+        for seed in 0..8 {
+            let (story, broken) = random_path(&model, 700 + seed, 80);
+            let records = writer::write(&story, RANDOM_BOUNDS.asks);
+            let truth = run(design, options, &RANDOM_BOUNDS, &records).0;
+            let shuffled = unordered(&records, seed);
+            if shuffled
+                .iter()
+                .map(|r| &r.event)
+                .ne(records.iter().map(|r| &r.event))
+            {
+                reordered += 1;
+            }
+            violations += broken.len();
+            let verdict = run_under(design, options, &header, &shuffled).0;
+            // The ordered log with its processes named is still valid.
+            let in_order = run_under(design, options, &header, &named(&records)).0;
+            let found = verdict.violated_properties();
+            let conforms = matches!(verdict, Verdict::Conforms { .. })
+                && matches!(in_order, Verdict::Conforms { .. });
+            if !conforms
+                || truth
+                    .violated_properties()
+                    .iter()
+                    .any(|p| !found.contains(p))
+            {
+                failures.push(format!(
+                    "{} {:?} seed {seed}: {} (in order: {}; one process: {})",
+                    design.name,
+                    options.names(),
+                    slotcheck::validate::text("", &verdict),
+                    slotcheck::validate::text("", &in_order),
+                    slotcheck::validate::text("", &truth)
+                ));
+            }
+        }
+    }
+    println!("{reordered} logs reordered, {violations} violations");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(violations > 0, "no random path broke a property");
+    assert!(reordered > 30, "{reordered}");
+}
+
+/// A run written by each builder (and the client) to a file of its own,
+/// given to `slotcheck validate` as files: each file is a process. It
+/// conforms as the ordered log does; a builder's KV get written before its
+/// take departs, at a line named by its file.
+#[test]
+fn several_files_one_per_builder_are_read_together() {
+    let design = design_named("after-1649").unwrap();
+    let model = Link::new(design, RANDOM_BOUNDS);
+    let dir = common::scratch("validate_link", "files");
+    let header = events::to_ndjson(
+        Some(&per_process_header(&RANDOM_BOUNDS)),
+        &[] as &[Record<Event>],
+    );
+    // A run in which both builders act and b1 reads an ask.
+    let (records, seed) = (0..)
+        .map(|seed| {
+            let (story, _) = random_path(&model, 300 + seed, 60);
+            (writer::write(&story, RANDOM_BOUNDS.asks), seed)
+        })
+        .find(|(records, _)| {
+            let acts = |name: &str| records.iter().any(|r| r.actor == name);
+            acts("bld-1")
+                && acts("bld-2")
+                && records
+                    .iter()
+                    .any(|r| r.actor == "bld-1" && matches!(r.event, Event::Take { .. }))
+        })
+        .unwrap();
+    let truth = run(design, Options::default(), &RANDOM_BOUNDS, &records).0;
+    let mut files: Vec<(String, Vec<Record<Event>>)> = Vec::new();
+    for mut r in unordered(&records, seed) {
+        let name = r.process.take().unwrap();
+        r.seq = None;
+        match files.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, lines)) => lines.push(r),
+            None => files.push((name, vec![r])),
+        }
+    }
+    let write = |files: &[(String, Vec<Record<Event>>)]| -> Vec<String> {
+        files
+            .iter()
+            .map(|(name, lines)| {
+                let path = dir.join(format!("{name}.ndjson"));
+                let text = header.clone() + &events::to_ndjson(None, lines);
+                std::fs::write(&path, text).unwrap();
+                path.to_str().unwrap().to_string()
+            })
+            .collect()
+    };
+    let paths = write(&files);
+    let mut args = vec!["validate", "--design", "after-1649"];
+    args.extend(paths.iter().map(String::as_str));
+    let output = common::slotcheck(&args);
+    let stdout = common::stdout(&output);
+    assert_eq!(
+        common::code(&output),
+        i32::from(truth.exit_code()),
+        "{stdout}{}",
+        common::stderr(&output)
+    );
+    // b1's first KV get written before its take (their times swapped too).
+    let (_, b1) = files.iter_mut().find(|(n, _)| n == "bld-1").unwrap();
+    let take = b1
+        .iter()
+        .position(|r| matches!(r.event, Event::Take { .. }))
+        .unwrap();
+    assert!(matches!(b1[take + 1].event, Event::KvGet { .. }));
+    b1.swap(take, take + 1);
+    let (a, b) = (b1[take].ts_ms, b1[take + 1].ts_ms);
+    (b1[take].ts_ms, b1[take + 1].ts_ms) = (b, a);
+    write(&files);
+    let output = common::slotcheck(&args);
+    let stdout = common::stdout(&output);
+    assert_eq!(common::code(&output), 4, "{stdout}");
+    // Line 1 of each file is its header.
+    let at = format!("bld-1.ndjson:{}: no model step logs", take + 2);
+    assert!(stdout.contains(&at), "{at}: {stdout}");
 }
 
 #[test]

@@ -9,7 +9,10 @@
 //! only on a builder asleep in its build, so that its log holds every step
 //! the server saw (the model's steps are whole). At the end the files (and
 //! the client's, with the publishes) are merged by time and judged as a
-//! live run of the reference builder is.
+//! live run of the reference builder is. The merge is one file to keep
+//! (`--log`) and the judge's lines in time order; validate does not rely on
+//! its order: each line keeps its `process` and `seq`, and validate reads
+//! them in each process's own order and infers the rest.
 //!
 //! Each builder process says one JSON line after each step, and one before
 //! each heartbeat, on its standard output (the step, what it holds, what it

@@ -8,6 +8,7 @@
 
 mod matching;
 mod observe;
+mod order;
 mod simulated;
 
 pub use simulated::{simulated_log, streams, Line};
@@ -86,6 +87,10 @@ pub struct LinkTrace {
     /// reads another builder's key, and the design judges freshness by its
     /// clock): only those are tried at each offset within the skew.
     clocked: Vec<bool>,
+    /// Which process wrote each line ([`order`]).
+    processes: order::Processes,
+    /// The header's `order_slack_ms`.
+    order_slack_ms: Option<u64>,
 }
 
 impl LinkTrace {
@@ -100,6 +105,14 @@ impl LinkTrace {
         events: Vec<(usize, Record<Event>)>,
     ) -> Result<LinkTrace, TraceError> {
         let first = events.first().map_or(1, |(line, _)| *line);
+        // Lines of several processes: read in the order of their times,
+        // the publishes first; the search infers the rest.
+        let several = order::several(&events);
+        let events = if several {
+            order::by_time(events)
+        } else {
+            events
+        };
         let bad = |line: usize, message: String| TraceError::Bad { line, message };
         let max_deliver = header.max_deliver.ok_or_else(|| {
             bad(first, "field `max_deliver` is missing from the header line (the stream's configuration; validate reads no flags for it)".into())
@@ -202,7 +215,11 @@ impl LinkTrace {
             ));
         }
         let delay = header.network_delay_ms.unwrap_or(0);
-        let windows = Self::windows(&events, ms_per_tick, delay)?;
+        let windows = if several {
+            Self::windows_of_processes(&events, ms_per_tick, delay)?
+        } else {
+            Self::windows(&events, ms_per_tick, delay)?
+        };
         // The horizon from the last timed line: an untimed line may be at
         // any tick and says nothing of how long the log runs (a log of no
         // timed line gets the most the model holds).
@@ -254,7 +271,16 @@ impl LinkTrace {
             .iter()
             .map(|b| design.duplicate_check && !design.server_clock && judged.contains(b))
             .collect();
+        let builder_of = |k: usize| match &events[k].1.event {
+            Event::Publish { .. } | Event::Server { .. } => None,
+            _ => builder_index.get(&events[k].1.actor).copied(),
+        };
+        let processes = order::Processes::of(&events, builders.len(), builder_of, |ask| {
+            ask_index.get(ask).copied()
+        });
         Ok(LinkTrace {
+            processes,
+            order_slack_ms: header.order_slack_ms,
             clocked,
             model,
             events,
@@ -289,19 +315,66 @@ impl LinkTrace {
             latest = latest.max(ts.saturating_sub(origin));
             let hi = (latest + slack) / ms_per_tick;
             if hi >= horizon {
-                return Err(TraceError::Beyond {
-                    line: *line,
-                    message: format!(
-                        "the log runs past {} ticks ({} s of the source's time), the model's horizon",
-                        horizon,
-                        horizon * TICK_SECONDS as u64
-                    ),
-                });
+                return Err(Self::past_horizon(*line, horizon));
             }
             let lo = latest.saturating_sub(slack) / ms_per_tick;
             windows.push((lo as u8, hi as u8));
         }
         Ok(windows)
+    }
+
+    /// Each line's window of ticks in a log of several processes (in the
+    /// order of [`order::by_time`]): as [`LinkTrace::windows`], from the
+    /// earliest time of the log, each line's time never earlier than its
+    /// process's line before's; a `publish` at the start, where the model
+    /// publishes.
+    fn windows_of_processes(
+        events: &[(usize, Record<Event>)],
+        ms_per_tick: u64,
+        network_delay_ms: u64,
+    ) -> Result<Vec<(u8, u8)>, TraceError> {
+        let origin = events
+            .iter()
+            .filter_map(|(_, r)| r.ts_ms)
+            .min()
+            .unwrap_or(0);
+        let slack = ms_per_tick * SLACK_PERCENT / 100 + network_delay_ms;
+        let mut latest: HashMap<&Option<String>, u64> = HashMap::new();
+        let mut windows = Vec::with_capacity(events.len());
+        let horizon = 240u64;
+        for (line, record) in events {
+            let ts = match (&record.event, record.ts_ms) {
+                (Event::Publish { .. }, _) => {
+                    windows.push((0, 0));
+                    continue;
+                }
+                (_, None) => {
+                    windows.push((0, horizon as u8));
+                    continue;
+                }
+                (_, Some(ts)) => ts - origin,
+            };
+            let at = latest.entry(&record.process).or_default();
+            *at = (*at).max(ts);
+            let hi = (*at + slack) / ms_per_tick;
+            if hi >= horizon {
+                return Err(Self::past_horizon(*line, horizon));
+            }
+            let lo = at.saturating_sub(slack) / ms_per_tick;
+            windows.push((lo as u8, hi as u8));
+        }
+        Ok(windows)
+    }
+
+    fn past_horizon(line: usize, horizon: u64) -> TraceError {
+        TraceError::Beyond {
+            line,
+            message: format!(
+                "the log runs past {} ticks ({} s of the source's time), the model's horizon",
+                horizon,
+                horizon * TICK_SECONDS as u64
+            ),
+        }
     }
 
     fn builder_of_line(&self, k: usize) -> Option<Bid> {
@@ -462,12 +535,11 @@ impl LinkTrace {
         lines.get(lines.partition_point(|&i| i < k)).copied()
     }
 
-    /// Whether the builder's next line, from line `k` on, is a fetch or
-    /// there is none: only then may it have crashed before `k` (a builder
-    /// restarts idle, and an idle builder's first line is a fetch).
-    fn may_have_crashed(&self, b: Bid, k: usize) -> bool {
-        self.next_line_of(b, k)
-            .is_none_or(|i| matches!(self.events[i].1.event, Event::Fetch { .. }))
+    /// Whether a builder whose next line is `next` may have crashed before
+    /// it: only when it is a fetch or there is none (a builder restarts
+    /// idle, and an idle builder's first line is a fetch).
+    fn may_have_crashed(&self, next: Option<usize>) -> bool {
+        next.is_none_or(|i| matches!(self.events[i].1.event, Event::Fetch { .. }))
     }
 
     /// The steps of `b` the model allows in `c`, with what they log.

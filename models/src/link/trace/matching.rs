@@ -186,6 +186,36 @@ impl crate::Trace for LinkTrace {
     }
 
     fn silent(&self, c: &Cursor, k: usize, out: &mut Vec<(Action, Cursor)>) {
+        self.silent_pending(c, k, &|j| j >= k, out)
+    }
+
+    /// In a log of several processes, a builder's next line is its first
+    /// still to come, and its step is taken before a line it came after
+    /// only where its process also logs another builder's steps (one
+    /// process per builder writes each step's lines in the order of its
+    /// steps, and the search tries that order among processes).
+    fn silent_pending(
+        &self,
+        c: &Cursor,
+        k: usize,
+        pending: &dyn Fn(usize) -> bool,
+        out: &mut Vec<(Action, Cursor)>,
+    ) {
+        let several = self.processes.several;
+        let next_of = |b: Bid| {
+            if several {
+                self.next_pending(b, pending)
+            } else {
+                self.next_line_of(b, k)
+            }
+        };
+        let ahead_of = |b: Bid| {
+            if several {
+                self.ahead_of(b, pending)
+            } else {
+                self.next_line_of(b, k + 1)
+            }
+        };
         let s = &c.state;
         let hi = self
             .windows
@@ -220,7 +250,7 @@ impl crate::Trace for LinkTrace {
                     }
                 }
                 Action::Answer(_) => out.push((action, self.take(c, action).0)),
-                Action::Crash(_) if quiet && self.may_have_crashed(b, k) => {
+                Action::Crash(_) if quiet && self.may_have_crashed(next_of(b)) => {
                     out.push((action, self.take(c, action).0));
                 }
                 Action::Delay(_) if quiet => out.push((action, self.take(c, action).0)),
@@ -236,7 +266,7 @@ impl crate::Trace for LinkTrace {
             if !c.pending[bi].is_empty() {
                 continue;
             }
-            let Some(ahead) = self.next_line_of(b, k + 1) else {
+            let Some(ahead) = ahead_of(b) else {
                 continue;
             };
             if self.windows[ahead].0 > s.now {
@@ -262,6 +292,22 @@ impl crate::Trace for LinkTrace {
             .get(k)
             .map_or(0, |w| w.1.saturating_sub(before));
         Some(ticks as usize + SILENT_PER_LINE)
+    }
+
+    fn process(&self, k: usize) -> Option<&str> {
+        self.events[k].1.process.as_deref()
+    }
+
+    fn time(&self, k: usize) -> Option<u64> {
+        self.events[k].1.ts_ms
+    }
+
+    fn order_slack_ms(&self) -> Option<u64> {
+        self.order_slack_ms
+    }
+
+    fn order(&self, k: usize, out: &mut Vec<crate::OrderValue>) {
+        self.order_values(k, out);
     }
 
     fn legend(&self) -> String {
