@@ -40,11 +40,13 @@ fn a_free_run_of_go_builders_under_every_fault_is_judged_and_validated() {
         ],
     );
     let text = stdout(&out);
-    // 4 included: a free run may depart where ack waits ran out in one
-    // tick in an order the model does not keep (docs/real-jetstream.md,
-    // *Open*); never 2, an error.
+    // The log is explained (0, 1) or the run cut short (3), judged under
+    // the server's redelivery queue: this seed's departures were a SIGKILL
+    // between a heartbeat and its line, and redeliveries of one tick in the
+    // server's order (docs/real-jetstream.md). A departure (4) only after a
+    // stall of the machine, which the run names; never 2, an error.
     assert!(
-        matches!(code(&out), 0 | 1 | 3 | 4),
+        matches!(code(&out), 0 | 1 | 3) || code(&out) == 4 && text.contains("the machine stalled"),
         "{text}{}",
         stderr(&out)
     );
