@@ -261,6 +261,41 @@ fn simulate_stops_at_its_timeout_and_says_inconclusive() {
     assert!(design["runs"].as_u64().unwrap() < 100_000_000);
 }
 
+/// Shrinking keeps the command's deadline (issue 32, item 17): long swarm
+/// walks find their counterexamples up to the last moment, and what is
+/// found then stays as far as it was shrunk. Before, delta debugging ran
+/// on after the deadline: `--timeout 1` took 1.6 s to 1.8 s here.
+#[test]
+fn simulate_shrinks_within_its_timeout() {
+    let started = Instant::now();
+    let output = guarded(
+        Duration::from_secs(60),
+        &[
+            "simulate",
+            "--swarm",
+            "--range",
+            "requests=8",
+            "--range",
+            "crashes=4",
+            "--runs",
+            "100000000",
+            "--no-save",
+            "--timeout",
+            "1",
+            "--json",
+        ],
+    );
+    let took = started.elapsed();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let design = &report["designs"][0];
+    assert!(design["cut"].as_str().unwrap().contains("time budget"));
+    assert!(
+        !design["violations"].as_array().unwrap().is_empty(),
+        "found counterexamples to shrink: {report}"
+    );
+    assert!(took < Duration::from_millis(1350), "{took:?}");
+}
+
 #[test]
 fn simulate_takes_a_memory_budget() {
     // Less than the process holds at its start: cut before the first run.
