@@ -554,3 +554,105 @@ fn a_folded_story_of_the_scenario_report_is_drawn_when_opened_in_chromium() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A long note on the diagram's last lane (issue 32, item 22): the
+/// Explorer's path diagram, on the Explorer's own stylesheet in Chromium,
+/// keeps every note's text inside its box and every text inside the
+/// diagram. Before, notes were wrapped at 6.2 px a character while
+/// `sans-serif` here (DejaVu Sans) draws about 7, bold more: on this path
+/// the last step's bold line ran 16 px past its box, and "ran out of
+/// deliveries" was cut off at the diagram's right edge.
+#[test]
+#[cfg_attr(
+    chromium_missing,
+    ignore = "no chromium at /usr/bin/chromium (apt-get install chromium)"
+)]
+fn the_explorers_diagram_keeps_a_long_note_inside_its_box_and_its_edge() {
+    let Some(browser) =
+        chromium("the_explorers_diagram_keeps_a_long_note_inside_its_box_and_its_edge")
+    else {
+        return;
+    };
+    let dir = scratch("explorer-notes");
+    let explorer = Explorer::start();
+    let body = |path: &str| {
+        let response = explorer.get(path);
+        let at = response.find("\r\n\r\n").expect("a body") + 4;
+        response[at..].to_string()
+    };
+    // Two crashes, the second on worker 2, the last lane: its note's first
+    // line is bold and long.
+    let story = [
+        "client: R1 arrives",
+        "broker: deliver process(R1) to worker 1",
+        "worker 1 (process R1, delivery 1): read",
+        "worker 1 (process R1, delivery 1): CAS",
+        "fault on worker 1",
+        "broker: deliver process(R1) to worker 2",
+        "worker 2 (process R1, delivery 2): read",
+        "fault on worker 2",
+    ];
+    let mut path = "/.states/0".to_string();
+    let mut svg = String::new();
+    for (i, step) in story.iter().enumerate() {
+        let steps: serde_json::Value = serde_json::from_str(&body(&path)).unwrap();
+        let (k, chosen) = steps
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s["action"].as_str().unwrap().starts_with(step))
+            .unwrap_or_else(|| panic!("step {}: `{step}` in {steps}", i + 1));
+        svg = chosen["svg"].as_str().unwrap().to_string();
+        path.push_str(&format!("/{k}"));
+    }
+    assert!(svg.contains("ran out of"), "the last note: {svg}");
+    let css = body("/app.css");
+    drop(explorer);
+    // The Explorer's box around the diagram, as its index.htm has it.
+    let page = format!(
+        "<html><head><style>{css}</style></head><body>
+         <div class=\"color-dark font-code hscroll margin-bottom-small padding-small rounded\">{svg}</div>
+         <pre id=\"measured\"></pre><script>
+         const svg = document.querySelector('svg');
+         const width = svg.viewBox.baseVal.width;
+         const notes = [...svg.querySelectorAll('rect')].filter(r => r.getAttribute('fill') === '#fffbe0');
+         const at = (e, name) => parseFloat(e.getAttribute(name));
+         let edge = -1e9, note = -1e9, texts = 0, inNotes = 0;
+         for (const t of svg.querySelectorAll('text')) {{
+           const box = t.getBBox();
+           const right = box.x + box.width;
+           texts += 1;
+           edge = Math.max(edge, right - width);
+           const x = at(t, 'x'), y = at(t, 'y');
+           const around = notes.find(r => at(r, 'x') < x && x < at(r, 'x') + at(r, 'width')
+             && at(r, 'y') < y && y < at(r, 'y') + at(r, 'height'));
+           if (around) {{ inNotes += 1; note = Math.max(note, right - at(around, 'x') - at(around, 'width')); }}
+         }}
+         document.getElementById('measured').textContent =
+           'texts=' + texts + ' notes=' + inNotes + ' edge=' + edge + ' note=' + note;
+         </script></body></html>"
+    );
+    let file = dir.join("diagram.html");
+    std::fs::write(&file, page).unwrap();
+    let dom = dump_dom(
+        browser,
+        &format!("file://{}", file.display()),
+        &dir.join("profile"),
+    );
+    let start = dom.find("<pre id=\"measured\">").expect("the script ran") + 19;
+    let text = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    assert!(
+        measured(text, "notes") >= 8.0,
+        "every step's note measured: {text}"
+    );
+    assert!(
+        measured(text, "note") <= 0.0,
+        "a note's text stays inside its box: {text}"
+    );
+    assert!(
+        measured(text, "edge") <= 0.0,
+        "no text runs past the diagram's right edge: {text}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

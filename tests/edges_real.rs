@@ -1059,16 +1059,23 @@ fn an_unknown_unlogged_step_is_named_at_its_line() {
 #[test]
 fn a_stovepipe_live_departure_without_a_broken_invariant_exits_4() {
     use slotcheck::commands::live_stovepipe::unbroken_end;
-    let (line, exit) = unbroken_end(0, 1, false);
+    let (line, exit) = unbroken_end(0, 1, None);
     assert_eq!(exit, 4, "as link's live");
     assert!(line.contains("departs from the model"), "{line}");
     assert_eq!(
-        unbroken_end(1, 1, false).1,
+        unbroken_end(1, 1, None).1,
         3,
         "a cut run stays inconclusive"
     );
-    assert_eq!(unbroken_end(0, 1, true).1, 3, "so do runs a signal stopped");
-    assert_eq!(unbroken_end(0, 0, false).1, 0);
+    let signal = Some("a signal (SIGINT or SIGTERM) stopped the run");
+    assert_eq!(
+        unbroken_end(0, 1, signal).1,
+        3,
+        "so do runs a signal stopped"
+    );
+    let budget = Some("the time budget (--timeout) ran out");
+    assert_eq!(unbroken_end(0, 0, budget).1, 3, "and the time budget");
+    assert_eq!(unbroken_end(0, 0, None).1, 0);
 }
 
 // ------------------------------ issue 34: free Go builders and a signal
@@ -1115,4 +1122,70 @@ fn ctrl_c_to_the_group_stops_free_go_builders_and_nothing_outlives_the_run() {
     );
     // No builder (a stopped one included), proxy or server is left.
     nothing_left(&tmp, Duration::from_secs(10));
+}
+
+// ------------------------- issue 32, item 17: a live run's whole --timeout
+
+/// `live --timeout 2` with runs to spare, in its own folder: the command
+/// ends within a second of its budget, inconclusive (exit 3), saying the
+/// budget ran out, and leaves nothing behind. Before, `--timeout` was each
+/// run's own limit, the server's start and the logs' validation outside
+/// it: `live --timeout 3` took 6.7 s to 20.8 s, and runs to spare ran on.
+fn live_keeps_its_timeout(name: &str, args: &[&str]) {
+    let tmp = scratch(name);
+    let started = Instant::now();
+    let args = [&["live"][..], args, &["--timeout", "2"]].concat();
+    let output = ended(spawn(&tmp, &args), Duration::from_secs(30), name);
+    let took = started.elapsed();
+    assert_eq!(code(&output), 3, "{}{}", stdout(&output), stderr(&output));
+    assert!(
+        stdout(&output).contains("the time budget (--timeout) ran out"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(took < Duration::from_secs(3), "{args:?} took {took:?}");
+    nothing_left(&tmp, Duration::from_secs(10));
+}
+
+#[test]
+fn live_on_sqlite_keeps_its_timeout_across_its_runs() {
+    live_keeps_its_timeout("sqlite-timeout", &["--on", "sqlite", "--runs", "1000"]);
+}
+
+#[test]
+#[cfg_attr(
+    no_mariadb,
+    ignore = "MariaDB is not installed (apt-get install mariadb-server)"
+)]
+fn live_on_mariadb_keeps_its_timeout_through_the_server_start() {
+    live_keeps_its_timeout("mariadb-timeout", &["--on", "mariadb", "--runs", "1000"]);
+}
+
+/// Link runs without faults: none ends the runs with a violation (exit 1)
+/// before the budget does.
+const LINK_UNFAULTED: [&str; 10] = [
+    "--model",
+    "link",
+    "--runs",
+    "50",
+    "--crash-percent",
+    "0",
+    "--stall-percent",
+    "0",
+    "--lost-ack-percent",
+    "0",
+];
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn live_link_keeps_its_timeout_across_its_runs() {
+    live_keeps_its_timeout("link-timeout", &LINK_UNFAULTED);
+}
+
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+fn live_link_with_go_builders_keeps_its_timeout_across_its_runs() {
+    let args = [&LINK_UNFAULTED[..], &["--builder", "go"]].concat();
+    live_keeps_its_timeout("go-timeout", &args);
 }

@@ -712,7 +712,9 @@ pub fn free_blocking(
     let scratch = server.dir().to_path_buf();
     let mut outcomes = Vec::new();
     for seed in options.seed..options.seed + runs.max(1) {
-        if !outcomes.is_empty() && options.stop.why().is_some() {
+        // Before the first run too: the command's deadline may have
+        // passed while the server started (the caller says so).
+        if options.stop.why().is_some() {
             break;
         }
         let run_options = LiveOptions {

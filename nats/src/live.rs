@@ -437,7 +437,9 @@ pub fn live_blocking(options: &LiveOptions, runs: u64) -> Result<Vec<LiveOutcome
     let address: SocketAddr = format!("127.0.0.1:{}", server.port()).parse()?;
     let mut outcomes = Vec::new();
     for seed in options.seed..options.seed + runs.max(1) {
-        if !outcomes.is_empty() && options.stop.why().is_some() {
+        // Before the first run too: the command's deadline may have
+        // passed while the server started (the caller says so).
+        if options.stop.why().is_some() {
             break;
         }
         let run_options = LiveOptions {

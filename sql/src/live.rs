@@ -515,7 +515,15 @@ fn handle(shared: &Shared, config: &Config, conn: &mut Conn, d: &Delivery) -> bo
         if rng.random_range(0..100) < config.stall_percent
             && Shared::take(&shared.stalls_left[&d.queue])
         {
-            std::thread::sleep(Duration::from_millis(config.visibility_ms + 60));
+            // Cut short by the run's stop (its time, a signal): the run's
+            // end waits for no sleeping worker.
+            let until = Instant::now() + Duration::from_millis(config.visibility_ms + 60);
+            while Instant::now() < until && !shared.stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if shared.stop.load(Ordering::SeqCst) {
+                return false;
+            }
         }
         let done = retrying(shared, conn, |c| {
             let mut ctx = Ctx {

@@ -186,7 +186,17 @@ impl Server {
             child,
             watchdog,
         };
-        Ok(server.wait_ready(stop)?.then_some(server))
+        if server.wait_ready(stop)? {
+            return Ok(Some(server));
+        }
+        // Stopped while it started: no shutdown to wait for (its folder
+        // goes); its whole group, the postmaster's children too.
+        let _ = Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", server.child.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = server.child.wait();
+        Ok(None)
     }
 
     /// The folder of the server's socket (`host` for a client).
@@ -288,10 +298,13 @@ fn watch(server: u32, dir: &Path) -> Option<Child> {
 impl Drop for Server {
     fn drop(&mut self) {
         // SIGINT: PostgreSQL's fast shutdown (its sessions ended, no wait).
-        let _ = Command::new("kill")
-            .arg("-INT")
-            .arg(self.child.id().to_string())
-            .status();
+        // (Not to a server already reaped: its pid may be another's.)
+        if !matches!(self.child.try_wait(), Ok(Some(_))) {
+            let _ = Command::new("kill")
+                .arg("-INT")
+                .arg(self.child.id().to_string())
+                .status();
+        }
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(20) {
             if let Ok(Some(_)) = self.child.try_wait() {

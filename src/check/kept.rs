@@ -84,6 +84,27 @@ impl Kept {
         self.len += 1;
     }
 
+    /// At most how many bytes a level of `states` states and `steps` steps
+    /// adds, at most 5 bytes a step, 5 a state (its count) and one start
+    /// every [`EVERY`] states; the steps copied once more if they move.
+    pub fn level_bytes(&self, states: usize, steps: usize) -> usize {
+        let more = steps * 5 + states * 5;
+        let moved = if self.bytes.capacity() < self.bytes.len() + more {
+            self.bytes.len()
+        } else {
+            0
+        };
+        more + moved + (states / EVERY + 1) * 8 + states / 8 + 8
+    }
+
+    /// Makes room for such a level, so that the lists move (if at all) only
+    /// here, after [`Kept::level_bytes`] was looked at.
+    pub fn reserve_level(&mut self, states: usize, steps: usize) {
+        self.bytes.reserve(steps * 5 + states * 5);
+        self.starts.reserve(states / EVERY + 1);
+        self.owing.reserve(states / 64 + 1);
+    }
+
     /// The steps of state `n`, in the order of its actions.
     pub fn steps(&self, n: u32) -> Vec<u32> {
         let n = n as usize;

@@ -144,12 +144,33 @@ impl Budget {
     }
 
     fn look_at_memory(&self) {
+        self.look_at_memory_for(0);
+    }
+
+    /// Whether the run may go on and take `bytes` more (none: no look).
+    fn room_for(&self, bytes: usize) -> bool {
+        if bytes > 0 {
+            self.look_at_memory_for(bytes as u64);
+        }
+        !self.stopped()
+    }
+
+    /// Cuts the run if what it holds and `bytes` more, what the next phase
+    /// builds before it can look again, would go over the memory budget: a
+    /// level's insertion and numbering write tens of megabytes between two
+    /// looks, past the budget by as much.
+    fn look_at_memory_for(&self, bytes: u64) {
         if let (Some(max), Some(now)) = (self.max_memory, resident_bytes()) {
-            if now > max {
+            if now.saturating_add(bytes) > max {
                 self.cut_by(Cut::MaxMemory);
             }
         }
     }
+}
+
+/// The bytes `list` allocates when `more` words no longer fit: a doubling.
+fn growth_bytes(list: &Vec<u64>, more: usize) -> usize {
+    (list.capacity() * 2).max(list.len() + more).max(4) * 8
 }
 
 /// What one thread gathers while it expands a level.
@@ -238,6 +259,8 @@ where
         frontier.extend_from_slice(&words);
     }
     let mut depth = usize::from(!frontier.is_empty());
+    // A candidate's record: its key, its fingerprint, its words.
+    let stride = k + 2;
     let mut level_start = 0usize;
 
     while !frontier.is_empty() && !budget.stopped() {
@@ -280,7 +303,7 @@ where
                         fingerprints: Vec::new(),
                         stutters: Vec::new(),
                     });
-                    for i in from..(from + CHUNK).min(level_len) {
+                    'states: for i in from..(from + CHUNK).min(level_len) {
                         let state = model.unpack(&frontier[i * k..(i + 1) * k]);
                         model.actions(&state, &mut actions);
                         if !budget.take_states(actions.len()) {
@@ -313,7 +336,16 @@ where
                                 steps.fingerprints.push(fp);
                                 *steps.counts.last_mut().expect("this state's count") += 1;
                             }
-                            if table.contains(fp) || !mine.mine.insert(fp) {
+                            if table.contains(fp) {
+                                continue;
+                            }
+                            // A set or a list that doubles holds its old
+                            // copy beside the new one for a moment: room is
+                            // asked for first.
+                            if !budget.room_for(mine.mine.growth_bytes()) {
+                                break 'states;
+                            }
+                            if !mine.mine.insert(fp) {
                                 continue;
                             }
                             let key = parent << 8
@@ -330,6 +362,11 @@ where
                                 }
                             }
                             let bucket = &mut mine.buckets[group_of(fp)];
+                            if bucket.capacity() - bucket.len() < stride
+                                && !budget.room_for(growth_bytes(bucket, stride))
+                            {
+                                break 'states;
+                            }
                             bucket.push(key);
                             bucket.push(fp);
                             bucket.extend_from_slice(&words);
@@ -380,7 +417,19 @@ where
         level_steps.sort_unstable_by_key(|c| c.chunk);
 
         // 2. Insert, each group of shards by one thread, in key order.
-        let stride = k + 2;
+        // The new states' lists are at most the candidates' size, and the
+        // candidates are freed only once inserted.
+        let candidates: usize = expansions
+            .iter()
+            .flat_map(|e| &e.buckets)
+            .map(Vec::len)
+            .sum();
+        budget.look_at_memory_for(
+            (candidates * 8) as u64 + table.growth_bytes(candidates / stride) as u64,
+        );
+        if budget.stopped() {
+            break;
+        }
         let mut buckets: Vec<Vec<Vec<u64>>> = (0..groups).map(|_| Vec::new()).collect();
         for expansion in expansions {
             for (g, bucket) in expansion.buckets.into_iter().enumerate() {
@@ -388,7 +437,10 @@ where
             }
         }
         let insert = |shards: &mut [Shard], lists: Vec<Vec<u64>>| {
-            let mut new = Vec::new();
+            // Room for every candidate at once: a doubling list would hold
+            // two copies of itself for a moment, which the look above did
+            // not count.
+            let mut new = Vec::with_capacity(lists.iter().map(Vec::len).sum());
             let mut at = vec![0usize; lists.len()];
             loop {
                 // The least key among the lists' heads.
@@ -431,6 +483,20 @@ where
         let head = 1 + usize::from(keep);
         let record = k + head;
         let total: usize = new_states.iter().map(|n| n.len() / record).sum();
+        // The next frontier and each new state's parent and action, while
+        // the new states' lists are still held (the parents and actions
+        // copied once more if their lists move).
+        let moved = if parents.capacity() < parents.len() + total {
+            parents.len()
+        } else {
+            0
+        };
+        budget.look_at_memory_for((total * k * 8 + (moved + total) * 5) as u64);
+        if budget.stopped() {
+            break;
+        }
+        parents.reserve(total);
+        via.reserve(total);
         let mut next_frontier = Vec::with_capacity(total * k);
         let mut at = vec![0usize; new_states.len()];
         let expanded_from = level_start;
@@ -452,6 +518,13 @@ where
         drop(new_states);
         // Every step of the level just expanded now leads to a numbered state.
         if let Some(kept) = kept.as_mut() {
+            let states = level_steps.iter().map(|c| c.owing.len()).sum();
+            let steps = level_steps.iter().map(|c| c.fingerprints.len()).sum();
+            budget.look_at_memory_for(kept.level_bytes(states, steps) as u64);
+            if budget.stopped() {
+                break;
+            }
+            kept.reserve_level(states, steps);
             for chunk in level_steps {
                 let base = (expanded_from + chunk.chunk * CHUNK) as u32;
                 let mut at = 0usize;

@@ -93,6 +93,15 @@ impl Shard {
         }
     }
 
+    /// The bytes the next insert allocates if it grows the shard, else 0.
+    pub fn growth_bytes(&self) -> usize {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            (self.slots.len() * 2).max(64) * (8 + if self.numbered { 4 } else { 0 })
+        } else {
+            0
+        }
+    }
+
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(64);
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
@@ -180,6 +189,25 @@ impl Table {
 
     pub fn len(&self) -> usize {
         self.shards.iter().map(Shard::len).sum()
+    }
+
+    /// About how many bytes the shards that grow allocate while `added`
+    /// more fingerprints are inserted (spread evenly, as fingerprints are).
+    pub fn growth_bytes(&self, added: usize) -> usize {
+        let each = added.div_ceil(SHARDS);
+        self.shards
+            .iter()
+            .map(|shard| {
+                let slot = 8 + if shard.numbered { 4 } else { 0 };
+                let mut size = shard.slots.len();
+                let mut bytes = 0;
+                while (shard.len + each) * 4 > size * 3 {
+                    size = (size * 2).max(64);
+                    bytes += size * slot;
+                }
+                bytes
+            })
+            .sum()
     }
 }
 

@@ -59,9 +59,15 @@ pub struct LiveArgs {
     /// Worker threads, each with its own connection.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub workers: usize,
-    /// Seconds a run may take before it stops (inconclusive).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    pub timeout: f64,
+    /// The command's time, in seconds from its start: the private server's start, every run and
+    /// the validation of every log. Stovepipe: a run it cuts, or runs it leaves unmade, are
+    /// inconclusive (exit 3); link: a run it cuts ends there, its builds where they are, and is
+    /// judged on what the server did. Without it, each run stops after 30 s.
+    #[arg(long, value_name = "SECONDS", value_parser = super::args::budget_seconds)]
+    pub timeout: Option<f64>,
+    /// When `--timeout` runs out (set once, at the command's start).
+    #[arg(skip)]
+    pub deadline: Option<std::time::Instant>,
     /// How the worker reads R's row, the queue row and the head: `joined` (one statement),
     /// `transaction` (three in one transaction), `separate` (three statements).
     #[arg(long, value_name = "HOW", default_value = "joined")]
@@ -121,7 +127,10 @@ pub struct LiveArgs {
 }
 
 /// Runs the command: 0 clean, 1 a violation found, 3 a run cut short.
-pub fn run(args: LiveArgs) -> Result<u8, String> {
+pub fn run(mut args: LiveArgs) -> Result<u8, String> {
+    args.deadline = args
+        .timeout
+        .map(|t| std::time::Instant::now() + std::time::Duration::from_secs_f64(t));
     match args.model.as_str() {
         "stovepipe" => stovepipe(args),
         "link" => super::live_link::run_link(
@@ -129,7 +138,7 @@ pub fn run(args: LiveArgs) -> Result<u8, String> {
             &args.design,
             args.seed,
             args.runs,
-            args.timeout,
+            (args.timeout, args.deadline),
             (args.crash_percent, args.stall_percent),
             (args.crashes, args.stalls),
             args.log.as_deref(),

@@ -51,7 +51,7 @@ pub fn run_link(
     design: &str,
     seed: u64,
     runs: u64,
-    timeout: f64,
+    (timeout, deadline): (Option<f64>, Option<std::time::Instant>),
     (crash_percent, stall_percent): (u32, u32),
     (crashes, stalls): (u8, u8),
     log: Option<&std::path::Path>,
@@ -66,7 +66,7 @@ pub fn run_link(
     }
     let design = Design::parse(design)
         .ok_or(format!("--design {design}: not one of {}", Design::names()))?;
-    if !(1.0..=600.0).contains(&timeout) {
+    if timeout.is_some_and(|t| !(1.0..=600.0).contains(&t)) {
         return Err("--timeout: from 1 to 600 seconds".into());
     }
     if link.ms_per_tick < 50 || link.longest_build < 5 || link.late_by < 5 {
@@ -90,7 +90,9 @@ pub fn run_link(
         asks: link.asks,
         builders: link.builders,
         timing: Timing::scaled(link.ms_per_tick),
-        limit: std::time::Duration::from_secs_f64(timeout),
+        // A run's length: the command's whole --timeout at most (its
+        // deadline cuts it sooner), else half a minute.
+        limit: std::time::Duration::from_secs_f64(timeout.unwrap_or(30.0)),
         crash_rate: percent(crash_percent),
         late_rate: percent(stall_percent),
         late_by_ticks: link.late_by / 5,
@@ -99,7 +101,7 @@ pub fn run_link(
         skew_s: link.skew,
         delay: link.delay_ms.map(std::time::Duration::from_millis),
         stop: slotcheck_nats::server::Stop {
-            deadline: None,
+            deadline,
             cancelled: crate::check::budget::cancelled,
         },
         ..LiveOptions::new(design, seed)
@@ -114,6 +116,13 @@ pub fn run_link(
         live_blocking(&options, runs)
     }
     .map_err(|e| e.to_string())?;
+    let validating = crate::validate::Options {
+        budget: crate::check::Limits {
+            deadline,
+            ..crate::check::Limits::default()
+        },
+        ..crate::validate::Options::default()
+    };
     let (mut departed, mut undecided) = (false, false);
     for outcome in &outcomes {
         if go {
@@ -129,7 +138,7 @@ pub fn run_link(
             redelivery_queue: go,
             ..Default::default()
         };
-        let verdict = validate_run_under(design.name(), model, &outcome.log)?;
+        let verdict = validate_run_under(design.name(), model, &outcome.log, &validating)?;
         departed |= verdict.exit_code() == crate::validate::EXIT_DEPARTS;
         undecided |= verdict.exit_code() == 3;
         print!(
@@ -151,6 +160,17 @@ pub fn run_link(
         println!("a signal (SIGINT or SIGTERM) stopped the run: inconclusive");
         return Ok(3);
     }
+    // Runs asked for and not made (each ends the runs only with a
+    // violation): the time budget ran out between two, or before the
+    // first (the server's start, the Go builder's build).
+    if (outcomes.len() as u64) < runs.max(1) {
+        println!(
+            "the time budget (--timeout) ran out after {} of {} run(s): inconclusive",
+            outcomes.len(),
+            runs.max(1)
+        );
+        return Ok(3);
+    }
     // The server's evidence holds, but the model could not decide the log:
     // not a clean run.
     Ok(if undecided { 3 } else { 0 })
@@ -160,7 +180,12 @@ pub fn run_link(
 /// model predicted) validated against the design it ran: the link search of
 /// `slotcheck validate`.
 pub fn validate_run(design: &str, log: &str) -> Result<crate::validate::Verdict, String> {
-    validate_run_under(design, slotcheck_models::link::Options::default(), log)
+    validate_run_under(
+        design,
+        slotcheck_models::link::Options::default(),
+        log,
+        &crate::validate::Options::default(),
+    )
 }
 
 /// The same under model options: the Go builder's runs are judged with
@@ -170,12 +195,13 @@ pub fn validate_run_under(
     design: &str,
     model: slotcheck_models::link::Options,
     log: &str,
+    options: &crate::validate::Options,
 ) -> Result<crate::validate::Verdict, String> {
     use slotcheck_models::events;
     let design = slotcheck_models::link::design_named(design).expect("a link design");
     let mut parsed = events::parse("live", log).map_err(|e| format!("the live log: {e}"))?;
     let lines = parsed.link_lines();
-    super::validate::link_verdict_under(design, model, &parsed.header, lines)
+    super::validate::link_verdict_under(design, model, &parsed.header, lines, options)
         .map_err(|e| format!("the live log, line {e}"))
 }
 
@@ -214,7 +240,7 @@ pub fn run_link(
     _design: &str,
     _seed: u64,
     _runs: u64,
-    _timeout: f64,
+    _timeout: (Option<f64>, Option<std::time::Instant>),
     _rates: (u32, u32),
     _bounds: (u8, u8),
     _log: Option<&std::path::Path>,

@@ -164,11 +164,19 @@ fn config(args: &LiveArgs, design: &str, dialect: Dialect, seed: u64) -> Result<
     c.crash_percent = args.crash_percent;
     c.stall_percent = args.stall_percent;
     c.workers = args.workers.max(1);
-    c.timeout = Duration::from_secs_f64(args.timeout.max(0.1));
+    // The command's deadline when --timeout is given (what is left of it
+    // for this run), else a run's own guard.
+    c.timeout = match args.deadline {
+        Some(deadline) => deadline.saturating_duration_since(std::time::Instant::now()),
+        None => RUN_LIMIT,
+    };
     c.cancelled = crate::check::budget::cancelled;
     c.turnstile = !args.no_turnstile;
     Ok(c)
 }
+
+/// How long a run may take when no `--timeout` is given.
+const RUN_LIMIT: Duration = Duration::from_secs(30);
 
 /// What `slotcheck validate` says of each queue's log of a run.
 #[derive(Default)]
@@ -211,6 +219,16 @@ impl Validated {
 
 /// Validates every queue's log of a run against the design it ran.
 pub fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String> {
+    validate_log_within(design, outcome, &validate::Options::default())
+}
+
+/// [`validate_log`] within the command's budgets (`options.budget`): a
+/// queue it did not get to, or cut inside, is inconclusive.
+pub fn validate_log_within(
+    design: &str,
+    outcome: &Outcome,
+    options: &validate::Options,
+) -> Result<Validated, String> {
     let design = design_named(design).expect("a known design");
     let text: Vec<String> = outcome.log.iter().map(|l| l.to_string()).collect();
     let mut log =
@@ -219,7 +237,7 @@ pub fn validate_log(design: &str, outcome: &Outcome) -> Result<Validated, String
     let mut v = Validated::default();
     for (queue, split, records) in queues(records) {
         let verdict = match QueueTrace::new(design, &log.header, split, records) {
-            Ok(trace) => validate::validate(&trace),
+            Ok(trace) => validate::validate_with(&trace, options),
             Err(TraceError::Bad { line, message }) => {
                 return Err(format!("the live log, line {line}: {message}"))
             }
@@ -254,6 +272,9 @@ struct Tally {
     /// invariant (without `--until`, any).
     first: Option<(u64, Vec<&'static str>)>,
     cut: usize,
+    /// Why the runs stopped before every run asked for was made and its
+    /// logs validated (a signal, the time budget), if they did.
+    stopped: Option<&'static str>,
     story: Option<String>,
     validated: Validated,
     /// With `--log`: every run's lines, one header first (each run's
@@ -275,17 +296,32 @@ fn runs(
         violated_queues: 0,
         first: None,
         cut: 0,
+        stopped: None,
         story: None,
         validated: Validated::default(),
         log: Vec::new(),
     };
     let mut last = None;
     let schedule = schedule(args, design)?;
+    let options = validate::Options {
+        budget: crate::check::Limits {
+            deadline: args.deadline,
+            ..crate::check::Limits::default()
+        },
+        ..validate::Options::default()
+    };
     for i in 0..args.runs.max(1) {
-        // A signal ends the runs: the one it cut is the last (cut, so
-        // inconclusive), and what the runs before it decided is kept.
-        if i > 0 && crate::check::budget::cancelled() {
-            break;
+        // A signal or the time budget ends the runs: the one it cut is the
+        // last (cut, so inconclusive), and what the runs before it decided
+        // is kept. (A signal before the first run cuts that run.)
+        let out_of_time = args
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() >= d);
+        if i > 0 || out_of_time {
+            if let Some(why) = super::real::stopped(args.deadline) {
+                tally.stopped = Some(why);
+                break;
+            }
         }
         let c = config(args, design, d, args.seed + i)?;
         let outcome = match &schedule {
@@ -297,7 +333,12 @@ fn runs(
         tally.queues += outcome.queues.len();
         tally.statements += outcome.statements;
         tally.cut += outcome.cut.is_some() as usize;
-        tally.validated.add(validate_log(design, &outcome)?);
+        let validated = validate_log_within(design, &outcome, &options)?;
+        if validated.inconclusive > 0 {
+            // Queues left undecided once the budget ran out: its doing.
+            tally.stopped = tally.stopped.or(super::real::stopped(args.deadline));
+        }
+        tally.validated.add(validated);
         if args.log.is_some() {
             let first = tally.log.is_empty();
             tally.log.extend(
@@ -402,7 +443,14 @@ pub fn run(mut args: LiveArgs) -> Result<u8, String> {
         }
         itf::check_outputs(&[itf::Output::file("--log", path)], &[])?;
     }
-    let backend = Backend::start(engine)?;
+    let Some(backend) = super::real::backend(&args.on, args.deadline)? else {
+        let why = super::real::stopped(args.deadline).unwrap_or("stopped");
+        println!(
+            "slotcheck live --on {}: {why} while the server started: inconclusive",
+            engine.name()
+        );
+        return Ok(3);
+    };
     if args.steer_table {
         return steer_table(&backend, &args);
     }
@@ -469,31 +517,28 @@ pub fn run(mut args: LiveArgs) -> Result<u8, String> {
             return Ok(1);
         }
     }
-    let (line, exit) = unbroken_end(
-        tally.cut,
-        tally.validated.departs,
-        crate::check::budget::cancelled(),
-    );
+    let stopped =
+        tally.stopped.or(crate::check::budget::cancelled()
+            .then_some("a signal (SIGINT or SIGTERM) stopped the run"));
+    let (line, exit) = unbroken_end(tally.cut, tally.validated.departs, stopped);
     println!("{line}");
     Ok(exit)
 }
 
 /// The last line and exit of a run whose rows broke no invariant: a cut
-/// run, or runs a signal stopped (between two runs too: the runs asked for
-/// were not all made), are inconclusive (3); else, as the link's live run,
-/// a log the model cannot explain is a departure (4), whatever the rows
-/// say; else 0.
-pub fn unbroken_end(cut: usize, departs: usize, signalled: bool) -> (String, u8) {
-    if cut > 0 || signalled {
-        let why = if signalled {
-            "a signal (SIGINT or SIGTERM) stopped the run"
-        } else {
-            "a bound"
-        };
+/// run, or runs `stopped` (a signal, the time budget: between two runs too,
+/// the runs asked for not all made, or their logs not all validated), are
+/// inconclusive (3); else, as the link's live run, a log the model cannot
+/// explain is a departure (4), whatever the rows say; else 0.
+pub fn unbroken_end(cut: usize, departs: usize, stopped: Option<&str>) -> (String, u8) {
+    if cut > 0 || stopped.is_some() {
+        let why = stopped.unwrap_or("a bound");
         let line = if cut > 0 {
             format!("{cut} run(s) stopped before every queue drained ({why}): inconclusive")
         } else {
-            format!("{why} between two runs, before every run asked for was made: inconclusive")
+            format!(
+                "{why} before every run asked for was made and its logs validated: inconclusive"
+            )
         };
         return (line, 3);
     }
@@ -532,8 +577,8 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
     let mut stories = Vec::new();
     let mut code = 0;
     for design in DESIGNS {
-        if crate::check::budget::cancelled() {
-            println!("a signal (SIGINT or SIGTERM) stopped the run: the designs below the last row were not run");
+        if let Some(why) = super::real::stopped(args.deadline) {
+            println!("{why}: the designs below the last row were not run");
             code = 3;
             break;
         }
@@ -604,8 +649,8 @@ fn isolation_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
     for level in levels {
         for read in ["joined", "transaction", "separate"] {
             for tx in ["for-update", "plain"] {
-                if crate::check::budget::cancelled() {
-                    println!("a signal (SIGINT or SIGTERM) stopped the run: the variants below the last row were not run");
+                if let Some(why) = super::real::stopped(args.deadline) {
+                    println!("{why}: the variants below the last row were not run");
                     return Ok(3);
                 }
                 let mut a = LiveArgs { ..clone_args(args) };
@@ -689,6 +734,7 @@ fn clone_args(a: &LiveArgs) -> LiveArgs {
         stall_percent: a.stall_percent,
         workers: a.workers,
         timeout: a.timeout,
+        deadline: a.deadline,
         read: a.read.clone(),
         tx_read: a.tx_read.clone(),
         aborts: a.aborts.clone(),
@@ -930,8 +976,8 @@ fn steer_table(backend: &Backend, args: &LiveArgs) -> Result<u8, String> {
     for (label, aim, design, plain) in WINDOWS {
         let mut cells = Vec::new();
         for scheduler in ["random", "pct", "guided"] {
-            if crate::check::budget::cancelled() {
-                println!("a signal (SIGINT or SIGTERM) stopped the run: the rows below the last were not run");
+            if let Some(why) = super::real::stopped(args.deadline) {
+                println!("{why}: the rows below the last were not run");
                 return Ok(3);
             }
             if scheduler == "guided" && aim.is_none() {

@@ -31,7 +31,7 @@ pub fn backend(on: &str, deadline: Option<Instant>) -> Result<Option<Backend>, S
 }
 
 /// Why the run must stop now: a signal, or the deadline passed.
-fn stopped(deadline: Option<Instant>) -> Option<&'static str> {
+pub fn stopped(deadline: Option<Instant>) -> Option<&'static str> {
     if crate::check::budget::cancelled() {
         return Some("a signal (SIGINT or SIGTERM) stopped the run");
     }

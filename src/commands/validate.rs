@@ -381,17 +381,25 @@ pub fn link_verdict(
     header: &events::Header,
     lines: Vec<(usize, events::Record<events::link::Event>)>,
 ) -> Result<Verdict, String> {
-    link_verdict_under(design, link::Options::default(), header, lines)
+    link_verdict_under(
+        design,
+        link::Options::default(),
+        header,
+        lines,
+        &validate::Options::default(),
+    )
 }
 
-/// The same, under model options (a client's fetch as its version does it).
+/// The same, under model options (a client's fetch as its version does it)
+/// and validate's options (its budgets).
 pub fn link_verdict_under(
     design: &'static link::Design,
     model: link::Options,
     header: &events::Header,
     lines: Vec<(usize, events::Record<events::link::Event>)>,
+    options: &validate::Options,
 ) -> Result<Verdict, String> {
-    link_verdict_model(design, model, header, lines, &validate::Options::default())
+    link_verdict_model(design, model, header, lines, options)
         .map_err(|(line, message)| format!("{line}: {message}"))
 }
 

@@ -256,3 +256,71 @@ where
     }
     actions
 }
+
+/// Runs the binary with `args`, killed and failed if it outlives `limit`,
+/// and returns how it ended and its peak resident memory in bytes: wait4's
+/// `ru_maxrss`, the child's own high-water mark, which /proc no longer
+/// shows once it has exited (and which polling VmHWM could miss at its end).
+// Reaped by wait4 below, which clippy does not see.
+#[allow(clippy::zombie_processes)]
+pub fn run_measuring_peak(limit: std::time::Duration, args: &[&str]) -> (Output, u64) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    /// glibc's `struct rusage` on 64-bit Linux: two timevals, then 14 longs,
+    /// the first the peak resident size in KiB.
+    #[repr(C)]
+    struct Rusage {
+        times: [i64; 4],
+        maxrss: i64,
+        rest: [i64; 13],
+    }
+    extern "C" {
+        fn wait4(pid: i32, status: *mut i32, options: i32, usage: *mut Rusage) -> i32;
+    }
+    const WNOHANG: i32 = 1;
+    let mut child = command()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    let pid = child.id() as i32;
+    let started = std::time::Instant::now();
+    let mut usage = Rusage {
+        times: [0; 4],
+        maxrss: 0,
+        rest: [0; 13],
+    };
+    let mut status = 0;
+    loop {
+        // SAFETY: our own child, reaped here once (std's `Child` is not
+        // waited on after); the pointers are to live locals.
+        let reaped = unsafe { wait4(pid, &mut status, WNOHANG, &mut usage) };
+        assert!(reaped >= 0, "wait4: {}", std::io::Error::last_os_error());
+        if reaped == pid {
+            break;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("{args:?} outlived {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    (output, usage.maxrss as u64 * 1024)
+}

@@ -3,18 +3,68 @@
 
 use super::*;
 
-/// Greedy word wrap at `width` characters (a longer word gets its own line).
-pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
+/// The advance widths of DejaVu Sans, the `sans-serif` of Debian and many
+/// a Linux, for ASCII 32 to 126, in thousandths of an em (measured in
+/// Chromium, rounded up), regular and bold. Arial and Helvetica are
+/// narrower for nearly every character, so text measured by these fits
+/// there too. (An average of 6.2 px a character at 12 px, assumed before,
+/// let a long note run past its box, and past the diagram's right edge,
+/// where it was cut off.)
+const REGULAR: [u16; 95] = [
+    318, 401, 460, 838, 637, 951, 780, 275, 391, 391, 500, 838, 318, 361, 318, 337, 637, 637, 637,
+    637, 637, 637, 637, 637, 637, 637, 337, 337, 838, 838, 838, 531, 1000, 710, 687, 699, 771, 632,
+    576, 775, 752, 295, 295, 656, 558, 863, 749, 788, 604, 788, 695, 635, 596, 733, 685, 989, 686,
+    611, 686, 391, 337, 391, 838, 500, 500, 613, 635, 550, 635, 616, 345, 635, 634, 278, 278, 580,
+    278, 975, 634, 612, 635, 635, 396, 522, 393, 634, 592, 819, 592, 592, 525, 637, 337, 637, 838,
+];
+const BOLD: [u16; 95] = [
+    349, 457, 522, 838, 696, 1002, 873, 307, 457, 457, 524, 838, 380, 416, 380, 366, 696, 696, 696,
+    696, 696, 696, 696, 696, 696, 696, 400, 400, 838, 838, 838, 581, 1000, 774, 763, 734, 831, 684,
+    684, 821, 838, 373, 373, 775, 638, 996, 838, 851, 733, 851, 771, 680, 703, 813, 774, 1104, 772,
+    725, 726, 457, 366, 457, 838, 500, 500, 675, 716, 593, 716, 679, 406, 716, 713, 343, 343, 666,
+    343, 1043, 713, 688, 716, 716, 494, 596, 479, 713, 652, 924, 646, 652, 582, 713, 366, 713, 838,
+];
+
+/// How wide `text` is drawn at `size` px: any character past ASCII (an
+/// arrow, an ellipsis) counted as a whole em, as wide as the widest.
+pub(super) fn text_width(text: &str, size: f64, bold: bool) -> f64 {
+    let table = if bold { &BOLD } else { &REGULAR };
+    let thousandths: u32 = text
+        .chars()
+        .map(|c| match c as u32 {
+            code @ 32..=126 => u32::from(table[(code - 32) as usize]),
+            _ => 1000,
+        })
+        .sum();
+    f64::from(thousandths) * size / 1000.0
+}
+
+/// Greedy word wrap to `width` px of 12 px text; a word wider than that is
+/// cut where it must be.
+pub(super) fn wrap(text: &str, width: f64, bold: bool) -> Vec<String> {
+    let fits = |line: &str| text_width(line, 12.0, bold) <= width;
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
+        let joined = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if fits(&joined) {
+            line = joined;
+            continue;
         }
         if !line.is_empty() {
-            line.push(' ');
+            lines.push(std::mem::take(&mut line));
         }
-        line.push_str(word);
+        for c in word.chars() {
+            line.push(c);
+            if !fits(&line) && line.chars().count() > 1 {
+                line.pop();
+                lines.push(std::mem::replace(&mut line, c.to_string()));
+            }
+        }
     }
     if !line.is_empty() || lines.is_empty() {
         lines.push(line);
@@ -22,18 +72,14 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-// The SVG's geometry, in pixels. Characters are assumed 6.2 px wide at 12 px
-// sans-serif: a wrap width, not a measurement, so text may run a little short.
+// The SVG's geometry, in pixels.
 const COLUMN: f64 = 160.0;
 const NOTE_WIDTH: f64 = 330.0;
 const LINE: f64 = 15.0;
-const CHAR: f64 = 6.2;
 const HEAD: f64 = 34.0;
 const FONT: &str = "font-family=\"sans-serif\" font-size=\"12\"";
-
-fn lines_fitting(width: f64) -> usize {
-    ((width - 12.0) / CHAR).max(16.0) as usize
-}
+/// Text starts this far inside its box, and stops as far from its end.
+const PAD: f64 = 6.0;
 
 /// The diagram as SVG elements at the origin, and its width and height.
 ///
@@ -43,7 +89,9 @@ fn lines_fitting(width: f64) -> usize {
 /// the events scroll under them ([`split_heads`]).
 fn svg_body(d: &Diagram) -> (String, f64, f64) {
     let margin = NOTE_WIDTH / 2.0 - COLUMN / 2.0 + 10.0;
-    let width = margin * 2.0 + COLUMN * d.lanes.len().max(1) as f64;
+    // Wide enough for the title too.
+    let width = (margin * 2.0 + COLUMN * d.lanes.len().max(1) as f64)
+        .max(text_width(&d.title, 14.0, true) + 20.0);
     let x = |lane: usize| margin + COLUMN * lane as f64 + COLUMN / 2.0;
     let mut heads = String::new();
     let mut y = 10.0;
@@ -54,7 +102,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
     ));
     y += 28.0;
     for (i, lane) in d.lanes.iter().enumerate() {
-        let label = wrap(lane, lines_fitting(COLUMN - 20.0));
+        let label = wrap(lane, COLUMN - 20.0 - 2.0 * PAD, true);
         heads.push_str(&format!(
             "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{HEAD}\" rx=\"4\" fill=\"#e8eefc\" stroke=\"#4a5d8f\"/>\n",
             x(i) - (COLUMN - 20.0) / 2.0,
@@ -73,10 +121,12 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
     let mut items = String::new();
     for event in &d.events {
         let start = y;
+        // A marked step's first line is bold.
         let note_lines: Vec<String> = event
             .note
             .iter()
-            .flat_map(|l| wrap(l, lines_fitting(NOTE_WIDTH)))
+            .enumerate()
+            .flat_map(|(k, l)| wrap(l, NOTE_WIDTH - 2.0 * PAD, k == 0 && event.mark.is_some()))
             .collect();
         let note_height = note_lines.len() as f64 * LINE + 8.0;
         let mut arrows = String::new();
@@ -86,7 +136,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
             // A label may run wider than a short arrow: nothing else shares
             // its line. It stays inside the drawing.
             let span = (to_x - from_x).abs().max(NOTE_WIDTH);
-            let label_lines = wrap(label, lines_fitting(span));
+            let label_lines = wrap(label, span - 2.0 * PAD, false);
             let mid = ((from_x + to_x) / 2.0).clamp(span / 2.0, width - span / 2.0);
             for (k, line) in label_lines.iter().enumerate() {
                 arrows.push_str(&format!(
@@ -133,7 +183,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
             };
             items.push_str(&format!(
                 "<text x=\"{:.1}\" y=\"{:.1}\" {FONT}{weight}>{}</text>\n",
-                note_x + 6.0,
+                note_x + PAD,
                 y + 15.0 + k as f64 * LINE,
                 xml_escape(line)
             ));
@@ -142,7 +192,7 @@ fn svg_body(d: &Diagram) -> (String, f64, f64) {
         y = end + 8.0;
     }
     if let Some(ending) = &d.ending {
-        let lines = wrap(ending, lines_fitting(width - 20.0));
+        let lines = wrap(ending, width - 20.0 - 2.0 * PAD, false);
         let height = lines.len() as f64 * LINE + 8.0;
         items.push_str(&format!(
             "<rect x=\"10\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{height:.1}\" fill=\"#fde8e8\" stroke=\"#b03030\"/>\n",

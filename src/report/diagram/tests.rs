@@ -1,4 +1,4 @@
-use super::svg::{attribute, wrap};
+use super::svg::{attribute, text_width, wrap};
 use super::*;
 use slotcheck_models::RowChange;
 
@@ -355,6 +355,11 @@ fn a_fault_is_named_by_what_it_does() {
 fn text_is_escaped_and_wrapped() {
     assert_eq!(xml_escape("a < b & \"c\""), "a &lt; b &amp; &quot;c&quot;");
     assert_eq!(mermaid_text("0 -> 1; #2"), "0 -#gt; 1#59; #35;2");
-    assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
-    assert_eq!(wrap("", 5), [""]);
+    // "aa bb" is 33.8 px at 12 px, "aa bb cc" 50.8.
+    assert_eq!(wrap("aa bb cc", 40.0, false), ["aa bb", "cc"]);
+    assert_eq!(wrap("", 40.0, false), [""]);
+    // A word wider than the line is cut; bold is wider.
+    assert_eq!(wrap("mmmmmm", 40.0, false), ["mmm", "mmm"]);
+    assert!(text_width("CRASH", 12.0, true) > text_width("CRASH", 12.0, false));
+    assert_eq!(text_width("→", 12.0, false), 12.0);
 }
