@@ -357,21 +357,8 @@ fn a_simulation_cut_short_merges_as_cut_short() {
 #[test]
 fn a_memory_budget_is_kept_within_a_few_percent() {
     const BUDGET: u64 = 100 << 20;
-    let compare = [
-        "compare",
-        "--design",
-        "fail-open",
-        "--requests",
-        "3",
-        "--crashes",
-        "1",
-        "--stalls",
-        "1",
-        "--json",
-        "--quiet",
-        "--max-memory",
-        "100M",
-    ];
+    // The same design and bounds, compared instead of mutated.
+    let compare = [&["compare"], &LARGE_MUTATE[1..], &["--max-memory", "100M"]].concat();
     let mutate = [LARGE_MUTATE, &["--max-memory", "100M"]].concat();
     let runs = common::par_map(&[&compare[..], &mutate[..]], |args| {
         common::run_measuring_peak(Duration::from_secs(120), args)

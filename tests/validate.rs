@@ -581,3 +581,16 @@ fn the_schema_file_is_generated_from_the_types() {
         "docs/validate.schema.json is not the types' schema: run SLOTCHECK_WRITE_SCHEMA=1 cargo test --release --test model validate::"
     );
 }
+
+/// A log written in each process's own order is judged as its ordered
+/// twin is: it conforms (and so does the ordered log with its processes
+/// named), with every violation the ordered log (`truth`) shows.
+pub(crate) fn judged_as_ordered(verdict: &Verdict, in_order: &Verdict, truth: &Verdict) -> bool {
+    let found = verdict.violated_properties();
+    matches!(verdict, Verdict::Conforms { .. })
+        && matches!(in_order, Verdict::Conforms { .. })
+        && truth
+            .violated_properties()
+            .iter()
+            .all(|p| found.contains(p))
+}

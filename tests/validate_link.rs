@@ -946,15 +946,7 @@ fn logs_of_each_builder_in_its_own_order_conform_as_the_ordered_log_does() {
             let verdict = run_under(design, options, &header, &shuffled).0;
             // The ordered log with its processes named is still valid.
             let in_order = run_under(design, options, &header, &named(&records)).0;
-            let found = verdict.violated_properties();
-            let conforms = matches!(verdict, Verdict::Conforms { .. })
-                && matches!(in_order, Verdict::Conforms { .. });
-            if !conforms
-                || truth
-                    .violated_properties()
-                    .iter()
-                    .any(|p| !found.contains(p))
-            {
+            if !crate::validate::judged_as_ordered(&verdict, &in_order, &truth) {
                 failures.push(format!(
                     "{} {:?} seed {seed}: {} (in order: {}; one process: {})",
                     design.name,

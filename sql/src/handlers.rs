@@ -652,7 +652,8 @@ impl Worker {
             store::wake(c, queue)?;
             Ok(Some(claimed))
         })?;
-        let result = attempt.clone().flatten();
+        let refused = attempt.is_none();
+        let result = attempt.flatten();
         let won = result.is_some();
         let mut set = serde_json::Map::new();
         let claimed = result
@@ -665,7 +666,7 @@ impl Worker {
             writes.push(json!({"row": "request", "request": self.request_id(), "expected_version": request_version, "set": {"state": "processing"}}));
         }
         let mut line = json!({"event": "transaction", "writes": writes, "step": "claim"});
-        Self::outcome(&mut line, attempt.map(|r| r.is_some()));
+        Self::outcome(&mut line, (!refused).then_some(won));
         ctx.events.push(line);
         if let Some(claimed) = result {
             self.seen.queue = Some((claimed, queue_version + 1));
@@ -745,7 +746,8 @@ impl Worker {
             }
             Ok(Some(terminal))
         })?;
-        let outcome = attempt.clone().flatten();
+        let refused = attempt.is_none();
+        let outcome = attempt.flatten();
         let removed: Vec<String> = outcome
             .clone()
             .unwrap_or_default()
@@ -753,7 +755,7 @@ impl Worker {
             .map(|n| format!("R{n}"))
             .collect();
         let mut line = json!({"event": "reap", "expected_version": version, "removed": removed});
-        Self::outcome(&mut line, attempt.map(|o| o.is_some()));
+        Self::outcome(&mut line, (!refused).then_some(outcome.is_some()));
         ctx.events.push(line);
         Ok(match outcome {
             None => Step::Read,

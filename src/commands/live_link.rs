@@ -177,20 +177,10 @@ pub fn run_link(
 }
 
 /// A run's log (what the server returned to each builder, never what the
-/// model predicted) validated against the design it ran: the link search of
-/// `slotcheck validate`.
-pub fn validate_run(design: &str, log: &str) -> Result<crate::validate::Verdict, String> {
-    validate_run_under(
-        design,
-        slotcheck_models::link::Options::default(),
-        log,
-        &crate::validate::Options::default(),
-    )
-}
-
-/// The same under model options: the Go builder's runs are judged with
-/// the expiry rule of its client, Debian's nats.go 1.22.1
-/// (`expiry-less-10ms`).
+/// model predicted) validated against the design it ran, by the link search
+/// of `slotcheck validate`, under model options: the Go builder's runs are
+/// judged under its client's expiry rule (Debian's nats.go 1.22.1,
+/// `expiry-less-10ms`) and the server's redelivery queue.
 pub fn validate_run_under(
     design: &str,
     model: slotcheck_models::link::Options,

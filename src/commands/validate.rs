@@ -374,24 +374,9 @@ fn link(
     Ok(results)
 }
 
-/// One link stream's verdict against one design; a bad log is an error
-/// (`line: message`).
-pub fn link_verdict(
-    design: &'static link::Design,
-    header: &events::Header,
-    lines: Vec<(usize, events::Record<events::link::Event>)>,
-) -> Result<Verdict, String> {
-    link_verdict_under(
-        design,
-        link::Options::default(),
-        header,
-        lines,
-        &validate::Options::default(),
-    )
-}
-
-/// The same, under model options (a client's fetch as its version does it)
-/// and validate's options (its budgets).
+/// One link stream's verdict against one design, under model options (a
+/// client's fetch as its version does it) and validate's options (its
+/// budgets); a bad log is an error (`line: message`).
 pub fn link_verdict_under(
     design: &'static link::Design,
     model: link::Options,
