@@ -15,6 +15,8 @@ mod bounds;
 mod checker;
 #[path = "contract.rs"]
 mod contract;
+#[path = "coverage.rs"]
+mod coverage;
 #[path = "designs.rs"]
 mod designs;
 #[path = "designs_unchanged.rs"]

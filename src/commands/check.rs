@@ -88,6 +88,12 @@ pub struct ScenarioArgs {
     /// which they leave out and why. Exit 1: a cell the grid wants covered is not.
     #[arg(long)]
     pub grid: bool,
+    /// Scenario runs: check no property; explore each scenario's bounds for every design of its
+    /// model and print which handler paths (a step, and where it went) no scenario reaches.
+    /// Exit 1: an unreached path that coverage/unreached.toml does not list, or a listed one
+    /// reached.
+    #[arg(long, conflicts_with_all = ["grid", "bless"])]
+    pub coverage: bool,
     /// Scenario runs: run every design of each file's model on every property and write the
     /// expectations into the files (new designs and properties added, changed verdicts and
     /// lengths rewritten), printing each change as a diff line; comments and stories stay.
@@ -117,6 +123,9 @@ impl ScenarioArgs {
         }
         if self.grid {
             given.push("--grid");
+        }
+        if self.coverage {
+            given.push("--coverage");
         }
         if self.bless {
             given.push("--bless");
@@ -296,6 +305,45 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
     if args.output.format != Format::Text {
         return Err(format!(
             "--format: diagrams are drawn by an ad-hoc check, and {why}; a scenario run draws them in its --html report (or, for an ad-hoc check, {fix})"
+        ));
+    }
+    if args.scenarios.coverage {
+        // Refused rather than ignored: --coverage checks no property and
+        // writes no report; it prints the coverage (as JSON with --json).
+        let mut reports = Vec::new();
+        if args.json.json_out.is_some() {
+            reports.push("--json-out");
+        }
+        if args.output.html.is_some() {
+            reports.push("--html");
+        }
+        if args.scenarios.junit.is_some() {
+            reports.push("--junit");
+        }
+        if args.out.is_some() {
+            reports.push("--out");
+        }
+        if !args.property.is_empty() {
+            reports.push("--property");
+        }
+        if !reports.is_empty() {
+            return Err(format!(
+                "{} with --coverage: the coverage checks no property and writes no report; it prints the paths reached (as JSON with --json)",
+                reports.join(", ")
+            ));
+        }
+        let selection = scenario::Selection {
+            designs: args.design.into_iter().collect(),
+            properties: Vec::new(),
+            only: args.scenarios.only,
+            skip_slow: args.scenarios.skip_slow,
+        };
+        return Ok(scenario::coverage::coverage_command(
+            &args.paths,
+            &selection,
+            &args.limits.limits()?,
+            Path::new(scenario::coverage::KNOWN),
+            args.json.json,
         ));
     }
     if args.scenarios.grid {

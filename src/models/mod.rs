@@ -209,6 +209,24 @@ pub trait ToolModel:
     /// design: checked where its step may not be taken, it behaves as the
     /// design and is not killed there.
     fn on_bounds_of(&self, other: &Self) -> Self;
+
+    // ------------------------------------------------ coverage marks
+
+    /// Every path the design's handlers can take, by name, in the model's
+    /// order (`check --coverage`); empty for a model without marks.
+    fn paths(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Adds to `reached` the paths the design's steps take on these bounds,
+    /// every state explored (`go_on` as for [`Self::mutants_within`]);
+    /// `None` when it said stop, `reached` then holding those taken so far.
+    fn reach_within(
+        &self,
+        _go_on: &mut dyn FnMut(usize) -> bool,
+        _reached: &mut std::collections::BTreeSet<String>,
+    ) -> Option<()> {
+        Some(())
+    }
 }
 
 // ---------------------------------------------------------------- registry

@@ -6,10 +6,10 @@
 use super::bounds::{meta_bounds_and_options, Bound, ModelBounds, Swarm};
 use super::{model_of_design, ModelArgs, ToolModel};
 use serde_json::{Map, Value};
-use slotcheck_models::stovepipe::mutation;
 use slotcheck_models::stovepipe::{
     compose, composition_help, request_name, Action, Bounds, State, Stovepipe, DESIGNS, REPAIRS,
 };
+use slotcheck_models::stovepipe::{coverage, mutation};
 use slotcheck_models::NamedOptions;
 
 /// The bounds `compare` uses when given none: the richest on which every
@@ -357,6 +357,24 @@ impl ToolModel for Stovepipe {
             options: other.options,
             ..*self
         }
+    }
+
+    fn paths(&self) -> Vec<String> {
+        coverage::paths(&self.design)
+            .iter()
+            .map(coverage::Path::name)
+            .collect()
+    }
+
+    fn reach_within(
+        &self,
+        go_on: &mut dyn FnMut(usize) -> bool,
+        reached: &mut std::collections::BTreeSet<String>,
+    ) -> Option<()> {
+        let mut paths = std::collections::BTreeSet::new();
+        let done = coverage::reach_within(self, go_on, &mut paths);
+        reached.extend(paths.iter().map(coverage::Path::name));
+        done
     }
 
     fn mutants_within(

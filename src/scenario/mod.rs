@@ -20,6 +20,7 @@
 //! file's model by name); never a model by name, nor the command line.
 
 mod bless;
+pub mod coverage;
 pub mod findings;
 mod format;
 pub mod grid;
@@ -257,6 +258,9 @@ trait Plan {
     /// Every design the file names, then every other design of the model, on
     /// every property of the model: what `check --bless` writes.
     fn bless(&self, limits: &Limits) -> Vec<bless::Blessed>;
+    /// Every design of the model on the scenario's bounds: its paths and
+    /// the ones its steps take (`check --coverage`), or what cut the run.
+    fn coverage(&self, limits: &Limits) -> Vec<coverage::Reached>;
     /// See [`Scenario::check_finding`].
     fn check_finding(
         &self,

@@ -286,10 +286,12 @@ pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log
     let next = match pc {
         Pc::Ack => {
             turn.ack();
+            turn.log.path(handler, pc, None);
             return;
         }
         Pc::Hold => {
             turn.hold();
+            turn.log.path(handler, pc, None);
             return;
         }
         _ => match handler {
@@ -314,6 +316,7 @@ pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log
     );
     let next = if turn.again { pc } else { next };
     turn.log.site_next(next);
+    turn.log.path(handler, pc, Some(next));
     let mut worker = turn.worker;
     worker.pc = next;
     turn.state.add_worker(worker);

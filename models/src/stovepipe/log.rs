@@ -5,7 +5,7 @@
 
 use super::mutation::{Primitive, Site, SiteUse};
 use super::trace::Observation;
-use super::{Pc, RequestState, Slots, MAX_REQUESTS};
+use super::{Handler, Pc, RequestState, Slots, MAX_REQUESTS};
 
 /// Every row's version, counted as the path writes them: the queue row
 /// starts at 1, a request row is inserted at 1, and each write that wins
@@ -44,14 +44,29 @@ pub(crate) struct Ledger {
     pub next_worker: usize,
 }
 
+/// A path a handler's step took: the step (a read is one step however
+/// many it takes), the step after it (`None`: the handler ended, with an
+/// ack or a hold) and, for a write, whether it won.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Path {
+    pub handler: Handler,
+    pub from: Pc,
+    pub to: Option<Pc>,
+    pub won: Option<bool>,
+}
+
 /// Lines and a ledger while a story is told; nothing while checking; the
-/// primitives each step performs while the sites of mutants are found; a
-/// ledger and what each step would log, as the system's event log says it,
-/// while a log is validated.
+/// primitives each step performs while the sites of mutants are found; the
+/// path each step takes while coverage is listed; a ledger and what each
+/// step would log, as the system's event log says it, while a log is
+/// validated.
 pub(crate) struct Log {
     lines: Option<Vec<String>>,
     ledger: Option<Ledger>,
     sites: Option<Vec<SiteUse>>,
+    paths: Option<Vec<Path>>,
+    /// The step's last write's outcome (kept only while paths are).
+    won: Option<bool>,
     observed: Option<Vec<Observation>>,
 }
 
@@ -61,6 +76,8 @@ impl Log {
             lines: None,
             ledger: None,
             sites: None,
+            paths: None,
+            won: None,
             observed: None,
         }
     }
@@ -76,6 +93,13 @@ impl Log {
     pub fn recording_sites() -> Self {
         Log {
             sites: Some(Vec::new()),
+            ..Log::quiet()
+        }
+    }
+
+    pub fn recording_paths() -> Self {
+        Log {
+            paths: Some(Vec::new()),
             ..Log::quiet()
         }
     }
@@ -122,6 +146,9 @@ impl Log {
 
     /// A primitive a step performed (recorded only while finding sites).
     pub fn site(&mut self, site: Site, primitive: Primitive, won: Option<bool>) {
+        if self.paths.is_some() && won.is_some() {
+            self.won = won;
+        }
         if let Some(sites) = &mut self.sites {
             sites.push(SiteUse {
                 site,
@@ -143,6 +170,25 @@ impl Log {
 
     pub fn sites(self) -> Vec<SiteUse> {
         self.sites.unwrap_or_default()
+    }
+
+    /// The path a step took (recorded only while coverage is listed): a
+    /// read that goes on to its next read is not one.
+    pub fn path(&mut self, handler: Handler, from: Pc, to: Option<Pc>) {
+        let read = |pc: Pc| if pc.is_read() { Pc::Read } else { pc };
+        let (from, to) = (read(from), to.map(read));
+        if let (Some(paths), false) = (&mut self.paths, to == Some(Pc::Read) && from == Pc::Read) {
+            paths.push(Path {
+                handler,
+                from,
+                to,
+                won: self.won,
+            });
+        }
+    }
+
+    pub fn paths(self) -> Vec<Path> {
+        self.paths.unwrap_or_default()
     }
 
     /// Says a line, which may show what the ledger knows.

@@ -12,6 +12,7 @@
 //! values they show by replaying the path (`log.rs`).
 
 mod compose;
+pub mod coverage;
 pub mod design;
 mod handlers;
 mod log;

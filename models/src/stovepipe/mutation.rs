@@ -12,17 +12,10 @@
 //! ([`sites`]), and each operator applies to the steps whose primitive it
 //! changes ([`mutations`]).
 
+use super::coverage::each_step_within;
 use super::log::Log;
-use super::{Build, Handler, Pc, Req, RequestState, State, Stovepipe};
-use stateright::Model;
-use std::collections::{BTreeSet, HashSet};
-use std::hash::{Hash, Hasher};
-
-/// The sets of states seen while listing sites: so many that each grows by
-/// a few tens of kilobytes at a time. They fill evenly, so they double at
-/// about the same time; with 64, the doublings came megabytes between two
-/// looks at the memory budget, past it by 5%.
-const SEEN_SHARDS: usize = 1024;
+use super::{Build, Handler, Pc, Req, RequestState, Stovepipe};
+use std::collections::BTreeSet;
 
 /// A step of a handler: its handler and its program counter (a read is one
 /// site however many steps it takes).
@@ -302,35 +295,9 @@ pub fn sites_within(
     go_on: &mut dyn FnMut(usize) -> bool,
 ) -> Option<BTreeSet<SiteUse>> {
     let mut uses = BTreeSet::new();
-    // In shards, so that no one set's growth (a doubling) outruns the
-    // memory budget between two looks at it.
-    let mut seen: Vec<HashSet<State>> = (0..SEEN_SHARDS).map(|_| HashSet::new()).collect();
-    let shard = |state: &State| {
-        let mut hasher = std::hash::DefaultHasher::new();
-        state.hash(&mut hasher);
-        hasher.finish() as usize % SEEN_SHARDS
-    };
-    let mut visited = 0usize;
-    let mut todo = vec![model.initial_state()];
-    let mut actions = Vec::new();
-    while let Some(state) = todo.pop() {
-        if !seen[shard(&state)].insert(state) {
-            continue;
-        }
-        visited += 1;
-        if visited.is_multiple_of(256) && !go_on(visited) {
-            return None;
-        }
-        model.actions(&state, &mut actions);
-        for action in actions.drain(..) {
-            let mut log = Log::recording_sites();
-            let next = model.apply(&state, action, &mut log);
-            uses.extend(log.sites());
-            if !seen[shard(&next)].contains(&next) {
-                todo.push(next);
-            }
-        }
-    }
+    each_step_within(model, go_on, Log::recording_sites, &mut |log| {
+        uses.extend(log.sites())
+    })?;
     Some(uses)
 }
 

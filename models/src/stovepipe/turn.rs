@@ -537,7 +537,7 @@ impl Turn<'_> {
     /// (none: nothing was terminal) and whether the queue row was still as
     /// read.
     pub fn observe_reap(&mut self, removed: u32, won: bool) {
-        self.log.site(self.site(), Primitive::Other, None);
+        self.log.site(self.site(), Primitive::Other, Some(won));
         self.log.observe(|l| Observation::Reap {
             expected: l.seen.queue.expect("a reap follows a read").1,
             removed,
