@@ -270,6 +270,20 @@ fn maybe_mutant<M: ToolModel>(
     }
 }
 
+/// The report flags given, which a run that writes no report refuses.
+fn report_flags(args: &CheckArgs) -> Vec<&'static str> {
+    [
+        (args.json.json_out.is_some(), "--json-out"),
+        (args.output.html.is_some(), "--html"),
+        (args.scenarios.junit.is_some(), "--junit"),
+        (args.out.is_some(), "--out"),
+    ]
+    .into_iter()
+    .filter(|(given, _)| *given)
+    .map(|(_, flag)| flag)
+    .collect()
+}
+
 /// `check` over scenario files; refuses what only an ad-hoc check takes
 /// (bounds, the model, diagrams), saying what made it a scenario run.
 pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, String> {
@@ -310,19 +324,7 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
     if args.scenarios.coverage {
         // Refused rather than ignored: --coverage checks no property and
         // writes no report; it prints the coverage (as JSON with --json).
-        let mut reports = Vec::new();
-        if args.json.json_out.is_some() {
-            reports.push("--json-out");
-        }
-        if args.output.html.is_some() {
-            reports.push("--html");
-        }
-        if args.scenarios.junit.is_some() {
-            reports.push("--junit");
-        }
-        if args.out.is_some() {
-            reports.push("--out");
-        }
+        let mut reports = report_flags(&args);
         if !args.property.is_empty() {
             reports.push("--property");
         }
@@ -349,19 +351,7 @@ pub fn check_scenarios(args: CheckArgs, matches: &ArgMatches) -> Result<u8, Stri
     if args.scenarios.grid {
         // Refused rather than ignored: --grid runs nothing and writes no
         // report; it prints the coverage, as text or (--json) as JSON.
-        let mut reports = Vec::new();
-        if args.json.json_out.is_some() {
-            reports.push("--json-out");
-        }
-        if args.output.html.is_some() {
-            reports.push("--html");
-        }
-        if args.scenarios.junit.is_some() {
-            reports.push("--junit");
-        }
-        if args.out.is_some() {
-            reports.push("--out");
-        }
+        let reports = report_flags(&args);
         if !reports.is_empty() {
             return Err(format!(
                 "{} with --grid: the grid runs nothing and writes no report; it prints the coverage (as JSON with --json)",
