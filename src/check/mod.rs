@@ -366,3 +366,34 @@ where
         },
     }
 }
+
+/// `f` of each item, in the items' order, on `threads` threads taking the
+/// next item as each finishes one (whole searches of their own: the
+/// mutants of `mutate`, the designs of `check --coverage`).
+pub fn map_on_threads<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else {
+                    break;
+                };
+                let r = f(item);
+                done.lock().expect("no thread panicked")[i] = Some(r);
+            });
+        }
+    });
+    done.into_inner()
+        .expect("no thread panicked")
+        .into_iter()
+        .map(|r| r.expect("every item done"))
+        .collect()
+}

@@ -30,8 +30,7 @@ use crate::report::{self, count};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// The mutants listed as equivalent, each with why, and the known
 /// survivors, each with what it teaches.
@@ -68,20 +67,7 @@ impl Equivalents {
     /// Reads the list; an entry without a reason, or named twice, is an error
     /// naming the file and line.
     pub fn load(file: &Path) -> Result<Equivalents, String> {
-        let text = report::read_text(file).map_err(|(at, message)| {
-            let at = at.map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
-            format!("{}{at}: {message}", file.display())
-        })?;
-        let raw: EquivalentsFile = toml::from_str(&text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| {
-                    let (line, column) = report::line_column(&text, s.start);
-                    format!(":{line}:{column}")
-                })
-                .unwrap_or_default();
-            format!("{}{at}: {}", file.display(), e.message())
-        })?;
+        let (text, raw): (String, EquivalentsFile) = report::read_toml(file)?;
         let mut reasons = BTreeMap::new();
         let mut survivors = BTreeMap::new();
         for (entries, list, what) in [
@@ -409,31 +395,18 @@ pub fn run<M: ToolModel>(
                 Vec::new()
             };
             let rungs: Vec<OnceLock<Rung<M>>> = ladder.iter().map(|_| OnceLock::new()).collect();
-            let next = AtomicUsize::new(0);
-            type Judged = (Fate, Option<OnGivenBounds>);
-            let fates: Mutex<Vec<Option<Judged>>> = Mutex::new(vec![None; listed.len()]);
-            std::thread::scope(|scope| {
-                for _ in 0..limits.threads.max(1) {
-                    scope.spawn(|| loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((name, _, _)) = listed.get(i) else {
-                            break;
-                        };
-                        let (mut fate, given) = judge(name, &sets, &one, verdicts_only);
-                        if fate == Fate::Survived(None) && !equivalents.reasons.contains_key(name) {
-                            fate =
-                                Fate::Survived(search(name, &ladder, &rungs, &one, verdicts_only));
-                        }
-                        fates.lock().expect("no thread panicked")[i] = Some((fate, given));
-                    });
+            let fates = crate::check::map_on_threads(&listed, limits.threads, |(name, _, _)| {
+                let (mut fate, given) = judge(name, &sets, &one, verdicts_only);
+                if fate == Fate::Survived(None) && !equivalents.reasons.contains_key(name) {
+                    fate = Fate::Survived(search(name, &ladder, &rungs, &one, verdicts_only));
                 }
+                (fate, given)
             });
-            let fates = fates.into_inner().expect("no thread panicked");
             let mutants = listed
                 .into_iter()
                 .zip(fates)
                 .map(|((name, change, _), judged)| {
-                    let (mut fate, on_given_bounds) = judged.expect("every mutant judged");
+                    let (mut fate, on_given_bounds) = judged;
                     let listed = [
                         (equivalents.reasons.get(&name), "equivalent"),
                         (equivalents.survivors.get(&name), "a known survivor"),

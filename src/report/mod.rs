@@ -342,6 +342,26 @@ pub fn read_small(path: &std::path::Path, cap: u64) -> Result<String, String> {
 /// A text file read whole (at most [`SMALL_INPUT`] bytes); an error says
 /// where: bytes that are not UTF-8 at their line and column (`Some`), or
 /// why the file could not be read.
+/// A small TOML list (`mutants/equivalent.toml`, `coverage/unreached.toml`)
+/// read and parsed; an error names the file, and the line and column where
+/// they are known.
+pub fn read_toml<T: serde::de::DeserializeOwned>(
+    file: &std::path::Path,
+) -> Result<(String, T), String> {
+    let text = read_text(file).map_err(|(at, message)| {
+        let at = at.map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+        format!("{}{at}: {message}", file.display())
+    })?;
+    let parsed = toml::from_str(&text).map_err(|e| {
+        let at = e.span().map_or(String::new(), |s| {
+            let (line, column) = line_column(&text, s.start);
+            format!(":{line}:{column}")
+        });
+        format!("{}{at}: {}", file.display(), e.message())
+    })?;
+    Ok((text, parsed))
+}
+
 pub fn read_text(path: &std::path::Path) -> Result<String, (Option<(usize, usize)>, String)> {
     let bytes = read_capped(path, SMALL_INPUT).map_err(|e| match e {
         Some(e) => (None, format!("cannot read: {e}")),

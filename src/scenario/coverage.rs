@@ -59,19 +59,12 @@ struct DesignCoverage {
     cut: Vec<String>,
 }
 
+/// The known list; none when the file does not exist.
 fn read_known(file: &Path) -> Result<Vec<KnownPath>, String> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: {e}", file.display())),
-    };
-    let known: KnownFile = toml::from_str(&text).map_err(|e| {
-        let at = e.span().map_or(String::new(), |span| {
-            let (line, column) = crate::report::line_column(&text, span.start);
-            format!(":{line}:{column}")
-        });
-        format!("{}{at}: {}", file.display(), e.message())
-    })?;
+    if !file.exists() {
+        return Ok(Vec::new());
+    }
+    let (_, known): (String, KnownFile) = crate::report::read_toml(file)?;
     Ok(known.unreached)
 }
 
@@ -110,10 +103,7 @@ pub fn coverage_command(
             continue;
         }
         runs += 1;
-        for one in scenario.plan.coverage(limits) {
-            if !selection.design(&one.design) {
-                continue;
-            }
+        for one in scenario.plan.coverage(limits, &|d| selection.design(d)) {
             let model = scenario.heading.model;
             let at = match designs
                 .iter()

@@ -260,7 +260,7 @@ trait Plan {
     fn bless(&self, limits: &Limits) -> Vec<bless::Blessed>;
     /// Every design of the model on the scenario's bounds: its paths and
     /// the ones its steps take (`check --coverage`), or what cut the run.
-    fn coverage(&self, limits: &Limits) -> Vec<coverage::Reached>;
+    fn coverage(&self, limits: &Limits, chosen: &dyn Fn(&str) -> bool) -> Vec<coverage::Reached>;
     /// See [`Scenario::check_finding`].
     fn check_finding(
         &self,

@@ -148,38 +148,30 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
             .collect()
     }
 
-    fn coverage(&self, limits: &Limits) -> Vec<super::coverage::Reached> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        // One design per thread at a time (each exploration is sequential);
-        // the result is sets, the same whatever the thread count.
-        let next = AtomicUsize::new(0);
-        let done: std::sync::Mutex<Vec<Option<super::coverage::Reached>>> =
-            std::sync::Mutex::new((0..self.every_design.len()).map(|_| None).collect());
-        std::thread::scope(|scope| {
-            for _ in 0..limits.threads.max(1) {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((design, model)) = self.every_design.get(i) else {
-                        break;
-                    };
-                    let mut reached = Default::default();
-                    let finished = crate::check::budget::within(limits, |go_on| {
-                        model.reach_within(go_on, &mut reached)
-                    });
-                    done.lock().expect("no thread panicked")[i] = Some(super::coverage::Reached {
-                        design: design.clone(),
-                        paths: model.paths(),
-                        reached,
-                        cut: finished.err().map(|cut| cut.describe()),
-                    });
-                });
+    fn coverage(
+        &self,
+        limits: &Limits,
+        chosen: &dyn Fn(&str) -> bool,
+    ) -> Vec<super::coverage::Reached> {
+        // One design per thread at a time (each walk is sequential); the
+        // result is sets, the same whatever the thread count.
+        let designs: Vec<&(String, M)> = self
+            .every_design
+            .iter()
+            .filter(|(d, _)| chosen(d))
+            .collect();
+        crate::check::map_on_threads(&designs, limits.threads, |(design, model)| {
+            let mut reached = Default::default();
+            let finished = crate::check::budget::within(limits, |go_on| {
+                model.reach_within(go_on, &mut reached)
+            });
+            super::coverage::Reached {
+                design: design.clone(),
+                paths: model.paths(),
+                reached,
+                cut: finished.err().map(|cut| cut.describe()),
             }
-        });
-        done.into_inner()
-            .expect("no thread panicked")
-            .into_iter()
-            .map(|one| one.expect("every design explored"))
-            .collect()
+        })
     }
 
     fn check_finding(
