@@ -8,6 +8,7 @@ use stateright::Model;
 pub mod events;
 pub mod link;
 pub mod stovepipe;
+pub mod walk;
 
 /// One step of a counterexample as a reviewer reads it: who acted, what it did,
 /// and the rows that changed.

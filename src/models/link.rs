@@ -9,7 +9,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value};
 use slotcheck_models::link::{
-    all_designs, design_named, Action, Bounds, Link, Options, State, DESIGNS,
+    all_designs, coverage, design_named, Action, Bounds, Link, Options, State, DESIGNS,
 };
 use slotcheck_models::NamedOptions;
 
@@ -298,6 +298,24 @@ impl ToolModel for Link {
                 })
                 .collect(),
         )
+    }
+
+    fn paths(&self) -> Vec<String> {
+        coverage::paths(self.design)
+            .into_iter()
+            .map(|p| p.name().to_string())
+            .collect()
+    }
+
+    fn reach_within(
+        &self,
+        go_on: &mut dyn FnMut(usize) -> bool,
+        reached: &mut std::collections::BTreeSet<String>,
+    ) -> Option<()> {
+        let mut marks = std::collections::BTreeSet::new();
+        let done = coverage::reach_within(self, go_on, &mut marks);
+        reached.extend(marks.iter().map(|p| p.name().to_string()));
+        done
     }
 }
 

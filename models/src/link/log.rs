@@ -1,5 +1,6 @@
 //! What a step says happened, and what a story keeps beside the state.
 
+use super::coverage::Path;
 use super::{Ask, Link, State, KEY_LIFETIME, MAX_ASKS};
 
 /// What a story knows that the state does not: when each running key was
@@ -44,19 +45,40 @@ impl Ledger {
 }
 
 /// What a step says happened; collects lines only when a story is told, with
-/// the ledger the story keeps.
+/// the ledger the story keeps, and the branches it took only when coverage
+/// is measured.
 pub(crate) struct Log {
     telling: Option<(Vec<String>, Ledger)>,
+    marks: Option<Vec<Path>>,
 }
 
 impl Log {
     pub fn quiet() -> Self {
-        Log { telling: None }
+        Log {
+            telling: None,
+            marks: None,
+        }
     }
     pub fn telling(ledger: Ledger) -> Self {
         Log {
             telling: Some((Vec::new(), ledger)),
+            marks: None,
         }
+    }
+    /// A log that keeps the coverage marks of a step (`coverage.rs`).
+    pub fn marking() -> Self {
+        Log {
+            telling: None,
+            marks: Some(Vec::new()),
+        }
+    }
+    pub fn mark(&mut self, path: Path) {
+        if let Some(marks) = &mut self.marks {
+            marks.push(path);
+        }
+    }
+    pub fn marks(self) -> Vec<Path> {
+        self.marks.unwrap_or_default()
     }
     pub fn say(&mut self, line: impl FnOnce() -> String) {
         if let Some((lines, _)) = &mut self.telling {

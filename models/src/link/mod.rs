@@ -12,6 +12,7 @@
 //! (`pack.rs`).
 
 mod bounds;
+pub mod coverage;
 mod design;
 mod log;
 pub mod mutation;

@@ -3,6 +3,7 @@
 //! step (a late answer, a lost ack, a nak); time, crashes and late
 //! heartbeats are in `time.rs`.
 
+use super::coverage::Path;
 use super::mutation::Mutation;
 use super::{
     ask_name, at, builder_name, Ask, Bid, Decided, Key, Link, Log, Run, State, Status,
@@ -94,6 +95,10 @@ fn ack(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let before = msg.status;
     if counts(m, before, b) {
         msg.status = Status::Acked;
+        log.mark(match before {
+            Status::Delivered { to, .. } if to != b => Path::AckRemovesHeld,
+            _ => Path::AckRemoves,
+        });
         log.say(|| match before {
             Status::Delivered { to, .. } if to != b => format!(
                 "ack {}: the server removes it, though {} holds it now",
@@ -103,6 +108,12 @@ fn ack(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
             _ => format!("ack {}: the server removes it", ask_name(a)),
         });
     } else {
+        log.mark(match before {
+            Status::Acked => Path::AckAlreadyGone,
+            Status::Exhausted => Path::AckExhausted,
+            Status::Delivered { .. } => Path::AckIgnoredHeld,
+            Status::Available => Path::AckIgnoredAvailable,
+        });
         let why = match before {
             Status::Acked => "already gone".to_string(),
             Status::Exhausted => {
@@ -124,6 +135,7 @@ pub fn fetch(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a fetch is enabled with a message available");
+    log.mark(Path::Fetch);
     log.say(|| "fetch: the server answers its pull request at once".to_string());
     deliver(m, s, b, a, log);
     s.builders[b as usize].buffer.push(a);
@@ -140,6 +152,11 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .first_available()
         .expect("a late fetch is enabled with a message available");
     let margin = m.has_margin();
+    log.mark(if margin {
+        Path::SlowAnswer
+    } else {
+        Path::FetchGivesUp
+    });
     log.say(|| {
         if margin {
             "fetch gives up empty-handed: the network delays its pull request's answer past the fetch margin; the server answers that pull request"
@@ -168,6 +185,7 @@ pub fn fetch_earlier(_m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .expect("a fetch returns the answer on the way");
     builder.buffer.push(a);
     builder.open = true;
+    log.mark(Path::FetchEarlier);
     log.say(|| {
         format!(
             "fetch: it sends a new pull request, and the answer to its earlier one, {}, arrives first: the fetch returns it; its own pull request stays open on the server",
@@ -183,6 +201,11 @@ pub fn answer(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .first_available()
         .expect("an open pull request is answered with a message available");
     let busy = s.builders[b as usize].run.map(|r| r.ask);
+    log.mark(if busy.is_some() {
+        Path::AnswerBusy
+    } else {
+        Path::AnswerIdle
+    });
     log.say(|| match busy {
         Some(r) => format!(
             "the server answers its open pull request, though it builds {}",
@@ -206,6 +229,7 @@ pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .expect("a late answer lands what is on the way");
     let busy = builder.run.map(|r| r.ask);
     if let (true, Some(r)) = (m.hand_back(), busy) {
+        log.mark(Path::LandHandBack);
         log.say(|| {
             format!(
                 "the late answer to its pull request lands while it builds {}: hand {} back",
@@ -217,6 +241,11 @@ pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         return;
     }
     builder.buffer.push(a);
+    log.mark(if busy.is_some() {
+        Path::LandBusy
+    } else {
+        Path::LandIdle
+    });
     log.say(|| match busy {
         Some(r) => format!(
             "the late answer to its pull request lands while it builds {}: {} into its buffer",
@@ -267,9 +296,11 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
         conflict: false,
     };
     if !m.design.duplicate_check {
+        log.mark(Path::ReadUnchecked);
         return decided;
     }
     let Some(key) = s.keys[a as usize] else {
+        log.mark(Path::ReadNoKey);
         log.say(|| {
             format!(
                 "get {}'s running key from the KV bucket: there is none; decide to run it",
@@ -280,6 +311,7 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     };
     if key.done {
         decided.duplicate = true;
+        log.mark(Path::ReadDoneKey);
         log.say(|| {
             format!(
                 "get {}'s running key from the KV bucket: {} left it done; decide to drop it",
@@ -296,6 +328,13 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     let fresh = m.is_fresh(key.age as i16, age_here);
     let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
     decided.duplicate = another && fresh;
+    log.mark(if decided.duplicate {
+        Path::ReadFreshKey
+    } else if key.builder == b {
+        Path::ReadOwnKey
+    } else {
+        Path::ReadStaleKey
+    });
     let now = s.now;
     let put_at = log.ledger().and_then(|l| l.put_at[a as usize]);
     let expired = log.ledger().is_some_and(|l| l.expired(a, now));
@@ -346,6 +385,7 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
 fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     let a = decided.ask;
     if decided.conflict && !decided.duplicate {
+        log.mark(Path::StartConflict);
         log.say(|| {
             format!(
                 "its revision-checked put of {}'s running key fails: another builder wrote the key since the read",
@@ -357,6 +397,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
         log.say(|| format!("drop {} as a duplicate", ask_name(a)));
         let done = s.keys[a as usize].is_some_and(|k| k.done);
         if m.defer_duplicates() && !done {
+            log.mark(Path::DropDeferred);
             log.say(|| {
                 format!(
                     "no ack: {} is left to its ack wait, to come back if its builder dies",
@@ -364,6 +405,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
                 )
             });
         } else if !m.mutated(Mutation::DropWithoutAck) {
+            log.mark(Path::DropAcked);
             ack(m, s, b, a, log);
         }
         s.dropped = true;
@@ -386,6 +428,11 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
         grace: 0,
         delayed: false,
     });
+    log.mark(if over.is_some() {
+        Path::StartOverKey
+    } else {
+        Path::Start
+    });
     log.say(|| match over {
         Some(k) => format!(
             "run {}, put its running key in the KV bucket over {}'s key",
@@ -400,6 +447,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     if m.hand_back() {
         while !s.builders[b as usize].buffer.is_empty() {
             let rest = s.builders[b as usize].buffer.remove(0);
+            log.mark(Path::StartHandsBack);
             log.say(|| format!("it is busy now: hand {} back", ask_name(rest)));
             nak(m, s, b, rest, log);
         }
@@ -427,6 +475,7 @@ fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let max_deliver = m.bounds.max_deliver;
     let msg = &mut s.messages[a as usize];
     if !counts(m, msg.status, b) {
+        log.mark(Path::NakNothing);
         log.say(|| format!("nak {} (nothing changes)", ask_name(a)));
         return;
     }
@@ -444,6 +493,7 @@ fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
             }
             Status::Available
         };
+        log.mark(if last { Path::NakLast } else { Path::NakAgain });
         log.say(|| {
             if last {
                 format!("nak {}: at its last delivery (max_deliver {max_deliver}), the server never delivers it again", ask_name(a))
@@ -452,6 +502,7 @@ fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
             }
         });
     } else {
+        log.mark(Path::NakNothing);
         log.say(|| format!("nak {} (nothing changes)", ask_name(a)));
     }
 }
@@ -461,6 +512,7 @@ fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
 pub fn nak_fault(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     s.naks_left -= 1;
     let a = s.builders[b as usize].buffer.remove(0);
+    log.mark(Path::NakFault);
     log.say(|| format!("read {} and nak it", ask_name(a)));
     nak(m, s, b, a, log);
 }
@@ -490,6 +542,16 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let taken = in_progress && counts(m, before, b);
     if let (true, Status::Delivered { ack_in, .. }) = (taken, &mut msg.status) {
         *ack_in = m.bounds.ack_wait_ticks();
+    }
+    if in_progress {
+        log.mark(match before {
+            Status::Delivered { to, .. } if taken && to == b => Path::HeartbeatRestarts,
+            Status::Delivered { .. } if taken => Path::HeartbeatRestartsHeld,
+            Status::Delivered { .. } => Path::HeartbeatIgnored,
+            Status::Available => Path::HeartbeatAvailable,
+            Status::Acked => Path::HeartbeatAcked,
+            Status::Exhausted => Path::HeartbeatExhausted,
+        });
     }
     log.say(|| {
         let put = if key {
@@ -552,6 +614,11 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
     let a = run.ask;
     let again = s.results[a as usize];
     s.results[a as usize] = true;
+    log.mark(if again {
+        Path::FinishAgain
+    } else {
+        Path::FinishResult
+    });
     log.say(|| {
         format!(
             "build of {} ends after {} s: announce the result{}",
@@ -561,6 +628,7 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
         )
     });
     if !acked {
+        log.mark(Path::FinishAckLost);
         log.say(|| {
             format!(
                 "ack {}: lost on the way, the server never receives it",
@@ -575,10 +643,12 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
     if m.done_key() {
         s.keys[a as usize] = Some(Key::put(b, true));
         wrote_key(m, s, b, a);
+        log.mark(Path::FinishKeyDone);
         log.say(|| "put the running key, marked done".into());
     } else if !m.mutated(Mutation::KeyNotDeleted) {
         s.keys[a as usize] = None;
         wrote_key(m, s, b, a);
+        log.mark(Path::FinishKeyDeleted);
         log.say(|| "delete the running key".into());
     }
 }

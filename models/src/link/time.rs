@@ -2,6 +2,7 @@
 //! ages advance) and the two faults of the contract: a crash and a late
 //! heartbeat.
 
+use super::coverage::Path;
 use super::steps::{message_fate, seconds};
 use super::{
     ask_name, at, builder_name, Ask, Bid, Builder, Link, Log, State, Status, KEY_LIFETIME,
@@ -65,6 +66,14 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
                     msg.queue = joins;
                     Status::Available
                 };
+                log.mark(if last {
+                    Path::TickLastDelivery
+                } else {
+                    Path::TickRedelivers
+                });
+                if !heartbeats_due(builders, a as Ask).is_empty() {
+                    log.mark(Path::TickBesideHeartbeat);
+                }
                 log.say(|| {
                     let a = a as Ask;
                     let then = if last {
@@ -110,6 +119,7 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
             };
             if k.age + 1 >= KEY_LIFETIME {
                 *key = None;
+                log.mark(Path::TickKeyExpires);
                 expires(log);
             } else if k.done {
                 k.age += 1;
@@ -133,6 +143,7 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
 /// other message's place moves one back.
 pub fn queue_first(s: &mut State, a: Ask, log: &mut Log) {
     let head = s.messages[a as usize].queue;
+    log.mark(Path::QueueFirst);
     let mut others = Vec::new();
     for (x, m) in s.messages.iter_mut().enumerate() {
         if x != a as usize && m.queue >= head {
@@ -197,6 +208,16 @@ pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     });
     s.crashes_left -= 1;
     let builder = &mut s.builders[b as usize];
+    for (lost, path) in [
+        (builder.run.is_some(), Path::CrashBuild),
+        (!builder.buffer.is_empty(), Path::CrashBuffer),
+        (builder.on_the_way.is_some(), Path::CrashOnTheWay),
+        (builder.decided.is_some(), Path::CrashDecided),
+    ] {
+        if lost {
+            log.mark(path);
+        }
+    }
     builder.run = None;
     builder.buffer.clear();
     builder.on_the_way = None;
@@ -207,6 +228,7 @@ pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
 
 pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     s.lates_left -= 1;
+    log.mark(Path::Delay);
     let late = m.bounds.late_by_ticks();
     let run = s.builders[b as usize]
         .run

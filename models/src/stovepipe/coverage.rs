@@ -9,66 +9,25 @@
 use super::design::{Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead};
 use super::log::Log;
 pub use super::log::Path;
-use super::{Handler, Pc, State, Stovepipe};
-use crate::Packed;
-use stateright::Model;
-use std::collections::{BTreeSet, HashSet};
-use std::hash::{Hash, Hasher};
-
-/// The sets of states seen while exploring: so many that each grows by a
-/// few tens of kilobytes at a time. They fill evenly, so they double at
-/// about the same time; with 64, the doublings came megabytes between two
-/// looks at the memory budget, past it by 5%.
-const SEEN_SHARDS: usize = 1024;
+use super::{Handler, Pc, Stovepipe};
+use crate::walk;
+use std::collections::BTreeSet;
 
 /// Every step of every reachable state, each told to a fresh log from
 /// `log` and handed to `keep`: the model explored whole, under a budget
-/// (`go_on` is asked, with the states visited so far, every few hundred
-/// states; `None` when it said stop).
+/// (see [`walk::each_step_within`]; `None` when `go_on` said stop).
 pub(super) fn each_step_within(
     model: &Stovepipe,
     go_on: &mut dyn FnMut(usize) -> bool,
     log: fn() -> Log,
     keep: &mut dyn FnMut(Log),
 ) -> Option<()> {
-    // In shards, so that no one set's growth (a doubling) outruns the
-    // memory budget between two looks at it; packed (exact, a few words
-    // where a `State` takes hundreds of bytes), so that the three-request,
-    // two-slot bounds fit.
-    let mut seen: Vec<HashSet<Box<[u64]>>> = (0..SEEN_SHARDS).map(|_| HashSet::new()).collect();
-    let shard = |words: &[u64]| {
-        let mut hasher = std::hash::DefaultHasher::new();
-        words.hash(&mut hasher);
-        hasher.finish() as usize % SEEN_SHARDS
-    };
-    let pack = |state: &State| {
-        let mut words = vec![0; model.packed_words()].into_boxed_slice();
-        model.pack(state, &mut words);
-        words
-    };
-    let mut visited = 0usize;
-    let mut todo = vec![pack(&model.initial_state())];
-    let mut actions = Vec::new();
-    while let Some(words) = todo.pop() {
-        let state = model.unpack(&words);
-        if !seen[shard(&words)].insert(words) {
-            continue;
-        }
-        visited += 1;
-        if visited.is_multiple_of(256) && !go_on(visited) {
-            return None;
-        }
-        model.actions(&state, &mut actions);
-        for action in actions.drain(..) {
-            let mut step_log = log();
-            let next = pack(&model.apply(&state, action, &mut step_log));
-            keep(step_log);
-            if !seen[shard(&next)].contains(&next) {
-                todo.push(next);
-            }
-        }
-    }
-    Some(())
+    walk::each_step_within(model, go_on, &mut |state, action| {
+        let mut step_log = log();
+        let next = model.apply(state, action, &mut step_log);
+        keep(step_log);
+        next
+    })
 }
 
 /// Adds to `reached` the paths the model's steps take on its bounds, as it
