@@ -154,7 +154,7 @@ fn finding_check_only_runs_an_ask_twice_between_the_get_and_the_put() {
     assert_eq!(verdict(&o, NO_DOUBLE_RUN), Verdict::Violated);
     let trace = o.result(NO_DOUBLE_RUN).unwrap().trace.as_ref().unwrap();
     // 29 steps: nats.go's fetch returns the earlier answer and its own
-    // request is answered later, a step each (docs/link.md).
+    // request is answered later, a step each (docs/link-reality.md).
     assert_eq!(trace.steps(), 29);
     assert_eq!(trace.last.now, 12, "both put at t=60s");
     assert_eq!(verdict(&o, SOME_REDELIVERED), Verdict::Reached);

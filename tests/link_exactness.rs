@@ -1,5 +1,5 @@
-//! The link model's stored state is exact (`docs/link.md`, *The stored
-//! state*): on a matrix of small bounds, for every design, every property's
+//! The link model's stored state is exact (`docs/link-state.md`, *The
+//! stored state*): on a matrix of small bounds, for every design, every property's
 //! verdict and the length of every shortest counterexample and witness are
 //! the same as with the whole state (the model with `reduced` off: every key,
 //! every clock, one state per naming of builders), searched by a plain

@@ -1,4 +1,4 @@
-//! The repairs of after-1649 (issue 24, `docs/link.md`, *Repairs*): on each
+//! The repairs of after-1649 (issue 24, `docs/link-repairs.md`): on each
 //! link finding's own bounds, which single change closes it and which does
 //! not, that the recommended combination closes all but the two no builder
 //! design closes, and that no repair closes a finding by making the

@@ -130,7 +130,7 @@ pub fn run_link(
         }
         print!("{}", outcome.text());
         // The Go builder runs on Debian's nats.go 1.22.1, whose pull
-        // request expires at the wait less 10 ms (docs/link.md), against
+        // request expires at the wait less 10 ms (docs/link-reality.md), against
         // nats-server 2.9.10, which hands out redeliveries in the order
         // their ack waits ran out (`redelivery-queue`).
         let model = slotcheck_models::link::Options {

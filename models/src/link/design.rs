@@ -126,7 +126,7 @@ pub static DESIGNS: [Design; 4] = [
 ];
 
 /// The repairs of after-1649 built here, each one change and then the
-/// change that holds most findings (docs/link.md, *Repairs*).
+/// change that holds most findings (docs/link-repairs.md).
 pub static REPAIRS: [Design; 7] = [
     Design {
         name: "after-1649-server-clock",

@@ -306,8 +306,8 @@ pub struct Options {
     /// `single-late-answer`: the contract's first reading of the fetch: at
     /// most one late answer per builder, and a fetch made while it is on
     /// the way gets the next ask itself. The default is the fetch as
-    /// nats.go's `Subscription.Fetch` does it (`docs/link.md`, *The real
-    /// client's fetch*): a fetch made while an earlier request's answer is
+    /// nats.go's `Subscription.Fetch` does it (`docs/link-reality.md`, *The
+    /// real client's fetch*): a fetch made while an earlier request's answer is
     /// on the way returns that answer and leaves its own pull request open
     /// on the server, which answers it with the next available ask, into a
     /// builder that may be building.

@@ -1,5 +1,5 @@
-//! What the checker stores of a link state (`docs/link.md`, *The stored
-//! state*): only what a later step can read, and one form for every naming
+//! What the checker stores of a link state (`docs/link-state.md`, *The
+//! stored state*): only what a later step can read, and one form for every naming
 //! of builders that differ only in their names. The model's own steps keep
 //! the whole state, so stories, scripts and the simulator see it all; only
 //! [`Packed::pack`](crate::Packed::pack) stores the reduced form, and the
