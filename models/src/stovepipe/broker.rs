@@ -4,8 +4,7 @@
 //! until a durable write wakes it. The handlers (`handlers.rs`) and a
 //! worker's turn (`turn.rs`) both act through these rules.
 
-use super::log::Log;
-use super::trace::Observation;
+use super::log::{Log, Observation};
 use super::{Delivery, Fresh, MessageKind, Pc, Req, State, Stovepipe, Worker};
 
 /// A message is published, visible, no attempt used.

@@ -10,8 +10,7 @@
 
 use super::broker::{durable_write, expire, publish};
 use super::design::{Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead};
-use super::log::Log;
-use super::trace::Observation;
+use super::log::{Log, Observation};
 use super::turn::Turn;
 use super::{
     request_name, Build, Fresh, Handler, MessageKind, Pc, Req, RequestState, SlotView, Slots,

@@ -5,9 +5,8 @@
 //! the design are the same code for every mutant.
 
 use super::broker::{dead_letter, durable_write};
-use super::log::{Log, Seen};
-use super::mutation::{self, Decision, Operator, Primitive, Site, Write};
-use super::trace::Observation;
+use super::log::{Log, Observation, Primitive, Seen, Site, Write};
+use super::mutation::{self, Decision, Operator};
 use super::{
     request_name, Build, Delivery, Fresh, Pc, Req, RequestState, SlotView, Slots, State, Stovepipe,
     Worker,
