@@ -17,6 +17,8 @@ mod checker;
 mod contract;
 #[path = "coverage.rs"]
 mod coverage;
+#[path = "cycles.rs"]
+mod cycles;
 #[path = "designs.rs"]
 mod designs;
 #[path = "designs_unchanged.rs"]

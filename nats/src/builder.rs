@@ -6,29 +6,16 @@
 //! next reads it: the late answer. async-nats's own `fetch` opens one inbox
 //! per batch and would drop such a message instead.
 
-use crate::bus::{Error, Names};
+use crate::bus::{Error, Names, RunningValue};
 use crate::design::{fetch_expiry_of, Design, Timing};
 use crate::log::Log;
 use async_nats::jetstream::{self, kv};
 use async_nats::{Client, Message, Subscriber};
 use futures_util::{FutureExt, StreamExt};
-use serde::{Deserialize, Serialize};
 use slotcheck_models::events::link::{Decision, Event};
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::time::Instant;
-
-/// The value of a running key (the source's `CheckRunning`): its `Seen` is
-/// the entry's `Created()`, read, never written.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RunningValue {
-    pub builder: String,
-    pub build: String,
-    pub started_ms: u64,
-    /// With the done key: the build finished (the key kept to its TTL).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub done: bool,
-}
 
 /// What a start did.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,11 +1,25 @@
 //! The shared side of a run: the work-queue stream and its pull consumer,
-//! the bucket of checks running and the bucket of results, and the client
-//! that publishes asks and reads the server's evidence.
+//! the bucket of checks running (and what its keys hold) and the bucket of
+//! results, and the client that publishes asks and reads the server's
+//! evidence.
 
 use crate::design::Timing;
 use crate::log::Log;
 use async_nats::jetstream::{self, consumer, kv, stream};
+use serde::{Deserialize, Serialize};
 use slotcheck_models::events::link::Event;
+
+/// The value of a running key (the source's `CheckRunning`): its `Seen` is
+/// the entry's `Created()`, read, never written.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunningValue {
+    pub builder: String,
+    pub build: String,
+    pub started_ms: u64,
+    /// With the done key: the build finished (the key kept to its TTL).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub done: bool,
+}
 
 /// Names of one run's stream, consumer and buckets; distinct per run, so
 /// that runs can share one server.
@@ -122,7 +136,7 @@ impl Bus {
             if let Ok(mut history) = running.history(ask.as_str()).await {
                 use futures_util::StreamExt;
                 while let Some(Ok(entry)) = history.next().await {
-                    let who = serde_json::from_slice::<crate::builder::RunningValue>(&entry.value)
+                    let who = serde_json::from_slice::<RunningValue>(&entry.value)
                         .map(|v| v.builder)
                         .unwrap_or_else(|_| "(deleted)".into());
                     puts.push(who);

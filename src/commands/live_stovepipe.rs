@@ -1,7 +1,7 @@
 //! `slotcheck live` for the stovepipe designs: one run, a table of every
 //! design, or the recommended design's SQL variants (see `live.rs`).
 
-use super::live::LiveArgs;
+use super::live_args::LiveArgs;
 use crate::report::itf;
 use crate::report::table::{Column, TextTable};
 use crate::report::Style;

@@ -9,8 +9,9 @@
 //! command each; `signals.rs` what SIGINT and SIGTERM do to a run; `adhoc.rs`
 //! `compare` and `check --design` for every model;
 //! `schemas.rs` every `--json` output's schema file; `skew.rs` the link model's `check --skew-range`; `real.rs` `--on
-//! sqlite|mariadb` and `live.rs` `slotcheck live` (its stovepipe runs in
-//! `live_stovepipe.rs`, its link runs in `live_link.rs`); `replay_nats.rs`
+//! sqlite|mariadb` and `live.rs` `slotcheck live` (its flags in
+//! `live_args.rs`, its stovepipe runs in `live_stovepipe.rs`, its link runs
+//! in `live_link.rs`); `replay_nats.rs`
 //! `replay --on nats` (a link story on a real nats-server); `bench.rs` and
 //! `simulate_bench.rs` the stovepipe model's measurements.
 
@@ -22,6 +23,7 @@ pub mod compare;
 pub mod explore;
 pub mod grid;
 pub mod live;
+pub mod live_args;
 pub mod live_link;
 #[cfg(feature = "real")]
 pub mod live_stovepipe;
@@ -118,7 +120,7 @@ enum Command {
     /// invariants judged on the rows), link on a private nats-server (`--model link`; builders
     /// under seeded faults, the properties judged from the server). Exit 1: one broke; 3: a
     /// run was cut short.
-    Live(live::LiveArgs),
+    Live(live_args::LiveArgs),
     /// Check a real system's event log (NDJSON) against the model: conforms (0), conforms with
     /// a violation told as a story (1), a bad log (2), inconclusive (3), departs at a line (4).
     Validate(validate::ValidateArgs),

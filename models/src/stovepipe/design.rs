@@ -456,3 +456,16 @@ impl SlotField {
         }
     }
 }
+
+impl Gate {
+    /// Whether a hold now rests on rows the gate read beyond R's row, the
+    /// queue row and the head, that have changed since (so its message is
+    /// visible at once rather than parked). Only the reap reads more: the
+    /// owners' rows, none terminal then; one that is terminal now (terminal
+    /// states are final) changed since.
+    pub(super) fn hold_outdated(self, s: &State) -> bool {
+        self == Gate::ReapThenHold
+            && s.requests()
+                .any(|(o, state)| s.owns_slot(o) && state.is_terminal())
+    }
+}

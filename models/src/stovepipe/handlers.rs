@@ -3,17 +3,18 @@
 //! stale head and the gate after `process`'s read, the admit's steps b and
 //! c and the resume path, the reap, the DLQ's cancel. Then how a worker's
 //! step is taken and what it keeps of its read, and the world around the
-//! handlers: arrivals, deliveries, builds, and the two faults. Every read
-//! and every write is one step, a primitive of the worker's `Turn`
-//! (`turn.rs`).
+//! handlers: arrivals, builds, and the two faults (a message's own rules,
+//! its delivery, expiry and dead letter, are the broker's: `broker.rs`).
+//! Every read and every write is one step, a primitive of the worker's
+//! `Turn` (`turn.rs`).
 
+use super::broker::{durable_write, expire, publish};
 use super::design::{Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead};
-use super::log::Log;
-use super::trace::Observation;
-use super::turn::{durable_write, Turn};
+use super::log::{Log, Observation};
+use super::turn::Turn;
 use super::{
-    request_name, Build, Delivery, Fresh, Handler, MessageKind, Pc, Req, RequestState, SlotView,
-    Slots, State, Stovepipe, Worker, MAX_REQUESTS,
+    request_name, Build, Fresh, Handler, MessageKind, Pc, Req, RequestState, SlotView, Slots,
+    State, Stovepipe, MAX_REQUESTS,
 };
 
 /// `process(R)`: read, then by what was read: ack a terminal request, submit a
@@ -202,17 +203,6 @@ fn reap(turn: &mut Turn) -> Pc {
     Pc::Read
 }
 
-/// Whether a hold now rests on rows the gate read beyond R's row, the queue
-/// row and the head, that have changed since (so its message is visible at
-/// once rather than parked). Only the reap reads more: the owners' rows,
-/// none terminal then; one that is terminal now (terminal states are final)
-/// changed since.
-pub(super) fn hold_outdated(design: &Design, s: &State) -> bool {
-    design.gate == Gate::ReapThenHold
-        && s.requests()
-            .any(|(o, state)| s.owns_slot(o) && state.is_terminal())
-}
-
 /// `signal(R)`, the buildsignal handler: release, then write `succeeded`.
 fn signal(turn: &mut Turn, pc: Pc) -> Pc {
     match pc {
@@ -384,10 +374,6 @@ thread_local! {
     pub(crate) static CLAIM_FORGETS_QUEUE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-fn publish(state: &mut State, r: Req, kind: MessageKind) {
-    state.set_message(r, kind, Some((Delivery::Visible, 0)));
-}
-
 /// The next request arrives: its row is inserted and `process` published.
 pub(super) fn arrive(state: &mut State, log: &mut Log) {
     let r = state.add_request();
@@ -405,34 +391,6 @@ pub(super) fn arrive(state: &mut State, log: &mut Log) {
     });
 }
 
-/// The broker hands a visible message to a new worker.
-pub(super) fn deliver(state: &mut State, r: Req, kind: MessageKind, log: &mut Log) {
-    let Some(m) = state.message(r, kind) else {
-        unreachable!("deliver is enabled only for a visible message")
-    };
-    state.set_message(r, kind, Some((Delivery::InFlight, m.attempts)));
-    state.add_worker(Worker {
-        message: kind,
-        request: r,
-        pc: Pc::Read,
-        holds_message: true,
-        fresh: Fresh::NONE,
-    });
-    log.observe(|_| Observation::Deliver {
-        request: r,
-        kind,
-        attempt: m.attempts + 1,
-    });
-    log.say(|l| {
-        format!(
-            "deliver {} to worker {} (attempt {})",
-            kind.render(r),
-            l.next_worker,
-            m.attempts + 1
-        )
-    });
-}
-
 /// A running build finishes and publishes `signal`.
 pub(super) fn finish_build(state: &mut State, r: Req, log: &mut Log) {
     state.set_build(r, Build::Finished);
@@ -444,57 +402,6 @@ pub(super) fn finish_build(state: &mut State, r: Req, log: &mut Log) {
             "build {} finishes; publish {}",
             request_name(r),
             MessageKind::Signal.render(r)
-        )
-    });
-}
-
-/// The message a worker held is visible again with one more attempt, or, out
-/// of deliveries, replaced by `dead(R)`. Dead messages are retried forever.
-fn expire(model: &Stovepipe, state: &mut State, r: Req, kind: MessageKind, log: &mut Log) {
-    let max = model.bounds.max_deliveries;
-    let Some(m) = state.message(r, kind) else {
-        return;
-    };
-    if kind.is_dead() {
-        state.set_message(r, kind, Some((Delivery::Visible, 0)));
-        log.say(|_| format!("{} is visible again", kind.render(r)));
-        return;
-    }
-    let attempts = m.attempts + 1;
-    if attempts < max {
-        state.set_message(r, kind, Some((Delivery::Visible, attempts)));
-        log.say(|_| {
-            format!(
-                "{} is visible again ({attempts} of {max} attempts used)",
-                kind.render(r)
-            )
-        });
-        return;
-    }
-    dead_letter(model, state, r, kind, attempts, log);
-}
-
-/// Out of deliveries after `attempts`: the message is replaced by `dead(R)`.
-pub(super) fn dead_letter(
-    model: &Stovepipe,
-    state: &mut State,
-    r: Req,
-    kind: MessageKind,
-    attempts: u8,
-    log: &mut Log,
-) {
-    let max = model.bounds.max_deliveries;
-    state.set_message(r, kind, None);
-    let dead = match kind {
-        MessageKind::Process => MessageKind::DeadProcess,
-        _ => MessageKind::DeadSignal,
-    };
-    publish(state, r, dead);
-    log.say(|_| {
-        format!(
-            "{} ran out of deliveries ({attempts} of {max}); publish {}",
-            kind.render(r),
-            dead.render(r)
         )
     });
 }

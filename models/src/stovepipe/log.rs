@@ -2,10 +2,14 @@
 //! words, with the row versions and read values the checked state does not
 //! keep: the teller carries them along the path in a [`Ledger`] (the
 //! versions of every row, and what the acting worker last read).
+//!
+//! The other records a step leaves are defined here too, with the log that
+//! keeps them: the [`Path`] it took (coverage), the [`SiteUse`] of the
+//! primitive it performed (mutation's sites) and the [`Observation`] of what
+//! the system would log (validate). Every teller uses this file, so it uses
+//! none of theirs.
 
-use super::mutation::{Primitive, Site, SiteUse};
-use super::trace::Observation;
-use super::{Handler, Pc, RequestState, Slots, MAX_REQUESTS};
+use super::{Handler, MessageKind, Pc, Req, RequestState, Slots, MAX_REQUESTS};
 
 /// Every row's version, counted as the path writes them: the queue row
 /// starts at 1, a request row is inserted at 1, and each write that wins
@@ -53,6 +57,137 @@ pub struct Path {
     pub from: Pc,
     pub to: Option<Pc>,
     pub won: Option<bool>,
+}
+
+/// A step of a handler: its handler and its program counter (a read is one
+/// site however many steps it takes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Site {
+    pub handler: Handler,
+    pub pc: Pc,
+}
+
+impl Site {
+    pub fn of(handler: Handler, pc: Pc) -> Site {
+        let pc = if pc.is_read() { Pc::Read } else { pc };
+        Site { handler, pc }
+    }
+
+    /// `claim`, `signal-release`: the step's name in a mutant's name; the
+    /// handler is said unless it is `process`, whose admit steps are the
+    /// contract's table.
+    pub fn name(self) -> String {
+        let mut kebab = String::new();
+        for (i, c) in self.pc.name().chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                kebab.push('-');
+            }
+            kebab.push(c.to_ascii_lowercase());
+        }
+        match self.handler {
+            Handler::Process => kebab,
+            other => format!("{}-{kebab}", other.name()),
+        }
+    }
+}
+
+/// A write a step performs, as a swap moves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Write {
+    ClaimSlot,
+    ReleaseSlot,
+    Request(RequestState),
+    Transaction(Option<RequestState>),
+}
+
+/// What a step does, as the site log records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Primitive {
+    Read,
+    Write(Write),
+    Submit,
+    Ack,
+    Hold,
+    Other,
+}
+
+/// A step taken: its site, what it did, whether its write won, and the step
+/// after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteUse {
+    pub site: Site,
+    pub primitive: Primitive,
+    pub won: Option<bool>,
+    pub next: Option<Pc>,
+}
+
+/// What a step would log, in the model's terms (requests by index, rows
+/// with the model's versions).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Observation {
+    Arrive(Req),
+    Deliver {
+        request: Req,
+        kind: MessageKind,
+        attempt: u8,
+    },
+    /// The parts a read took: all three, or with split reads one.
+    Read {
+        request: Option<(Req, RequestState, u16)>,
+        queue: Option<(Slots, u16)>,
+        head: Option<Req>,
+        split: bool,
+    },
+    RereadQueue(Slots, u16),
+    RereadRequest(Req, RequestState, u16),
+    CasQueue {
+        expected: u16,
+        set: Slots,
+        won: bool,
+        step: Pc,
+    },
+    CasRequest {
+        request: Req,
+        expected: u16,
+        set: RequestState,
+        won: bool,
+        step: Pc,
+    },
+    Transaction {
+        request: Req,
+        queue_expected: u16,
+        /// With a request write: the version R's row had to be at.
+        request_expected: Option<u16>,
+        slots: Slots,
+        state: Option<RequestState>,
+        won: bool,
+        step: Pc,
+    },
+    Reap {
+        expected: u16,
+        removed: u32,
+        won: bool,
+    },
+    Submit {
+        request: Req,
+        started: bool,
+    },
+    CancelBuild {
+        request: Req,
+        stopped: bool,
+    },
+    Ack {
+        request: Req,
+        kind: MessageKind,
+    },
+    Hold {
+        request: Req,
+        kind: MessageKind,
+    },
+    FinishBuild(Req),
+    /// A write the database refused (option `aborts`): as logged with
+    /// `aborted: true` and `won: false`.
+    Refused(Box<Observation>),
 }
 
 /// Lines and a ledger while a story is told; nothing while checking; the

@@ -4,13 +4,15 @@
 //!
 //! The handlers (`process`, `signal`, `dlq`) live in `handlers.rs` and read
 //! like the contract, each step a primitive of the worker's `Turn`
-//! (`turn.rs`); a design is a value, one choice per part (`design.rs`),
+//! (`turn.rs`), and both act on messages through the broker's rules
+//! (`broker.rs`); a design is a value, one choice per part (`design.rs`),
 //! which the handlers ask at the step where the choice acts; `compose.rs`
 //! builds one from named parts. The state (`state.rs`) holds only what a future
 //! step can use: no version numbers and no read values, just whether each row
 //! a worker read is still as it read it. Stories recompute the versions and
 //! values they show by replaying the path (`log.rs`).
 
+mod broker;
 mod compose;
 pub mod coverage;
 pub mod design;
@@ -640,7 +642,7 @@ impl Stovepipe {
         let mut next = *state;
         match action {
             Action::Arrive => handlers::arrive(&mut next, log),
-            Action::Deliver { request, kind } => handlers::deliver(&mut next, request, kind, log),
+            Action::Deliver { request, kind } => broker::deliver(&mut next, request, kind, log),
             Action::Step(i) => handlers::step(self, &mut next, i, log),
             Action::FinishBuild(r) => handlers::finish_build(&mut next, r, log),
             Action::Crash(i) => handlers::crash(self, &mut next, i, log),

@@ -14,60 +14,11 @@
 
 use super::coverage::each_step_within;
 use super::log::Log;
+// The site log's records, defined with the log (`log.rs`) and shown here
+// too: a mutant is named by its site and changes what a step does there.
+pub use super::log::{Primitive, Site, SiteUse, Write};
 use super::{Build, Handler, Pc, Req, RequestState, Stovepipe};
 use std::collections::BTreeSet;
-
-/// A step of a handler: its handler and its program counter (a read is one
-/// site however many steps it takes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Site {
-    pub handler: Handler,
-    pub pc: Pc,
-}
-
-impl Site {
-    pub fn of(handler: Handler, pc: Pc) -> Site {
-        let pc = if pc.is_read() { Pc::Read } else { pc };
-        Site { handler, pc }
-    }
-
-    /// `claim`, `signal-release`: the step's name in a mutant's name; the
-    /// handler is said unless it is `process`, whose admit steps are the
-    /// contract's table.
-    pub fn name(self) -> String {
-        let mut kebab = String::new();
-        for (i, c) in self.pc.name().chars().enumerate() {
-            if c.is_uppercase() && i > 0 {
-                kebab.push('-');
-            }
-            kebab.push(c.to_ascii_lowercase());
-        }
-        match self.handler {
-            Handler::Process => kebab,
-            other => format!("{}-{kebab}", other.name()),
-        }
-    }
-}
-
-/// A write a step performs, as a swap moves it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Write {
-    ClaimSlot,
-    ReleaseSlot,
-    Request(RequestState),
-    Transaction(Option<RequestState>),
-}
-
-/// What a step does, as the site log records it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Primitive {
-    Read,
-    Write(Write),
-    Submit,
-    Ack,
-    Hold,
-    Other,
-}
 
 /// One change to one step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -269,16 +220,6 @@ pub(crate) fn write_at(mutation: Option<Mutation>, site: Site, asked: Write) -> 
     } else {
         asked
     }
-}
-
-/// A step taken: its site, what it did, whether its write won, and the step
-/// after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SiteUse {
-    pub site: Site,
-    pub primitive: Primitive,
-    pub won: Option<bool>,
-    pub next: Option<Pc>,
 }
 
 /// Every step the model takes on its bounds, and what each does: the model

@@ -5,7 +5,7 @@
 //! checked state does not keep: row versions, what each worker read, and
 //! which of the log's workers each model worker is.
 
-use super::log::{Ledger, Log, Seen, Versions};
+use super::log::{Ledger, Log, Observation, Seen, Versions};
 use super::story::{acting_index, carry_labels};
 use super::{Action, Bounds, Build, Design, Req, State, Stovepipe, MAX_FAULTS, MAX_REQUESTS};
 use crate::events::stovepipe::{Event, MessageName};
@@ -18,7 +18,6 @@ mod order;
 mod versions;
 
 pub use observe::step_name;
-pub(crate) use observe::Observation;
 use observe::{kinds, message_name};
 use versions::Bases;
 

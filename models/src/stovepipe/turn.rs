@@ -4,13 +4,12 @@
 //! ([`Turn::decide`], answered in `mutation.rs`), so that the handlers and
 //! the design are the same code for every mutant.
 
-use super::handlers::{dead_letter, hold_outdated};
-use super::log::{Log, Seen};
-use super::mutation::{self, Decision, Operator, Primitive, Site, Write};
-use super::trace::Observation;
+use super::broker::{dead_letter, durable_write};
+use super::log::{Log, Observation, Primitive, Seen, Site, Write};
+use super::mutation::{self, Decision, Operator};
 use super::{
-    request_name, Build, Delivery, Fresh, MessageKind, Pc, Req, RequestState, SlotView, Slots,
-    State, Stovepipe, Worker,
+    request_name, Build, Delivery, Fresh, Pc, Req, RequestState, SlotView, Slots, State, Stovepipe,
+    Worker,
 };
 
 /// A worker's turn: the world, the worker taken out of it, and what is said.
@@ -650,7 +649,7 @@ impl Turn<'_> {
         let (r, kind) = (self.worker.request, self.worker.message);
         self.log.observe(|_| Observation::Hold { request: r, kind });
         let k = self.model.bounds.max_concurrent;
-        let outdated = !self.worker.fresh.all() || hold_outdated(&self.model.design, self.state);
+        let outdated = !self.worker.fresh.all() || self.model.design.gate.hold_outdated(self.state);
         if !self.worker.holds_message {
             self.log.say(|_| {
                 format!(
@@ -694,19 +693,5 @@ impl Turn<'_> {
                 format!("{why}, parked until a durable write")
             }
         });
-    }
-}
-
-/// A durable write (a row inserted or changed, a build submitted or finished)
-/// wakes every parked message.
-pub(super) fn durable_write(state: &mut State) {
-    for r in 0..state.arrived() {
-        for kind in MessageKind::ALL {
-            if let Some(m) = state.message(r, kind) {
-                if m.status == Delivery::Parked {
-                    state.set_message(r, kind, Some((Delivery::Visible, m.attempts)));
-                }
-            }
-        }
     }
 }

@@ -9,6 +9,7 @@
 //! pieces (a model's diagrams, its stories) then sit within gzip's 32 KB
 //! window of each other, and the page packs far smaller.
 
+use crate::report::diagram::split_heads;
 use base64::Engine;
 use flate2::{write::GzEncoder, Compression};
 use maud::{html, Markup, PreEscaped};
@@ -36,7 +37,7 @@ impl Stories {
     /// A diagram's box as two entries, its lane headers and its events
     /// (`"4 9"`): paths of one model share their lane headers.
     pub fn add_diagram(&mut self, svg: &str) -> String {
-        let boxed = super::stories::diagram_box(svg).into_string();
+        let boxed = diagram_box(svg).into_string();
         match boxed.find("</div>") {
             Some(end) if boxed.contains("<div class=\"lane-heads\">") => {
                 let heads = self.add(boxed[..end + 6].to_string());
@@ -65,6 +66,21 @@ impl Stories {
         html! {
             script type="application/gzip+base64" id="stories" { (PreEscaped(packed)) }
             script { (PreEscaped(SCRIPT)) }
+        }
+    }
+}
+
+/// A diagram in its own scrolling box, its lane headers kept in view while
+/// the events scroll under them. The SVG is ours (diagram.rs escapes its
+/// text); the XML prolog, if any, is not allowed inside HTML.
+fn diagram_box(svg: &str) -> Markup {
+    let svg = svg.trim_start_matches(|c| c != '<');
+    html! {
+        div class="diagram" {
+            @match split_heads(svg) {
+                Some((heads, events)) => { div class="lane-heads" { (PreEscaped(heads)) } (PreEscaped(events)) },
+                None => (PreEscaped(svg)),
+            }
         }
     }
 }

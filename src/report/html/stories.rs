@@ -3,8 +3,7 @@
 //! every diagram and folded story packed once (`lazy.rs`).
 
 use super::{lazy, verdict_text, Links, ResultRow};
-use crate::report::diagram::split_heads;
-use maud::{html, Markup, PreEscaped};
+use maud::{html, Markup};
 use std::collections::HashMap;
 
 pub(super) fn story_text(row: &ResultRow) -> Markup {
@@ -90,19 +89,4 @@ pub(super) fn group_told<'a>(
         links.insert(row.anchor(), groups[i].0.clone());
     }
     groups
-}
-
-/// A diagram in its own scrolling box, its lane headers kept in view while
-/// the events scroll under them. The SVG is ours (diagram.rs escapes its
-/// text); the XML prolog, if any, is not allowed inside HTML.
-pub(super) fn diagram_box(svg: &str) -> Markup {
-    let svg = svg.trim_start_matches(|c| c != '<');
-    html! {
-        div class="diagram" {
-            @match split_heads(svg) {
-                Some((heads, events)) => { div class="lane-heads" { (PreEscaped(heads)) } (PreEscaped(events)) },
-                None => (PreEscaped(svg)),
-            }
-        }
-    }
 }

@@ -1,81 +1,13 @@
-//! What a step would log, and how that compares with a logged event: the
-//! model's [`Observation`]s (recorded by the handlers through their `Log`)
-//! in the log's own words, with the log's names.
+//! How what a step would log compares with a logged event: the model's
+//! observations (`log.rs`'s `Observation`, recorded by the handlers through
+//! their `Log`) in the log's own words, with the log's names.
 
 use super::QueueTrace;
 use crate::events::stovepipe::{
     Event, MessageName, QueueRow, RequestRow, RowName, RowState, RowWrite, Values,
 };
+use crate::stovepipe::log::Observation;
 use crate::stovepipe::{MessageKind, Pc, Req, RequestState, Slots, MAX_REQUESTS};
-
-/// What a step would log, in the model's terms (requests by index, rows
-/// with the model's versions).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Observation {
-    Arrive(Req),
-    Deliver {
-        request: Req,
-        kind: MessageKind,
-        attempt: u8,
-    },
-    /// The parts a read took: all three, or with split reads one.
-    Read {
-        request: Option<(Req, RequestState, u16)>,
-        queue: Option<(Slots, u16)>,
-        head: Option<Req>,
-        split: bool,
-    },
-    RereadQueue(Slots, u16),
-    RereadRequest(Req, RequestState, u16),
-    CasQueue {
-        expected: u16,
-        set: Slots,
-        won: bool,
-        step: Pc,
-    },
-    CasRequest {
-        request: Req,
-        expected: u16,
-        set: RequestState,
-        won: bool,
-        step: Pc,
-    },
-    Transaction {
-        request: Req,
-        queue_expected: u16,
-        /// With a request write: the version R's row had to be at.
-        request_expected: Option<u16>,
-        slots: Slots,
-        state: Option<RequestState>,
-        won: bool,
-        step: Pc,
-    },
-    Reap {
-        expected: u16,
-        removed: u32,
-        won: bool,
-    },
-    Submit {
-        request: Req,
-        started: bool,
-    },
-    CancelBuild {
-        request: Req,
-        stopped: bool,
-    },
-    Ack {
-        request: Req,
-        kind: MessageKind,
-    },
-    Hold {
-        request: Req,
-        kind: MessageKind,
-    },
-    FinishBuild(Req),
-    /// A write the database refused (option `aborts`): as logged with
-    /// `aborted: true` and `won: false`.
-    Refused(Box<Observation>),
-}
 
 pub(super) fn message_name(kind: MessageKind) -> MessageName {
     match kind {
