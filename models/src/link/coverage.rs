@@ -5,67 +5,11 @@
 //! from its switches; a test explores every design under every option and
 //! fault and fails on a mark the table does not list.
 
+pub use super::log::Path;
 use super::log::Log;
 use super::{Design, Link};
 use crate::walk;
 use std::collections::BTreeSet;
-
-/// A branch of a step, by where it sits in `steps.rs` and `time.rs`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Path {
-    Fetch,
-    FetchGivesUp,
-    SlowAnswer,
-    FetchEarlier,
-    AnswerBusy,
-    AnswerIdle,
-    LandHandBack,
-    LandBusy,
-    LandIdle,
-    ReadUnchecked,
-    ReadNoKey,
-    ReadDoneKey,
-    ReadFreshKey,
-    ReadOwnKey,
-    ReadStaleKey,
-    StartConflict,
-    DropDeferred,
-    DropAcked,
-    StartOverKey,
-    Start,
-    StartHandsBack,
-    AckRemoves,
-    AckRemovesHeld,
-    AckAlreadyGone,
-    AckExhausted,
-    AckIgnoredHeld,
-    AckIgnoredAvailable,
-    NakAgain,
-    NakLast,
-    NakNothing,
-    NakFault,
-    HeartbeatRestarts,
-    HeartbeatRestartsHeld,
-    HeartbeatIgnored,
-    HeartbeatAvailable,
-    HeartbeatAcked,
-    HeartbeatExhausted,
-    FinishResult,
-    FinishAgain,
-    FinishAckLost,
-    FinishKeyDeleted,
-    FinishKeyDone,
-    TickRedelivers,
-    TickLastDelivery,
-    TickBesideHeartbeat,
-    TickKeyExpires,
-    QueueFirst,
-    CrashBuild,
-    CrashBuffer,
-    CrashOnTheWay,
-    CrashDecided,
-    Delay,
-}
 
 impl Path {
     /// `read: fresh key of another -> drop`: the step and where it went.

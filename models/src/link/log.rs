@@ -1,6 +1,5 @@
 //! What a step says happened, and what a story keeps beside the state.
 
-use super::coverage::Path;
 use super::{Ask, Link, State, KEY_LIFETIME, MAX_ASKS};
 
 /// What a story knows that the state does not: when each running key was
@@ -94,4 +93,62 @@ impl Log {
             .map(|(lines, _)| lines.join("; "))
             .unwrap_or_default()
     }
+}
+
+/// A branch of a step, by where it sits in `steps.rs` and `time.rs`: what
+/// a step marks for coverage (`coverage.rs` names them and lists them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Path {
+    Fetch,
+    FetchGivesUp,
+    SlowAnswer,
+    FetchEarlier,
+    AnswerBusy,
+    AnswerIdle,
+    LandHandBack,
+    LandBusy,
+    LandIdle,
+    ReadUnchecked,
+    ReadNoKey,
+    ReadDoneKey,
+    ReadFreshKey,
+    ReadOwnKey,
+    ReadStaleKey,
+    StartConflict,
+    DropDeferred,
+    DropAcked,
+    StartOverKey,
+    Start,
+    StartHandsBack,
+    AckRemoves,
+    AckRemovesHeld,
+    AckAlreadyGone,
+    AckExhausted,
+    AckIgnoredHeld,
+    AckIgnoredAvailable,
+    NakAgain,
+    NakLast,
+    NakNothing,
+    NakFault,
+    HeartbeatRestarts,
+    HeartbeatRestartsHeld,
+    HeartbeatIgnored,
+    HeartbeatAvailable,
+    HeartbeatAcked,
+    HeartbeatExhausted,
+    FinishResult,
+    FinishAgain,
+    FinishAckLost,
+    FinishKeyDeleted,
+    FinishKeyDone,
+    TickRedelivers,
+    TickLastDelivery,
+    TickBesideHeartbeat,
+    TickKeyExpires,
+    QueueFirst,
+    CrashBuild,
+    CrashBuffer,
+    CrashOnTheWay,
+    CrashDecided,
+    Delay,
 }

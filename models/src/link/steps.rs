@@ -3,7 +3,7 @@
 //! step (a late answer, a lost ack, a nak); time, crashes and late
 //! heartbeats are in `time.rs`.
 
-use super::coverage::Path;
+use super::log::Path;
 use super::mutation::Mutation;
 use super::{
     ask_name, at, builder_name, Ask, Bid, Decided, Key, Link, Log, Run, State, Status,

@@ -2,7 +2,7 @@
 //! ages advance) and the two faults of the contract: a crash and a late
 //! heartbeat.
 
-use super::coverage::Path;
+use super::log::Path;
 use super::steps::{message_fate, seconds};
 use super::{
     ask_name, at, builder_name, Ask, Bid, Builder, Link, Log, State, Status, KEY_LIFETIME,
