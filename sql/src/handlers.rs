@@ -5,7 +5,7 @@
 //! returns as a line of the event log (`slotcheck validate`'s format).
 
 use crate::engine::{Conn, DbError, DbResult, Val};
-use crate::parts::{Admit, Parts, SlotColumn, StaleHead};
+use crate::parts::{Admit, Parts, SlotField, StaleHead};
 use crate::sqltext;
 use crate::store::{self, BuildSystem, Kind, TERMINAL};
 use serde_json::{json, Value as Json};
@@ -68,10 +68,10 @@ pub enum Slots {
 }
 
 impl Slots {
-    fn from_row(slot: SlotColumn, count: &Val, ids: &Val) -> Slots {
+    fn from_row(slot: SlotField, count: &Val, ids: &Val) -> Slots {
         match slot {
-            SlotColumn::Count => Slots::Count(count.int()),
-            SlotColumn::Owners => Slots::Owners(store::parse_owners(&ids.text())),
+            SlotField::Count => Slots::Count(count.int()),
+            SlotField::Owners => Slots::Owners(store::parse_owners(&ids.text())),
         }
     }
 
@@ -484,7 +484,7 @@ impl Worker {
                 if !latest {
                     return match (
                         parts.stale_head,
-                        has_slot && parts.slot == SlotColumn::Owners,
+                        has_slot && parts.slot == SlotField::Owners,
                     ) {
                         (StaleHead::ReleaseThenSupersede, true) => Step::ReleaseBeforeSupersede,
                         (StaleHead::SupersedeThenRelease, true) => Step::SupersedeThenRelease,

@@ -2,7 +2,7 @@
 //! execute exactly these, and `slotcheck-sql`'s listing (docs/real-database.md)
 //! prints them per design, so the two cannot drift.
 
-use crate::parts::{Admit, Parts, SlotColumn, StaleHead};
+use crate::parts::{Admit, Parts, SlotField, StaleHead};
 use crate::store::{self, TERMINAL};
 
 /// The one consistent read: R's row, the queue row and the latest head, in
@@ -62,16 +62,16 @@ WHERE queue = ? AND num = ? AND kind = ? AND delivery = ? AND status = 'in_fligh
 /// docs (generated, see docs/real-database.md).
 pub fn listing(name: &str, parts: &Parts) -> String {
     let column = match parts.slot {
-        SlotColumn::Count => "in_flight_count",
-        SlotColumn::Owners => "in_flight_request_ids",
+        SlotField::Count => "in_flight_count",
+        SlotField::Owners => "in_flight_request_ids",
     };
     let claim_value = match parts.slot {
-        SlotColumn::Count => "count + 1",
-        SlotColumn::Owners => "set ∪ {R}",
+        SlotField::Count => "count + 1",
+        SlotField::Owners => "set ∪ {R}",
     };
     let release_value = match parts.slot {
-        SlotColumn::Count => "max(count − 1, 0)",
-        SlotColumn::Owners => "set − {R}",
+        SlotField::Count => "max(count − 1, 0)",
+        SlotField::Owners => "set − {R}",
     };
     let cas_q = cas_queue(column);
     let mut out = format!("-- {name}: slot column {column}\n");

@@ -6,7 +6,7 @@
 //! the model.
 
 use crate::engine::{Conn, DbResult, Val};
-use crate::parts::SlotColumn;
+use crate::parts::SlotField;
 use std::sync::Mutex;
 
 /// The schema, the same text on both engines.
@@ -374,7 +374,7 @@ pub fn parse_owners(text: &str) -> Vec<i64> {
 pub fn rows(
     conn: &mut Conn,
     queue: i64,
-    slot: SlotColumn,
+    slot: SlotField,
     max_deliveries: i64,
 ) -> DbResult<Vec<(String, String)>> {
     let mut rows = Vec::new();
@@ -385,8 +385,8 @@ pub fn rows(
         )?
         .expect("the queue row exists");
     let field = match slot {
-        SlotColumn::Count => format!("in_flight_count {}", q[1].int()),
-        SlotColumn::Owners => {
+        SlotField::Count => format!("in_flight_count {}", q[1].int()),
+        SlotField::Owners => {
             let names: Vec<String> = parse_owners(&q[2].text())
                 .iter()
                 .map(|n| format!("R{n}"))
