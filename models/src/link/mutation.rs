@@ -191,8 +191,60 @@ pub fn mutations(design: &Design) -> Vec<Mutation> {
         .collect()
 }
 
+/// What a step does that a mutant may undo, each asked of [`Link::does`] at
+/// the one place the step does it: the one hook the steps' mutants go
+/// through (the freshness test and the repairs' switches have theirs below).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Act {
+    /// deliver: a delivery counts against max_deliver.
+    CountDelivery,
+    /// read: a key is another's only when it names another builder.
+    CheckKeyOwner,
+    /// drop: a dropped duplicate is acked.
+    AckDrop,
+    /// start: the running key is put.
+    PutKeyAtStart,
+    /// start: the ask waits for its result to be acked (no early ack).
+    AckAfterResult,
+    /// heartbeat: the running key is put.
+    HeartbeatKey,
+    /// heartbeat: in-progress is sent.
+    HeartbeatInProgress,
+    /// finish: the ask is acked.
+    AckFinish,
+    /// finish: the running key is deleted.
+    DeleteKeyAtFinish,
+}
+
+impl Mutation {
+    /// The acts the mutant undoes.
+    fn undoes(self, act: Act) -> bool {
+        use Act::*;
+        use Mutation::*;
+        matches!(
+            (self, act),
+            (DeliveriesNotCounted, CountDelivery)
+                | (DropsItsOwnAsk, CheckKeyOwner)
+                | (DropWithoutAck, AckDrop)
+                | (KeyNotPutAtStart, PutKeyAtStart)
+                | (AckBeforeResult, AckAfterResult)
+                | (HeartbeatSkipped, HeartbeatKey | HeartbeatInProgress)
+                | (HeartbeatWithoutInProgress, HeartbeatInProgress)
+                | (HeartbeatWithoutKey, HeartbeatKey)
+                | (FinishWithoutAck, AckFinish)
+                | (KeyNotDeleted, DeleteKeyAtFinish)
+        )
+    }
+}
+
 impl Link {
-    pub(crate) fn mutated(&self, m: Mutation) -> bool {
+    /// Whether this model's step does `act`: every design does, a mutant
+    /// may not.
+    pub(crate) fn does(&self, act: Act) -> bool {
+        !self.mutation.is_some_and(|m| m.undoes(act))
+    }
+
+    fn mutated(&self, m: Mutation) -> bool {
         self.mutation == Some(m)
     }
 

@@ -4,7 +4,7 @@
 //! heartbeats are in `time.rs`.
 
 use super::log::Path;
-use super::mutation::Mutation;
+use super::mutation::Act;
 use super::{
     ask_name, at, builder_name, Ask, Bid, Decided, Key, Link, Log, Run, State, Status,
     KEY_LIFETIME, TICK_SECONDS,
@@ -62,7 +62,7 @@ pub(super) fn message_fate(m: &Link, s: &State, b: Bid, a: Ask) -> String {
 /// deadline an ack wait from now.
 fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let m = &mut s.messages[a as usize];
-    if !link.mutated(Mutation::DeliveriesNotCounted) || m.deliveries == 0 {
+    if link.does(Act::CountDelivery) || m.deliveries == 0 {
         m.deliveries += 1;
     }
     m.status = Status::Delivered {
@@ -326,7 +326,7 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     let offset = if m.server_clock() { 0 } else { offset };
     let age_here = key.age as i16 + offset as i16;
     let fresh = m.is_fresh(key.age as i16, age_here);
-    let another = key.builder != b || m.mutated(Mutation::DropsItsOwnAsk);
+    let another = key.builder != b || !m.does(Act::CheckKeyOwner);
     decided.duplicate = another && fresh;
     log.mark(if decided.duplicate {
         Path::ReadFreshKey
@@ -404,7 +404,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
                     ask_name(a)
                 )
             });
-        } else if !m.mutated(Mutation::DropWithoutAck) {
+        } else if m.does(Act::AckDrop) {
             log.mark(Path::DropAcked);
             ack(m, s, b, a, log);
         }
@@ -417,7 +417,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     let now = s.now;
     let expired = log.ledger().is_some_and(|l| l.expired(a, now));
     let over = s.keys[a as usize].filter(|k| k.builder != b && !expired);
-    if !m.mutated(Mutation::KeyNotPutAtStart) {
+    if m.does(Act::PutKeyAtStart) {
         s.keys[a as usize] = Some(Key::put(b, false));
         wrote_key(m, s, b, a);
     }
@@ -441,7 +441,7 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
         ),
         None => format!("run {}, put its running key in the KV bucket", ask_name(a)),
     });
-    if m.mutated(Mutation::AckBeforeResult) {
+    if !m.does(Act::AckAfterResult) {
         ack(m, s, b, a, log);
     }
     if m.hand_back() {
@@ -526,12 +526,7 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     run.grace = 0;
     run.delayed = false;
     let a = run.ask;
-    let (key, in_progress) = match m.mutation {
-        Some(Mutation::HeartbeatSkipped) => (false, false),
-        Some(Mutation::HeartbeatWithoutInProgress) => (true, false),
-        Some(Mutation::HeartbeatWithoutKey) => (false, true),
-        _ => (true, true),
-    };
+    let (key, in_progress) = (m.does(Act::HeartbeatKey), m.does(Act::HeartbeatInProgress));
     if key {
         s.keys[a as usize] = Some(Key::put(b, false));
         wrote_key(m, s, b, a);
@@ -635,7 +630,7 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
                 ask_name(a)
             )
         });
-    } else if !m.mutated(Mutation::FinishWithoutAck) {
+    } else if m.does(Act::AckFinish) {
         ack(m, s, b, a, log);
     }
     // The source deletes the pull request's key, whoever put it last;
@@ -645,7 +640,7 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
         wrote_key(m, s, b, a);
         log.mark(Path::FinishKeyDone);
         log.say(|| "put the running key, marked done".into());
-    } else if !m.mutated(Mutation::KeyNotDeleted) {
+    } else if m.does(Act::DeleteKeyAtFinish) {
         s.keys[a as usize] = None;
         wrote_key(m, s, b, a);
         log.mark(Path::FinishKeyDeleted);
