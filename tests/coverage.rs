@@ -142,5 +142,22 @@ fn a_cut_exploration_is_inconclusive_and_a_bad_list_names_its_line() {
         stderr(&refused)
     );
     assert!(!dir.join("x.json").exists());
+
+    // A selection that leaves out every file walks nothing: refused, not
+    // reported as full coverage.
+    write_known(&dir, &[]);
+    let slow = Path::new(common::ROOT).join("scenarios/nightly-n3-k2.toml");
+    let none = common::command()
+        .current_dir(&dir)
+        .args(["check", "--coverage", "--skip-slow"])
+        .arg(slow)
+        .output()
+        .unwrap();
+    assert_eq!(code(&none), 2, "{}", stdout(&none));
+    assert!(
+        stderr(&none).contains("--skip-slow leaves out every selected scenario"),
+        "{}",
+        stderr(&none)
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

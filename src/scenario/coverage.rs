@@ -93,6 +93,10 @@ pub fn coverage_command(
         Ok(s) => s,
         Err(e) => return fail(e.to_string()),
     };
+    // A selection that leaves nothing to walk is a typo, not full coverage.
+    if let Err(e) = super::run::check_selection(&scenarios, selection) {
+        return fail(e);
+    }
     let mut designs: Vec<DesignCoverage> = Vec::new();
     let mut runs = 0;
     for scenario in &scenarios {
