@@ -7,6 +7,8 @@
 
 mod common;
 
+#[path = "add_a_design.rs"]
+mod add_a_design;
 #[path = "book.rs"]
 mod book;
 #[path = "bounds.rs"]
