@@ -22,17 +22,6 @@ const TREES: [&str; 4] = ["models/src", "sql/src", "nats/src", "src"];
 
 type Module = Vec<String>;
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The module a file defines: `a/b.rs` and `a/b/mod.rs` are `a::b`,
 /// `lib.rs` the crate root. `main.rs` is a crate of its own (it names the
 /// library as `slotcheck::`), so it has none here.
@@ -51,17 +40,6 @@ fn module_of(tree: &Path, file: &Path) -> Option<Module> {
         _ => {}
     }
     Some(module)
-}
-
-/// The code of a file without its line comments (the trees have no block
-/// comments).
-fn code(file: &Path) -> String {
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn is_ident(c: char) -> bool {
@@ -161,7 +139,7 @@ fn absolute(here: &[String], path: &[String]) -> Module {
 /// other through what they name, each file with the others it names.
 fn circles(tree: &Path) -> Vec<Vec<(PathBuf, Vec<PathBuf>)>> {
     let mut all = Vec::new();
-    files(tree, &mut all);
+    common::rust_files(tree, &mut all);
     let modules: BTreeMap<Module, PathBuf> = all
         .iter()
         .filter_map(|f| Some((module_of(tree, f)?, f.clone())))
@@ -170,7 +148,7 @@ fn circles(tree: &Path) -> Vec<Vec<(PathBuf, Vec<PathBuf>)>> {
     let mut names: BTreeMap<&PathBuf, BTreeSet<&PathBuf>> = BTreeMap::new();
     for (module, file) in &modules {
         let used = names.entry(file).or_default();
-        for path in named(module, &code(file)) {
+        for path in named(module, &common::code_without_comments(file)) {
             let landed = (0..=path.len())
                 .rev()
                 .find_map(|n| modules.get(&path[..n]))

@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Bottom up, as `src/lib.rs`'s module comment lists them.
 const ROOMS: [&str; 9] = [
@@ -22,33 +22,11 @@ const GENERIC: [&str; 6] = [
     "check", "report", "simulate", "mutate", "scenario", "validate",
 ];
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The room a file of `src/` belongs to (`src/simulate/swarm.rs`: simulate).
 fn room_of(src: &Path, file: &Path) -> Option<&'static str> {
     let first = file.strip_prefix(src).ok()?.components().next()?;
     let name = first.as_os_str().to_str()?.trim_end_matches(".rs");
     ROOMS.iter().copied().find(|&r| r == name)
-}
-
-/// The code of a file without its comments (line comments are enough: the
-/// code has no block comments).
-fn code(file: &Path) -> String {
-    std::fs::read_to_string(file)
-        .unwrap()
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The rooms a file's code names after `crate::` (in paths and in `use
@@ -78,7 +56,7 @@ fn rooms_used(code: &str) -> BTreeSet<&'static str> {
 fn each_room_uses_only_the_rooms_below_it() {
     let src = Path::new(common::ROOT).join("src");
     let mut all = Vec::new();
-    files(&src, &mut all);
+    common::rust_files(&src, &mut all);
     let mut wrong = Vec::new();
     let mut seen = BTreeSet::new();
     for file in &all {
@@ -87,7 +65,7 @@ fn each_room_uses_only_the_rooms_below_it() {
         };
         seen.insert(room);
         let rank = ROOMS.iter().position(|&r| r == room).unwrap();
-        for used in rooms_used(&code(file)) {
+        for used in rooms_used(&common::code_without_comments(file)) {
             let below = ROOMS.iter().position(|&r| r == used).unwrap();
             if below > rank {
                 wrong.push(format!("{} uses {used}", file.display()));
@@ -106,13 +84,13 @@ fn each_room_uses_only_the_rooms_below_it() {
 fn the_ground_rooms_use_no_other_room() {
     let src = Path::new(common::ROOT).join("src");
     let mut all = Vec::new();
-    files(&src, &mut all);
+    common::rust_files(&src, &mut all);
     let wrong: Vec<String> = all
         .iter()
         .filter(|f| room_of(&src, f).is_some_and(|r| GROUND.contains(&r)))
         .flat_map(|f| {
             let room = room_of(&src, f).unwrap();
-            rooms_used(&code(f))
+            rooms_used(&common::code_without_comments(f))
                 .into_iter()
                 .filter(move |&used| used != room)
                 .map(move |used| format!("{} uses {used}", f.display()))
@@ -125,7 +103,7 @@ fn the_ground_rooms_use_no_other_room() {
 fn no_generic_room_names_a_model() {
     let src = Path::new(common::ROOT).join("src");
     let mut all = Vec::new();
-    files(&src, &mut all);
+    common::rust_files(&src, &mut all);
     let mut named = Vec::new();
     for file in &all {
         if !room_of(&src, file).is_some_and(|r| GENERIC.contains(&r)) {
@@ -135,7 +113,7 @@ fn no_generic_room_names_a_model() {
         if file.file_name().is_some_and(|n| n == "tests.rs") {
             continue;
         }
-        let code = code(file);
+        let code = common::code_without_comments(file);
         let code = code.split("#[cfg(test)]\nmod tests {").next().unwrap_or("");
         for model in ["stovepipe", "link"] {
             for path in [

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use stateright::{Expectation, Model};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_slotcheck");
@@ -323,4 +323,27 @@ pub fn run_measuring_peak(limit: std::time::Duration, args: &[&str]) -> (Output,
         stderr: err.join().unwrap(),
     };
     (output, usage.maxrss as u64 * 1024)
+}
+
+/// Every `.rs` file under `dir`, into `out` (the source trees' import tests).
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a source file without its line comments (the trees have no
+/// block comments).
+pub fn code_without_comments(file: &Path) -> String {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
