@@ -31,7 +31,13 @@ pub const OWNER_KEYED_FENCED_CLAIM_DLQ_CANCELS: Design = Design {
 fn copy_tree(from: &Path, to: &Path) {
     let listed = Command::new("git")
         .current_dir(from)
-        .args(["ls-files", "--cached", "--others", "--exclude-standard", "-z"])
+        .args([
+            "ls-files",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "-z",
+        ])
         .output()
         .expect("git runs");
     assert!(listed.status.success());
@@ -103,7 +109,14 @@ fn adding_a_design_is_one_constant_and_a_bless() {
         root,
         &target,
         bin,
-        &["check", "--bless", "--skip-slow", "--design", NEW_DESIGN, "scenarios"],
+        &[
+            "check",
+            "--bless",
+            "--skip-slow",
+            "--design",
+            NEW_DESIGN,
+            "scenarios",
+        ],
     );
     assert_eq!(code, 0, "the bless runs:\n{out}");
     assert!(out.contains(&format!("[expect.{NEW_DESIGN}]")), "{out}");
@@ -120,7 +133,15 @@ fn adding_a_design_is_one_constant_and_a_bless() {
         root,
         &target,
         cargo,
-        &["test", "--release", "--offline", "-p", "slotcheck-sql", "--lib", "parts"],
+        &[
+            "test",
+            "--release",
+            "--offline",
+            "-p",
+            "slotcheck-sql",
+            "--lib",
+            "parts",
+        ],
     );
     assert_eq!(code, 0, "sql/ runs the new design unedited:\n{out}");
     std::fs::remove_dir_all(root).unwrap();

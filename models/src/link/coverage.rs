@@ -5,8 +5,8 @@
 //! from its switches; a test explores every design under every option and
 //! fault and fails on a mark the table does not list.
 
-pub use super::log::Path;
 use super::log::Log;
+pub use super::log::Path;
 use super::{Design, Link};
 use crate::walk;
 use std::collections::BTreeSet;

@@ -71,6 +71,10 @@ impl Log {
             marks: Some(Vec::new()),
         }
     }
+    /// Whether marks are kept: a mark that costs a search asks first.
+    pub fn is_marking(&self) -> bool {
+        self.marks.is_some()
+    }
     pub fn mark(&mut self, path: Path) {
         if let Some(marks) = &mut self.marks {
             marks.push(path);

@@ -71,7 +71,7 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
                 } else {
                     Path::TickRedelivers
                 });
-                if !heartbeats_due(builders, a as Ask).is_empty() {
+                if log.is_marking() && !heartbeats_due(builders, a as Ask).is_empty() {
                     log.mark(Path::TickBesideHeartbeat);
                 }
                 log.say(|| {
