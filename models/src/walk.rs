@@ -13,6 +13,14 @@ use std::hash::{Hash, Hasher};
 /// looks at the memory budget, past it by 5%.
 const SEEN_SHARDS: usize = 1024;
 
+/// A step taken: the state, the action, and where it went (the caller
+/// applies it with a log of its own).
+pub type Step<'a, M> = dyn FnMut(
+        &<M as stateright::Model>::State,
+        <M as stateright::Model>::Action,
+    ) -> <M as stateright::Model>::State
+    + 'a;
+
 /// Walks every reachable state of `model` and hands each of its steps to
 /// `step`, which returns where the step went: the model explored whole,
 /// under a budget (`go_on` is asked, with the states visited so far, every
@@ -20,7 +28,7 @@ const SEEN_SHARDS: usize = 1024;
 pub fn each_step_within<M: Packed>(
     model: &M,
     go_on: &mut dyn FnMut(usize) -> bool,
-    step: &mut dyn FnMut(&M::State, M::Action) -> M::State,
+    step: &mut Step<M>,
 ) -> Option<()> {
     // In shards, so that no one set's growth (a doubling) outruns the
     // memory budget between two looks at it; packed (exact, a few words
