@@ -102,7 +102,12 @@ fn adding_a_design_is_one_constant_and_a_bless() {
 
     // Before the bless the whole guard (no file named) refuses a design no
     // scenario expects.
-    let (code, out) = run(root, &target, bin, &["check", "--skip-slow"]);
+    let (code, out) = run(
+        root,
+        &target,
+        bin,
+        &["check", "--skip-slow", "--threads", "2"],
+    );
     assert_ne!(code, 0, "the guard refuses the unexpected design:\n{out}");
     assert!(out.contains(NEW_DESIGN), "{out}");
 
@@ -114,6 +119,8 @@ fn adding_a_design_is_one_constant_and_a_bless() {
             "check",
             "--bless",
             "--skip-slow",
+            "--threads",
+            "2",
             "--design",
             NEW_DESIGN,
             "scenarios",
@@ -122,10 +129,20 @@ fn adding_a_design_is_one_constant_and_a_bless() {
     assert_eq!(code, 0, "the bless runs:\n{out}");
     assert!(out.contains(&format!("[expect.{NEW_DESIGN}]")), "{out}");
 
-    let (code, out) = run(root, &target, bin, &["check", "--skip-slow"]);
+    let (code, out) = run(
+        root,
+        &target,
+        bin,
+        &["check", "--skip-slow", "--threads", "2"],
+    );
     assert_eq!(code, 0, "after the bless the guard passes:\n{out}");
 
-    let (code, out) = run(root, &target, bin, &["compare", "--quiet"]);
+    let (code, out) = run(
+        root,
+        &target,
+        bin,
+        &["compare", "--quiet", "--threads", "2"],
+    );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(NEW_DESIGN), "compare shows the design:\n{out}");
 
