@@ -2,8 +2,8 @@
 //! design's runs reach. A step marks each branch it takes (a take's read,
 //! what it decided and what its ack did are three), so a mark sits where
 //! the code branches; which marks a design has is the table below, read
-//! from its switches; a test explores every design under every option and
-//! fault and fails on a mark the table does not list.
+//! from its switches; a test explores every design under each option alone
+//! with every fault and fails on a mark the table does not list.
 
 use super::log::Log;
 pub use super::log::Path;
@@ -12,7 +12,7 @@ use crate::walk;
 use std::collections::BTreeSet;
 
 impl Path {
-    /// `read: fresh key of another -> drop`: the step and where it went.
+    /// `read: another's fresh key -> drop`: the step and where it went.
     pub fn name(self) -> &'static str {
         use Path::*;
         match self {
