@@ -143,6 +143,12 @@ fn a_cut_exploration_is_inconclusive_and_a_bad_list_names_its_line() {
     );
     assert!(!dir.join("x.json").exists());
 
+    // An entry for a design the run did not walk (`--design owner-keyed`)
+    // is not judged: it is neither reached nor missing.
+    write_known(&dir, &[("claim-first", "dlq: ack")]);
+    let other = coverage(&dir, &[]);
+    assert!(!stdout(&other).contains("stale"), "{}", stdout(&other));
+
     // A selection that leaves out every file walks nothing: refused, not
     // reported as full coverage.
     write_known(&dir, &[]);

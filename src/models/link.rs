@@ -312,10 +312,11 @@ impl ToolModel for Link {
         go_on: &mut dyn FnMut(usize) -> bool,
         reached: &mut std::collections::BTreeSet<String>,
     ) -> Option<()> {
-        let mut marks = std::collections::BTreeSet::new();
-        let done = coverage::reach_within(self, go_on, &mut marks);
-        reached.extend(marks.iter().map(|p| p.name().to_string()));
-        done
+        super::reach_by_name(
+            |marks| coverage::reach_within(self, go_on, marks),
+            |p| p.name().to_string(),
+            reached,
+        )
     }
 }
 

@@ -229,6 +229,19 @@ pub trait ToolModel:
     }
 }
 
+/// [`ToolModel::reach_within`] for a model whose marks are typed: the walk
+/// `reach` fills a set of marks, and their names go into `reached`.
+pub(crate) fn reach_by_name<P: Ord>(
+    reach: impl FnOnce(&mut std::collections::BTreeSet<P>) -> Option<()>,
+    name: impl Fn(&P) -> String,
+    reached: &mut std::collections::BTreeSet<String>,
+) -> Option<()> {
+    let mut marks = std::collections::BTreeSet::new();
+    let done = reach(&mut marks);
+    reached.extend(marks.iter().map(name));
+    done
+}
+
 // ---------------------------------------------------------------- registry
 
 /// Which model a command runs (`--model`).

@@ -371,10 +371,11 @@ impl ToolModel for Stovepipe {
         go_on: &mut dyn FnMut(usize) -> bool,
         reached: &mut std::collections::BTreeSet<String>,
     ) -> Option<()> {
-        let mut paths = std::collections::BTreeSet::new();
-        let done = coverage::reach_within(self, go_on, &mut paths);
-        reached.extend(paths.iter().map(coverage::Path::name));
-        done
+        super::reach_by_name(
+            |paths| coverage::reach_within(self, go_on, paths),
+            coverage::Path::name,
+            reached,
+        )
     }
 
     fn mutants_within(

@@ -138,6 +138,21 @@ pub fn coverage_command(
             .map(|k| k.why.clone())
     };
     // A listed path some design has and reaches: the list is out of date.
+    // A path no design has is judged only where the run walked the designs
+    // the entry names (all of its model's, for `*`): `--design` leaves the
+    // others' entries alone.
+    let judged = |k: &KnownPath| {
+        let walked = |name: &str| {
+            designs
+                .iter()
+                .any(|d| d.model == k.model && d.design == name)
+        };
+        if k.design == "*" {
+            selection.designs.is_empty() && designs.iter().any(|d| d.model == k.model)
+        } else {
+            walked(&k.design)
+        }
+    };
     let mut stale: Vec<String> = Vec::new();
     for k in &known {
         let reached_by: Vec<&str> = designs
@@ -156,7 +171,7 @@ pub fn coverage_command(
                 k.path,
                 reached_by.join(", ")
             ));
-        } else if !has_it && designs.iter().any(|d| d.model == k.model) {
+        } else if !has_it && judged(k) {
             stale.push(format!(
                 "{} {} `{}` is listed as unreached but no design of the run has that path",
                 k.model, k.design, k.path
@@ -214,7 +229,7 @@ pub fn coverage_command(
         let all: usize = designs.iter().map(|d| d.paths.len()).sum();
         let stale = match stale.len() {
             0 => String::new(),
-            n => format!(", {} stale", crate::report::count(n as u64, "known entry")),
+            n => format!(", {n} known entries stale"),
         };
         let cut = match designs.iter().filter(|d| !d.cut.is_empty()).count() {
             0 => String::new(),
