@@ -180,7 +180,7 @@ fn a_state_budget_cuts_the_run_and_only_undecided_verdicts_become_inconclusive()
 }
 
 #[test]
-fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
+fn one_two_and_three_threads_give_the_same_counts_verdicts_and_traces() {
     // Both fault kinds, small enough for a test, large enough for the two
     // threads to share work.
     let bounds = |crashes, stalls| Bounds {
@@ -205,24 +205,27 @@ fn one_and_two_threads_give_the_same_counts_verdicts_and_traces() {
                 },
             )
         };
-        let (one, two) = (run(1), run(2));
-        assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name);
-        assert_eq!(one.stats.states, two.stats.states, "{}", design.name);
-        // Levels are whole whatever the thread count: the same depth.
-        assert!(one.stats.depth.is_some());
-        assert_eq!(one.stats.depth, two.stats.depth);
-        for (a, b) in one.results.iter().zip(&two.results) {
-            assert_eq!(a.verdict, b.verdict, "{} {}", design.name, a.name);
-            let actions = |r: &slotcheck::check::PropertyResult<Stovepipe>| {
-                r.trace.as_ref().map(|t| t.actions.clone())
-            };
-            assert_eq!(
-                actions(a),
-                actions(b),
-                "{} {}: the same trace",
-                design.name,
-                a.name
-            );
+        let one = run(1);
+        // Two threads, and three: shards split unevenly between them.
+        for two in [run(2), run(3)] {
+            assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name);
+            assert_eq!(one.stats.states, two.stats.states, "{}", design.name);
+            // Levels are whole whatever the thread count: the same depth.
+            assert!(one.stats.depth.is_some());
+            assert_eq!(one.stats.depth, two.stats.depth);
+            for (a, b) in one.results.iter().zip(&two.results) {
+                assert_eq!(a.verdict, b.verdict, "{} {}", design.name, a.name);
+                let actions = |r: &slotcheck::check::PropertyResult<Stovepipe>| {
+                    r.trace.as_ref().map(|t| t.actions.clone())
+                };
+                assert_eq!(
+                    actions(a),
+                    actions(b),
+                    "{} {}: the same trace",
+                    design.name,
+                    a.name
+                );
+            }
         }
     }
 }

@@ -164,6 +164,20 @@ pub struct Stats {
     pub depth: Option<usize>,
     pub seconds: f64,
     pub cut: Option<Cut>,
+    pub phases: Phases,
+}
+
+/// Where a check's time went, by the search's phases (docs/checking.md):
+/// each level's expansion, the insertion of its new states, their
+/// numbering, and, with progress properties, the kept graph's steps; then
+/// the progress check's walk of that graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    pub expand: Duration,
+    pub insert: Duration,
+    pub number: Duration,
+    pub graph: Duration,
+    pub progress: Duration,
 }
 
 impl Stats {
@@ -301,8 +315,11 @@ where
         ..*limits
     };
     let mut searched = search::search(&model, &properties, &progress, limits, started);
+    let fair_from = Instant::now();
     let fair = (keep && searched.cut.is_none())
         .then(|| fair::find(&model, &progress, &searched, limits, started));
+    let mut phases = searched.phases;
+    phases.progress = fair_from.elapsed();
     searched.kept = None;
     let results = properties
         .iter()
@@ -363,6 +380,7 @@ where
             depth: Some(searched.depth),
             seconds: started.elapsed().as_secs_f64(),
             cut: searched.cut.or(fair_cut),
+            phases,
         },
     }
 }

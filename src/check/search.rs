@@ -27,9 +27,9 @@
 //! in the next level, so a level's steps are kept as fingerprints until the
 //! level after it is numbered (the table then keeps numbers too).
 
-use super::kept::Kept;
+use super::kept::{Kept, Part};
 use super::table::{fingerprint, Shard, Table, SHARDS};
-use super::{Cut, Limits};
+use super::{Cut, Limits, Phases};
 use crate::check::memory::resident_bytes;
 use crate::check::progress::{checker_line, Meter};
 use slotcheck_models::{Narrated, Packed, Progress};
@@ -62,6 +62,8 @@ pub(crate) struct Searched {
     /// Levels explored (the initial states are depth 1).
     pub depth: usize,
     pub cut: Option<Cut>,
+    /// Where the search's time went.
+    pub phases: Phases,
     /// Parents and actions of every state found, to rebuild paths; the
     /// first states are the initial ones, each with its index among them.
     parents: Vec<u32>,
@@ -80,6 +82,12 @@ struct ChunkSteps {
     counts: Vec<u32>,
     fingerprints: Vec<u64>,
     stutters: Vec<u32>,
+}
+
+/// The time since `clock`, which moves on to now.
+fn lap(clock: &mut Instant) -> Duration {
+    let now = Instant::now();
+    now - std::mem::replace(clock, now)
 }
 
 /// Whether `state` is a discovery for `property`: it breaks an `always`, or
@@ -190,6 +198,43 @@ fn owes<M: Narrated>(progress: &[Progress<M>], model: &M, state: &M::State) -> b
     progress.iter().any(|p| (p.pending)(model, state) != 0)
 }
 
+/// Where the first `r` keys of the merged lists end in each list (list
+/// `g`'s `i`th key is `key_at(g, i)`): each list is sorted, and no key is
+/// in two of them.
+fn co_rank(lens: &[usize], key_at: &impl Fn(usize, usize) -> u64, r: usize) -> Vec<usize> {
+    let upto = |v: u64| -> Vec<usize> {
+        lens.iter()
+            .enumerate()
+            .map(|(g, &len)| {
+                let (mut a, mut b) = (0, len);
+                while a < b {
+                    let m = a + (b - a) / 2;
+                    if key_at(g, m) <= v {
+                        a = m + 1;
+                    } else {
+                        b = m;
+                    }
+                }
+                a
+            })
+            .collect()
+    };
+    if r == 0 {
+        return vec![0; lens.len()];
+    }
+    // The least key with `r` keys at most it: the `r`th key.
+    let (mut lo, mut hi) = (0u64, u64::MAX);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if upto(mid).iter().sum::<usize>() >= r {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    upto(lo)
+}
+
 /// `progress` (none: no graph kept) is what the progress check will judge.
 pub(crate) fn search<M>(
     model: &M,
@@ -229,6 +274,7 @@ where
     let mut roots: Vec<u32> = Vec::new();
     let mut found: Vec<Option<Discovery>> = vec![None; properties.len()];
     let mut kept = keep.then(Kept::default);
+    let mut phases = Phases::default();
 
     // Level 1: the initial states, in their order.
     let mut frontier: Vec<u64> = Vec::new();
@@ -272,6 +318,7 @@ where
         let next_chunk = AtomicUsize::new(0);
         let unique_so_far = table.len();
 
+        let mut clock = Instant::now();
         // 1. Expand, every thread reading the table.
         let mut expansions: Vec<Expansion> = std::thread::scope(|scope| {
             let expand = |meter: Option<&mut Meter>| {
@@ -285,6 +332,11 @@ where
                 let mut actions = Vec::new();
                 let mut words = vec![0u64; k];
                 let mut memory_at = Instant::now();
+                // Without a state budget, a chunk's states are counted once
+                // at its end: a shared counter written every state keeps its
+                // cache line moving between the threads.
+                let exact_count = budget.max_states.is_some();
+                let mut taken = 0usize;
                 loop {
                     let chunk = next_chunk.fetch_add(1, Ordering::Relaxed);
                     let from = chunk * CHUNK;
@@ -306,7 +358,9 @@ where
                     'states: for i in from..(from + CHUNK).min(level_len) {
                         let state = model.unpack(&frontier[i * k..(i + 1) * k]);
                         model.actions(&state, &mut actions);
-                        if !budget.take_states(actions.len()) {
+                        if !exact_count {
+                            taken += actions.len();
+                        } else if !budget.take_states(actions.len()) {
                             break;
                         }
                         // The progress check's part: whether the state owes
@@ -373,6 +427,9 @@ where
                         }
                     }
                     mine.steps.extend(steps);
+                    budget
+                        .generated
+                        .fetch_add(std::mem::take(&mut taken), Ordering::Relaxed);
                     if let Some(meter) = meter.as_deref_mut() {
                         meter.tick(|elapsed| {
                             checker_line(
@@ -416,6 +473,7 @@ where
             .collect();
         level_steps.sort_unstable_by_key(|c| c.chunk);
 
+        phases.expand += lap(&mut clock);
         // 2. Insert, each group of shards by one thread, in key order.
         // The new states' lists are at most the candidates' size, and the
         // candidates are freed only once inserted.
@@ -479,6 +537,7 @@ where
             })
         };
 
+        phases.insert += lap(&mut clock);
         // 3. Number the new states in key order: the next level.
         let head = 1 + usize::from(keep);
         let record = k + head;
@@ -495,27 +554,86 @@ where
         if budget.stopped() {
             break;
         }
-        parents.reserve(total);
-        via.reserve(total);
-        let mut next_frontier = Vec::with_capacity(total * k);
-        let mut at = vec![0usize; new_states.len()];
+        let numbered_from = parents.len();
+        parents.resize(numbered_from + total, 0);
+        via.resize(numbered_from + total, 0);
+        let mut next_frontier = vec![0u64; total * k];
         let expanded_from = level_start;
         level_start += level_len;
-        loop {
-            let next = (0..new_states.len())
-                .filter(|&g| at[g] < new_states[g].len())
-                .min_by_key(|&g| new_states[g][at[g]]);
-            let Some(g) = next else { break };
-            let key = new_states[g][at[g]];
-            if keep {
-                table.set_number(new_states[g][at[g] + 1], parents.len() as u32);
+        let key_at = |g: usize, i: usize| new_states[g][i * record];
+        let lens: Vec<usize> = new_states.iter().map(|n| n.len() / record).collect();
+        // Each thread writes one run of the next level, the runs cut where
+        // the merged order reaches a thread's share.
+        let cuts: Vec<Vec<usize>> = (0..=threads)
+            .map(|t| co_rank(&lens, &key_at, total * t / threads))
+            .collect();
+        let merge_run = |t: usize, parents: &mut [u32], via: &mut [u8], frontier: &mut [u64]| {
+            let (mut at, end) = (cuts[t].clone(), &cuts[t + 1]);
+            for n in 0..parents.len() {
+                let g = (0..lens.len())
+                    .filter(|&g| at[g] < end[g])
+                    .min_by_key(|&g| key_at(g, at[g]))
+                    .expect("a run's states are in its lists");
+                let r = &new_states[g][at[g] * record..(at[g] + 1) * record];
+                parents[n] = u32::try_from(r[0] >> 8).expect("at most 2^32 states");
+                via[n] = r[0] as u8;
+                frontier[n * k..(n + 1) * k].copy_from_slice(&r[head..]);
+                at[g] += 1;
             }
-            parents.push(u32::try_from(key >> 8).expect("at most 2^32 states"));
-            via.push(key as u8);
-            next_frontier.extend_from_slice(&new_states[g][at[g] + head..at[g] + record]);
-            at[g] += record;
+        };
+        // With progress, each group numbers its own states in its own
+        // shards: a state's number is its rank among every group's keys.
+        let number_group = |g: usize, shards: &mut [Shard]| {
+            let mut others = vec![0usize; lens.len()];
+            for i in 0..lens[g] {
+                let key = key_at(g, i);
+                let mut rank = i;
+                for (h, at) in others.iter_mut().enumerate().filter(|&(h, _)| h != g) {
+                    while *at < lens[h] && key_at(h, *at) < key {
+                        *at += 1;
+                    }
+                    rank += *at;
+                }
+                let fp = new_states[g][i * record + 1];
+                shards[Table::shard_of(fp) % per_group].set_number(
+                    fp,
+                    u32::try_from(numbered_from + rank).expect("at most 2^32 states"),
+                );
+            }
+        };
+        {
+            let mut runs = Vec::new();
+            let (mut p, mut v, mut f) = (
+                &mut parents[numbered_from..],
+                &mut via[numbered_from..],
+                &mut next_frontier[..],
+            );
+            for t in 0..threads {
+                let n = cuts[t + 1].iter().sum::<usize>() - cuts[t].iter().sum::<usize>();
+                let (p0, p1) = p.split_at_mut(n);
+                let (v0, v1) = v.split_at_mut(n);
+                let (f0, f1) = f.split_at_mut(n * k);
+                runs.push((t, p0, v0, f0));
+                (p, v, f) = (p1, v1, f1);
+            }
+            std::thread::scope(|scope| {
+                if keep {
+                    for (g, shards) in table.shards.chunks_mut(per_group).enumerate() {
+                        scope.spawn(move || number_group(g, shards));
+                    }
+                }
+                let mut runs = runs.into_iter();
+                let own = runs.next();
+                for (t, p, v, f) in runs {
+                    scope.spawn(move || merge_run(t, p, v, f));
+                }
+                if let Some((t, p, v, f)) = own {
+                    merge_run(t, p, v, f);
+                }
+            });
         }
         drop(new_states);
+        phases.number += lap(&mut clock);
         // Every step of the level just expanded now leads to a numbered state.
         if let Some(kept) = kept.as_mut() {
             let states = level_steps.iter().map(|c| c.owing.len()).sum();
@@ -525,25 +643,59 @@ where
                 break;
             }
             kept.reserve_level(states, steps);
+            // Each thread encodes a run of consecutive chunks (about as many
+            // steps each), its steps looked up in the table; the runs are
+            // appended in order.
+            let share = steps.div_ceil(threads).max(1);
+            let mut runs: Vec<Vec<ChunkSteps>> = vec![Vec::new()];
+            let mut in_run = 0usize;
             for chunk in level_steps {
-                let base = (expanded_from + chunk.chunk * CHUNK) as u32;
-                let mut at = 0usize;
-                for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
-                    let fps = &chunk.fingerprints[at..at + count as usize];
-                    at += count as usize;
-                    kept.push(
-                        owing,
-                        fps.iter().map(|&fp| {
-                            table
-                                .number(fp)
-                                .expect("every step leads to a numbered state")
-                        }),
-                    );
+                if in_run >= share {
+                    runs.push(Vec::new());
+                    in_run = 0;
                 }
-                kept.stutters
-                    .extend(chunk.stutters.into_iter().map(|i| base + i));
+                in_run += chunk.fingerprints.len();
+                runs.last_mut().expect("a run").push(chunk);
+            }
+            let table = &table;
+            let encode = move |run: Vec<ChunkSteps>| {
+                let first = run.first().map_or(0, |c| expanded_from + c.chunk * CHUNK);
+                let mut part = Part::new(first);
+                let mut stutters = Vec::new();
+                for chunk in run {
+                    let base = (expanded_from + chunk.chunk * CHUNK) as u32;
+                    let mut at = 0usize;
+                    for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
+                        let fps = &chunk.fingerprints[at..at + count as usize];
+                        at += count as usize;
+                        part.push(
+                            owing,
+                            fps.iter().map(|&fp| {
+                                table
+                                    .number(fp)
+                                    .expect("every step leads to a numbered state")
+                            }),
+                        );
+                    }
+                    stutters.extend(chunk.stutters.into_iter().map(|i| base + i));
+                }
+                (part, stutters)
+            };
+            let parts: Vec<(Part, Vec<u32>)> = std::thread::scope(|scope| {
+                let mut runs = runs.into_iter();
+                let own = runs.next().map(|r| scope.spawn(move || encode(r)));
+                let rest: Vec<_> = runs.map(|r| scope.spawn(move || encode(r))).collect();
+                own.into_iter()
+                    .chain(rest)
+                    .map(|h| h.join().expect("an encoding thread"))
+                    .collect()
+            });
+            for (part, stutters) in parts {
+                kept.append(part);
+                kept.stutters.extend(stutters);
             }
         }
+        phases.graph += lap(&mut clock);
         frontier = next_frontier;
         if !frontier.is_empty() {
             depth += 1;
@@ -557,6 +709,7 @@ where
         unique: table.len(),
         depth,
         cut: budget.cut(),
+        phases,
         parents,
         via,
         roots,

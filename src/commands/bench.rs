@@ -7,13 +7,13 @@
 
 use crate::check::budget::cancelled;
 use crate::check::memory::{peak_bytes, reset_peak};
-use crate::check::{check, Limits, Verdict};
+use crate::check::{check, Limits, Phases, Verdict};
 use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
 use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
 use crate::report::bench::{
-    BenchReport, CommandOvershoot, MutateFigures, ProgressCost, SearchFigures, SearchOvershoot,
-    ValidateFigures, ValidateLinkFigures,
+    BenchReport, CommandOvershoot, MutateFigures, PhaseSeconds, ProgressCost, SearchFigures,
+    SearchOvershoot, ValidateFigures, ValidateLinkFigures,
 };
 use slotcheck_models::link::{design_named as link_design, Bounds as LinkBounds, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
@@ -57,6 +57,7 @@ pub fn matrix(large: bool) -> Vec<(&'static str, Bounds, &'static [usize])> {
 }
 
 pub struct Measurement {
+    pub phases: Phases,
     pub bounds: &'static str,
     pub design: &'static str,
     pub threads: usize,
@@ -144,6 +145,7 @@ where
         bytes_per_state: peak.map(|b| b as f64 / outcome.stats.unique.max(1) as f64),
         seconds: outcome.stats.seconds,
         first_violation,
+        phases: outcome.stats.phases,
     }
 }
 
@@ -368,6 +370,13 @@ fn figures_of(m: &Measurement) -> SearchFigures {
         states_per_second: m.states_per_second.round(),
         threads: m.threads,
         unique: m.unique,
+        phases: PhaseSeconds {
+            expand: round(m.phases.expand.as_secs_f64(), 3),
+            graph: round(m.phases.graph.as_secs_f64(), 3),
+            insert: round(m.phases.insert.as_secs_f64(), 3),
+            number: round(m.phases.number.as_secs_f64(), 3),
+            progress: round(m.phases.progress.as_secs_f64(), 3),
+        },
     }
 }
 

@@ -57,6 +57,21 @@ pub struct SearchFigures {
     pub states_per_second: f64,
     pub threads: usize,
     pub unique: usize,
+    /// Where the seconds went, by the search's phases.
+    pub phases: PhaseSeconds,
+}
+
+/// A search's seconds by phase (docs/checking.md, "Where the time goes"),
+/// each to 0.001: a level's expansion, the insertion of its new states,
+/// their numbering, the kept graph's steps (progress properties only), and
+/// the progress check's walk.
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub struct PhaseSeconds {
+    pub expand: f64,
+    pub graph: f64,
+    pub insert: f64,
+    pub number: f64,
+    pub progress: f64,
 }
 
 /// One design on named bounds checked twice, one run after the other: its
@@ -163,6 +178,49 @@ pub struct ValidateLinkFigures {
 }
 
 impl BenchReport {
+    /// Where the time goes on the rows searched with one thread and two:
+    /// each phase's seconds, and what is left (replaying traces, telling
+    /// verdicts).
+    fn phases_text(&self) -> String {
+        let mut table = TextTable::new(vec![
+            Column::left("bounds").at_least(11),
+            Column::left("design"),
+            Column::right("t"),
+            Column::right("expand"),
+            Column::right("insert"),
+            Column::right("number"),
+            Column::right("graph"),
+            Column::right("progress"),
+            Column::right("other"),
+        ]);
+        let paired = |m: &&SearchFigures| {
+            self.checks
+                .iter()
+                .any(|o| o.threads != m.threads && o.bounds == m.bounds && o.design == m.design)
+        };
+        for m in self.checks.iter().filter(paired) {
+            let p = &m.phases;
+            let phases = [p.expand, p.insert, p.number, p.graph, p.progress];
+            let other = m.seconds - phases.iter().sum::<f64>();
+            let mut row = vec![
+                m.bounds.as_str().into(),
+                m.design.as_str().into(),
+                m.threads.to_string().into(),
+            ];
+            row.extend(
+                phases
+                    .iter()
+                    .chain([&other])
+                    .map(|s| format!("{s:.2}").into()),
+            );
+            table.row(row);
+        }
+        format!(
+            "\nwhere the time goes (seconds; docs/checking.md):\n{}",
+            table.render(Style::plain())
+        )
+    }
+
     /// The text `slotcheck bench` prints: the searches' table, its legend,
     /// the speed-ups of two threads, then a line per other measurement.
     pub fn text(&self) -> String {
@@ -220,6 +278,7 @@ impl BenchReport {
                 "two threads against one: {}\n",
                 speedups.join("; ")
             ));
+            out.push_str(&self.phases_text());
         }
         for t in &self.timeout {
             out.push_str(&format!(
