@@ -163,17 +163,7 @@ fn whole(measure: impl FnOnce() -> Measurement) -> Option<Measurement> {
 /// change the figures beyond a poll every few milliseconds). After a
 /// signal, the rows measured whole before it.
 pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
-    let mut rows = Vec::new();
-    for (name, bounds, threads) in matrix(large) {
-        for design in DESIGNS {
-            for &threads in threads {
-                let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
-                rows.extend(whole(|| {
-                    measure_one(name, design, model, threads, progress)
-                }));
-            }
-        }
-    }
+    let mut rows = measure_rows(matrix(large), &DESIGNS, progress);
     for (name, bounds, designs, threads) in link_matrix(large) {
         for &design in designs {
             for &threads in threads {
@@ -186,6 +176,37 @@ pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
     }
     rows
 }
+
+/// The stovepipe rows of `matrix`: each design on each bounds, with each
+/// of its thread counts.
+fn measure_rows(
+    matrix: Vec<(&'static str, Bounds, &'static [usize])>,
+    designs: &[&'static str],
+    progress: bool,
+) -> Vec<Measurement> {
+    let mut rows = Vec::new();
+    for (name, bounds, threads) in matrix {
+        for &design in designs {
+            for &threads in threads {
+                let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
+                rows.extend(whole(|| {
+                    measure_one(name, design, model, threads, progress)
+                }));
+            }
+        }
+    }
+    rows
+}
+
+/// The bounds `--scaling` measures: the large matrix's two-slot row, for
+/// the source's three designs and the recommended one.
+const SCALING: &str = "N3 K2 c2 s1";
+const SCALING_DESIGNS: [&str; 4] = [
+    "claim-first",
+    "fail-open",
+    "owner-keyed",
+    "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
+];
 
 /// `--quick`: the matrix's first bounds alone.
 fn measure_quick(progress: bool) -> Vec<Measurement> {
@@ -490,6 +511,7 @@ pub fn run(
     large: bool,
     quick: bool,
     progress_only: bool,
+    scaling: bool,
     as_json: bool,
     progress: bool,
 ) -> Result<u8, String> {
@@ -513,6 +535,32 @@ pub fn run(
             for c in &costs {
                 print!("{}", c.line());
             }
+        }
+        return Ok(if cancelled() { 3 } else { 0 });
+    }
+    if scaling {
+        let rows = measure_rows(
+            matrix(true)
+                .into_iter()
+                .filter(|(name, ..)| *name == SCALING)
+                .collect(),
+            &SCALING_DESIGNS,
+            progress,
+        );
+        let report = BenchReport {
+            checks: rows.iter().map(figures_of).collect(),
+            stopped: cancelled().then(|| {
+                "a signal (SIGINT or SIGTERM) stopped the bench: the rows above are whole, the ones not shown were not measured".to_string()
+            }),
+            ..BenchReport::default()
+        };
+        if as_json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).expect("a report is JSON")
+            );
+        } else {
+            print!("{}{}", report.text(), report.phases_text());
         }
         return Ok(if cancelled() { 3 } else { 0 });
     }

@@ -168,6 +168,11 @@ struct BenchArgs {
     /// and sometimes properties alone, then with every property (about a minute).
     #[arg(long, conflicts_with_all = ["large", "quick"])]
     progress_cost: bool,
+    /// Only how the search scales: the two-slot bounds (N 3, K 2, two crashes, a stall) for
+    /// the four designs, with one thread and two, and where the time goes in each run (about
+    /// ten minutes).
+    #[arg(long, conflicts_with_all = ["large", "quick", "progress_cost"])]
+    scaling: bool,
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
     quiet: bool,
@@ -251,6 +256,7 @@ pub fn run() -> ExitCode {
             args.large,
             args.quick,
             args.progress_cost,
+            args.scaling,
             args.json,
             crate::check::progress::wanted(args.quiet),
         ),

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Everything `slotcheck bench` measured (`bench --json`).
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct BenchReport {
     /// One exhaustive search a row: bounds, design, threads.
     pub checks: Vec<SearchFigures>,
@@ -178,10 +178,10 @@ pub struct ValidateLinkFigures {
 }
 
 impl BenchReport {
-    /// Where the time goes on the rows searched with one thread and two:
-    /// each phase's seconds, and what is left (replaying traces, telling
-    /// verdicts).
-    fn phases_text(&self) -> String {
+    /// Where the time goes on the rows searched with one thread and two
+    /// (`bench --scaling`): each phase's seconds, and what is left
+    /// (replaying traces, telling verdicts).
+    pub fn phases_text(&self) -> String {
         let mut table = TextTable::new(vec![
             Column::left("bounds").at_least(11),
             Column::left("design"),
@@ -278,7 +278,6 @@ impl BenchReport {
                 "two threads against one: {}\n",
                 speedups.join("; ")
             ));
-            out.push_str(&self.phases_text());
         }
         for t in &self.timeout {
             out.push_str(&format!(
