@@ -331,6 +331,8 @@ where
                 };
                 let mut actions = Vec::new();
                 let mut words = vec![0u64; k];
+                let mut succ = Vec::new();
+                let mut succ_words = Vec::new();
                 let mut memory_at = Instant::now();
                 // Without a state budget, a chunk's states are counted once
                 // at its end: a shared counter written every state keeps its
@@ -379,13 +381,26 @@ where
                             Some(steps)
                         });
                         let parent = (level_start + i) as u64;
+                        // Every successor first, then one look at each's
+                        // place in the table, the loads independent of each
+                        // other so that their cache misses overlap (the
+                        // table's look is most of a search's time).
+                        succ.clear();
+                        succ_words.clear();
                         for (j, action) in actions.drain(..).enumerate() {
                             let Some(next) = model.next_state(&state, action) else {
                                 continue;
                             };
                             words.fill(0);
                             model.pack(&next, &mut words);
-                            let fp = fingerprint(&words);
+                            succ.push((j, fingerprint(&words), next));
+                            succ_words.extend_from_slice(&words);
+                        }
+                        std::hint::black_box(
+                            succ.iter().fold(0, |x, (_, fp, _)| x ^ table.peek(*fp)),
+                        );
+                        for (n, (j, fp, next)) in succ.drain(..).enumerate() {
+                            let words = &succ_words[n * k..(n + 1) * k];
                             if let Some(steps) = kept_steps.as_mut() {
                                 steps.fingerprints.push(fp);
                                 *steps.counts.last_mut().expect("this state's count") += 1;
@@ -423,7 +438,7 @@ where
                             }
                             bucket.push(key);
                             bucket.push(fp);
-                            bucket.extend_from_slice(&words);
+                            bucket.extend_from_slice(words);
                         }
                     }
                     mine.steps.extend(steps);

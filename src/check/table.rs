@@ -57,6 +57,20 @@ impl Shard {
         self.find(fp).is_some()
     }
 
+    /// The slot where a look for `fp` starts (0 in an empty shard): read
+    /// ahead of the look, to bring it into the cache.
+    pub fn peek(&self, fp: u64) -> u64 {
+        self.slots.get(self.index_or_zero(fp)).copied().unwrap_or(0)
+    }
+
+    fn index_or_zero(&self, fp: u64) -> usize {
+        if self.slots.is_empty() {
+            0
+        } else {
+            self.index(fp)
+        }
+    }
+
     /// The slot holding `fp`.
     fn find(&self, fp: u64) -> Option<usize> {
         if self.slots.is_empty() {
@@ -181,6 +195,11 @@ impl Table {
 
     pub fn contains(&self, fp: u64) -> bool {
         self.shards[Self::shard_of(fp)].contains(fp)
+    }
+
+    /// See [`Shard::peek`].
+    pub fn peek(&self, fp: u64) -> u64 {
+        self.shards[Self::shard_of(fp)].peek(fp)
     }
 
     pub fn insert(&mut self, fp: u64) -> bool {
