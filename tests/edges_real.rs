@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 const TRACE: &str = "nats/tests/traces/after-1649-lost-ack-rebuild.itf.json";
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("edges-real", name)
 }
 
