@@ -286,7 +286,9 @@ fn a_failed_mariadb_start_leaves_no_folder() {
 )]
 fn ctrl_c_to_the_group_stops_live_on_mariadb_keeps_its_log_and_its_server_goes() {
     let tmp = scratch("live-mariadb-int");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("live-mariadb-int-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -328,7 +330,9 @@ fn postgres_ready(tmp: &Path) -> bool {
 )]
 fn ctrl_c_to_the_group_stops_live_on_postgres_keeps_its_log_and_its_server_goes() {
     let tmp = scratch("live-postgres-int");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("live-postgres-int-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -378,7 +382,9 @@ fn sigterm_while_postgres_starts_leaves_nothing() {
 #[test]
 fn sigterm_to_the_group_stops_live_on_sqlite_and_keeps_what_it_decided() {
     let tmp = scratch("live-sqlite-term");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("live-sqlite-term-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -404,7 +410,9 @@ fn sigterm_to_the_group_stops_live_on_sqlite_and_keeps_what_it_decided() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn ctrl_c_to_the_group_stops_replay_on_nats_with_its_log_and_its_server_goes() {
     let tmp = scratch("replay-nats-int");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("replay-nats-int-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -967,7 +975,9 @@ fn a_lost_port_race_is_named_with_the_connection() {
         .unwrap_or_else(|| PathBuf::from("nats-server"));
     // Another program takes the port first (answering one connection as
     // HTTP would), then the real server starts on it and cannot listen.
-    let script = tmp.with_extension("sh");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("port-race-script");
+    let script = beside.join("nats-server.sh");
     std::fs::write(
         &script,
         format!(
