@@ -443,8 +443,7 @@ fn invalid(name: &str, text: &str) -> String {
         "nothing ran: {}",
         stdout(&output)
     );
-    let err = stderr(&output);
-    err
+    stderr(&output)
 }
 
 /// The error line names `broken.toml:LINE:COLUMN` and the field.
