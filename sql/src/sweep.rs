@@ -8,10 +8,11 @@ use std::path::Path;
 /// Removes the folders beside `dir` (a private folder
 /// `slotcheck-<kind>-<pid>-<n>` about to be made) of the same kind whose
 /// process is gone. A run's folders go when it ends, by its drops or by its
-/// watchdog; a process group killed whole (SIGKILL to a session or a CI job)
-/// runs neither, and its folders stayed for good. A folder whose process
-/// lives, of another kind, or named otherwise than exactly so is never
-/// touched; nor is anything when /proc cannot say which processes live.
+/// watchdog; a session or a CI job killed whole (SIGKILL to every process,
+/// the watchdog too) runs neither, and its folders stayed for good. A
+/// folder whose process lives, of another kind, or named otherwise than
+/// exactly so is never touched; nor is anything when /proc cannot say
+/// which processes live.
 pub(crate) fn sweep_beside(dir: &Path) {
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name().and_then(|n| n.to_str()))
     else {
