@@ -162,5 +162,4 @@ fn adding_a_design_is_one_constant_and_a_bless() {
         ],
     );
     assert_eq!(code, 0, "sql/ runs the new design unedited:\n{out}");
-    std::fs::remove_dir_all(root).unwrap();
 }

@@ -11,7 +11,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ fn slotcheck() -> Command {
     common::command()
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("browser", name)
 }
 
@@ -145,7 +145,6 @@ fn the_html_report_shows_the_verdict_table_and_the_diagrams_in_chromium() {
         dom.contains(">worker 1</text>"),
         "a diagram's lane is drawn"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -197,7 +196,6 @@ fn the_scenario_report_shows_a_verdict_cell_and_a_diagram_in_chromium() {
         dom.contains(">b2</text>"),
         "a diagram's builder lane is drawn"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -239,7 +237,6 @@ fn the_svg_diagram_is_a_document_chromium_renders_without_errors() {
     );
     assert!(dom.contains("<svg"));
     assert!(dom.contains("no-wedge: claim-first, 8 steps"));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// What `script` measures in the page `html` laid out in a window 1400 px
@@ -340,7 +337,6 @@ fn a_wide_diagram_reads_at_1400_px_with_its_lane_headers_in_view() {
         measured(&text, "after").abs() <= 2.0 && measured(&text, "before").abs() <= 2.0,
         "the lane headers stay at the top of the box while it scrolls: {text}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -391,7 +387,6 @@ fn a_scenarios_expected_violation_is_not_painted_as_a_failure_in_chromium() {
     assert_eq!(colour("violated"), colour("holds"), "{text}");
     assert_eq!(colour("holds"), "rgb(227,246,227)", "{text}");
     assert_eq!(measured(&text, "regressions"), 0.0, "{text}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// `slotcheck explore` on a free port, stopped when dropped.
@@ -495,7 +490,6 @@ fn chromium_loads_the_explorer() {
         "the status was fetched"
     );
     assert!(dom.contains("client: R1 arrives"), "the path was fetched");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -552,7 +546,6 @@ fn a_folded_story_of_the_scenario_report_is_drawn_when_opened_in_chromium() {
         !folded.contains("<svg"),
         "a story not opened is not drawn: {folded}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// A long note on the diagram's last lane (issue 32, item 22): the
@@ -654,5 +647,4 @@ fn the_explorers_diagram_keeps_a_long_note_inside_its_box_and_its_edge() {
         measured(text, "edge") <= 0.0,
         "no text runs past the diagram's right edge: {text}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

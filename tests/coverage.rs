@@ -98,7 +98,6 @@ fn an_unreached_path_fails_until_it_is_listed_and_a_listed_path_reached_fails_ag
         "{}",
         stdout(&out_of_date)
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -165,5 +164,4 @@ fn a_cut_exploration_is_inconclusive_and_a_bad_list_names_its_line() {
         "{}",
         stderr(&none)
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -266,6 +266,5 @@ fn a_circle_through_three_files_is_found() {
                 .collect()
         })
         .collect();
-    std::fs::remove_dir_all(&tree).unwrap();
     assert_eq!(found, [["a/b.rs", "a/mod.rs", "c.rs"]]);
 }

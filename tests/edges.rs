@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("edges", name)
 }
 
@@ -73,7 +73,6 @@ fn json_never_takes_the_scenario_path_as_its_file() {
     let scenarios = report["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 1, "only the file given was run");
     assert_eq!(scenarios[0]["id"], "SP-OCT-003");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -113,7 +112,6 @@ fn an_output_that_is_an_input_or_another_output_is_refused() {
         "{}",
         stderr(&output)
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -181,7 +179,6 @@ fn json_out_writes_the_report_and_the_text_is_still_printed() {
     assert!(stdout(&output).contains("slotcheck simulate: stovepipe"));
     let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["runs"], 10);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 // ---------------------------------------------------------------- item 2
@@ -235,7 +232,6 @@ fn every_trace_check_out_writes_for_every_design_of_both_models_replays() {
         assert!(replayed.violates, "{}: {}", trace.display(), replayed.text);
         assert!(!replayed.text.contains("note:"), "{}", replayed.text);
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 // ---------------------------------------------------------------- item 3
@@ -311,7 +307,6 @@ fn a_directory_given_as_a_file_is_named_and_leaves_no_temporary_file() {
     let output = slotcheck(&["check", "scenarios/SP-OCT-003.toml", "--junit", path]);
     assert_eq!(code(&output), 2);
     assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -362,7 +357,6 @@ fn a_write_that_fails_after_the_run_still_prints_the_results() {
         stdout(&output)
     );
     assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 // ---------------------------------------------------------------- item 5
@@ -448,7 +442,6 @@ fn a_corrupted_trace_is_a_bad_file() {
         );
         assert!(!stdout(&output).contains("no longer violated"), "{name}");
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 // ---------------------------------------------------------------- item 7
@@ -483,7 +476,6 @@ fn filters_that_select_nothing_are_usage_errors() {
         "{}",
         stderr(&output)
     );
-    std::fs::remove_dir_all(dir).unwrap();
     for (args, says) in [
         (
             vec!["check", "--only", "SP-OCT-003", "--design", "before-1649"],
@@ -649,7 +641,6 @@ fn explore_refuses_a_trace_of_other_bounds() {
         "{}",
         stderr(&output)
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 // ---------------------------------------------------------------- item 10
@@ -705,7 +696,6 @@ fn a_bound_out_of_its_type_names_the_field_the_range_and_the_value() {
         "{err}"
     );
     assert!(!err.contains("u8"), "{err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -727,7 +717,6 @@ fn a_duplicate_id_names_both_files_and_lines() {
         "{err}"
     );
     assert!(err.contains(&format!("a.toml:{line}:6")), "{err}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// `--timeout` is one promise for the whole command: every design of a

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 const TRACE: &str = "nats/tests/traces/after-1649-lost-ack-rebuild.itf.json";
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("edges-real", name)
 }
 
@@ -286,7 +286,9 @@ fn a_failed_mariadb_start_leaves_no_folder() {
 )]
 fn ctrl_c_to_the_group_stops_live_on_mariadb_keeps_its_log_and_its_server_goes() {
     let tmp = scratch("live-mariadb-int");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("live-mariadb-int-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -328,7 +330,9 @@ fn postgres_ready(tmp: &Path) -> bool {
 )]
 fn ctrl_c_to_the_group_stops_live_on_postgres_keeps_its_log_and_its_server_goes() {
     let tmp = scratch("live-postgres-int");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("live-postgres-int-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -378,7 +382,9 @@ fn sigterm_while_postgres_starts_leaves_nothing() {
 #[test]
 fn sigterm_to_the_group_stops_live_on_sqlite_and_keeps_what_it_decided() {
     let tmp = scratch("live-sqlite-term");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("live-sqlite-term-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -404,7 +410,9 @@ fn sigterm_to_the_group_stops_live_on_sqlite_and_keeps_what_it_decided() {
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn ctrl_c_to_the_group_stops_replay_on_nats_with_its_log_and_its_server_goes() {
     let tmp = scratch("replay-nats-int");
-    let log = tmp.with_extension("ndjson");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("replay-nats-int-log");
+    let log = beside.join("log.ndjson");
     let child = spawn(
         &tmp,
         &[
@@ -967,7 +975,9 @@ fn a_lost_port_race_is_named_with_the_connection() {
         .unwrap_or_else(|| PathBuf::from("nats-server"));
     // Another program takes the port first (answering one connection as
     // HTTP would), then the real server starts on it and cannot listen.
-    let script = tmp.with_extension("sh");
+    // Outside TMPDIR, which the run must leave empty.
+    let beside = scratch("port-race-script");
+    let script = beside.join("nats-server.sh");
     std::fs::write(
         &script,
         format!(
@@ -1188,4 +1198,90 @@ fn live_link_keeps_its_timeout_across_its_runs() {
 fn live_link_with_go_builders_keeps_its_timeout_across_its_runs() {
     let args = [&LINK_UNFAULTED[..], &["--builder", "go"]].concat();
     live_keeps_its_timeout("go-timeout", &args);
+}
+
+// ------------------- a group killed whole: the next start sweeps its folders
+
+/// The folders directly under `tmp` whose names start with `prefix`.
+fn folders(tmp: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// `kill -9` of slotcheck's whole group (a session or a CI job cut off)
+/// runs no drop: its SQLite folder stays. The next run's start removes it,
+/// as its process is gone, and keeps a folder of the kind whose process
+/// lives (this test's).
+#[test]
+fn a_folder_left_by_a_group_killed_whole_goes_at_the_next_start() {
+    let tmp = scratch("sweep-sqlite");
+    let ours = tmp.join(format!("slotcheck-sqlite-{}-0", std::process::id()));
+    std::fs::create_dir_all(ours.join("data")).unwrap();
+    let child = spawn(&tmp, &["live", "--on", "sqlite", "--runs", "1000"]);
+    let killed = format!("slotcheck-sqlite-{}-", child.id());
+    wait_until("the run's SQLite folder", || {
+        !folders(&tmp, &killed).is_empty()
+    });
+    signal_group(&child, "KILL");
+    let output = ended(child, Duration::from_secs(10), "live after SIGKILL");
+    assert_eq!(output.status.code(), None, "killed");
+    let left = folders(&tmp, &killed);
+    assert!(!left.is_empty(), "the killed run's folder stays");
+
+    let next = spawn(&tmp, &["live", "--on", "sqlite", "--runs", "1"]);
+    let output = ended(next, Duration::from_secs(60), "the next live");
+    assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
+    assert!(
+        left.iter().all(|f| !f.exists()),
+        "{left:?} outlived the next start"
+    );
+    assert!(
+        ours.join("data").is_dir(),
+        "a live process's folder was touched"
+    );
+    assert_eq!(
+        folders(&tmp, "slotcheck-"),
+        vec![ours],
+        "only the live process's folder is left"
+    );
+}
+
+/// nats-server's store directory: one named with a pid no process has (a
+/// process that ran and was waited for) goes at the next server's start;
+/// one of a live process, and one of another kind, stay.
+#[test]
+#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
+fn a_nats_start_removes_a_dead_processs_directory_and_no_other() {
+    let tmp = scratch("sweep-nats");
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let make = |name: String| {
+        let dir = tmp.join(name);
+        std::fs::create_dir_all(dir.join("store")).unwrap();
+        dir
+    };
+    let dead = make(format!("slotcheck-nats-{}-0", gone.id()));
+    let live = make(format!("slotcheck-nats-{}-0", std::process::id()));
+    let other = make(format!("slotcheck-mariadb-{}-0", gone.id()));
+    let output = ended(
+        spawn(&tmp, &["replay", "--on", "nats", TRACE]),
+        Duration::from_secs(60),
+        "replay on nats",
+    );
+    // The server started and the replay ran; its verdict is not this test's.
+    assert!(
+        matches!(code(&output), 0 | 1) && stdout(&output).contains("replay on a real nats-server"),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(!dead.exists(), "the dead process's directory stayed");
+    assert!(live.join("store").is_dir(), "a live process's was touched");
+    assert!(other.join("store").is_dir(), "another kind's was touched");
 }

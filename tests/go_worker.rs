@@ -113,10 +113,12 @@ impl Drop for Group {
     }
 }
 
-/// What a run said of itself (its JSON summary), and its log.
+/// What a run said of itself (its JSON summary), and its log, in its
+/// scratch folder (removed with the run).
 struct Run {
     summary: serde_json::Value,
     log: PathBuf,
+    _dir: common::Scratch,
 }
 
 /// One live run of the Go worker, bounded (its own timeout, and a hard
@@ -173,7 +175,11 @@ fn live(name: &str, design: &str, seed: u64, extra: &[&str]) -> Run {
     drop(group);
     let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim())
         .unwrap_or_else(|e| panic!("the run's summary: {e}: {}", stdout(&output)));
-    Run { summary, log }
+    Run {
+        summary,
+        log,
+        _dir: dir,
+    }
 }
 
 fn validate(log: &Path, design: &str) -> (i32, serde_json::Value) {
@@ -251,7 +257,6 @@ fn the_go_worker_conforms_live_with_crashes_and_stalls() {
             );
         }
         stalled += s["stalls"].as_u64().unwrap();
-        let _ = std::fs::remove_dir_all(run.log.parent().unwrap());
     }
     assert!(crashed > 0, "no run killed a worker process");
     assert!(stalled > 0, "no handler stalled");
@@ -273,7 +278,6 @@ fn owner_keyed_in_go_is_explained_by_its_model() {
             exit == 0 || exit == 1,
             "seed {seed}: owner-keyed's log is explained: {report:#}"
         );
-        let _ = std::fs::remove_dir_all(run.log.parent().unwrap());
     }
 }
 
@@ -296,7 +300,6 @@ fn a_seeded_bug_in_the_go_worker_departs_at_its_transaction() {
             &["-bug", "no-for-update"],
         );
         let (exit, report) = validate(&run.log, RECOMMENDED);
-        let _ = std::fs::remove_dir_all(run.log.parent().unwrap());
         assert!(exit == 0 || exit == 4, "seed {seed}: {report:#}");
         if exit != 4 {
             continue;
@@ -334,7 +337,8 @@ fn without_the_turnstile_each_process_writes_its_own_file_in_its_own_order() {
     let name = "per-process";
     let database = "go_per_process";
     server().create_database(database).unwrap();
-    let dir = scratch("go_worker", name).join("logs");
+    let folder = scratch("go_worker", name);
+    let dir = folder.join("logs");
     let socket = server().socket();
     let mut child = Command::new(worker())
         .args([
@@ -408,5 +412,4 @@ fn without_the_turnstile_each_process_writes_its_own_file_in_its_own_order() {
     args.extend(names.iter().map(String::as_str));
     let out = common::slotcheck(&args);
     assert_eq!(code(&out), 0, "the files conform: {}", stdout(&out));
-    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
 }

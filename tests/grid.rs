@@ -76,7 +76,6 @@ fn a_cell_whose_only_file_is_gone_is_reported_missing_and_check_grid_exits_1() {
         .contains("1 slot, crashes only, 2 deliveries, 2 requests, one snapshot")
         && l.ends_with("covered by SP-OCT-005")));
     assert!(stdout(&output).contains("MISSING: no scenario covers it"));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The read is an axis (issue 35 item 2): the split-read cells are counted,

@@ -12,7 +12,7 @@ use slotcheck::simulate::{merge, simulate, simulate_all, swarm_ranges, Settings,
 use slotcheck_models::link::{design_named, Link, NO_DOUBLE_RUN};
 use std::path::PathBuf;
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("link", name)
 }
 
@@ -42,7 +42,7 @@ fn a_fixed_seed_finds_the_duplicate_run_of_before_1649_and_its_trace_replays() {
     let model = link("before-1649");
     let run = simulate(
         &model,
-        &swarm(0, RUNS, Shard::WHOLE, Some(dir.clone())),
+        &swarm(0, RUNS, Shard::WHOLE, Some(dir.to_path_buf())),
         &mut Timing::default(),
     )
     .unwrap();
@@ -66,7 +66,6 @@ fn a_fixed_seed_finds_the_duplicate_run_of_before_1649_and_its_trace_replays() {
     assert!(String::from_utf8(out.stdout)
         .unwrap()
         .contains("no-double-run violated at t="));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -113,7 +112,6 @@ fn the_same_seed_gives_byte_identical_output_and_traces_that_replay() {
         let replayed = slotcheck(&["replay", trace.to_str().unwrap()]);
         assert_eq!(replayed.status.code(), Some(1), "{}", trace.display());
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -139,7 +137,6 @@ fn check_out_saves_link_traces_that_replay() {
     let trace = dir.join("before-1649-no-double-run-check.itf.json");
     let replayed = slotcheck(&["replay", trace.to_str().unwrap()]);
     assert_eq!(replayed.status.code(), Some(1));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]

@@ -77,7 +77,8 @@ fn a_free_run_of_go_builders_under_every_fault_is_judged_and_validated() {
 fn before_1649_on_a_slow_link_builds_twice_live_from_three_seeds_and_the_model_explains_each() {
     let starts = ["1", "101", "201"];
     let outs = common::par_map_on(3, &starts, |&seed| {
-        let log = common::scratch("live_go", &format!("double-{seed}")).join("log.ndjson");
+        let dir = common::scratch("live_go", &format!("double-{seed}"));
+        let log = dir.join("log.ndjson");
         let out = live_go(
             Duration::from_secs(240),
             "before-1649",

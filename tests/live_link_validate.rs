@@ -23,7 +23,8 @@ fn every_live_run_of_every_design_validates() {
         .collect();
     // Four at a time: a live run waits on real ticks, not on the CPU.
     let results = common::par_map_on(4, &runs, |&(design, seed)| {
-        let log = scratch("live_link_validate", &format!("{design}-{seed}")).join("log.ndjson");
+        let dir = scratch("live_link_validate", &format!("{design}-{seed}"));
+        let log = dir.join("log.ndjson");
         let out = live_nats(
             std::time::Duration::from_secs(120),
             design,

@@ -123,7 +123,6 @@ fn mutate_reports_each_mutant_and_a_listed_equivalent_that_is_killed() {
     let killed = mutants.iter().filter(|m| m["fate"] == "killed").count();
     assert_eq!(report[0]["killed"], killed);
     assert!(killed > 0);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -198,7 +197,6 @@ fn a_known_survivor_does_not_fail_the_run_but_a_killed_one_does() {
         .clone();
     assert_eq!(listed["fate"], "listed-but-killed");
     assert_eq!(listed["listed_as"], "a known survivor");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// `--verdicts-only` (docs/power.md, masking): a mutant is killed only by a

@@ -76,5 +76,4 @@ fn replay_on_nats_refuses_an_atomic_start_story() {
         !common::stdout(&replay).contains("replay on a real nats-server"),
         "no replay ran"
     );
-    let _ = std::fs::remove_dir_all(&out_dir);
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
 /// A scratch copy of the repository's inputs: scenarios/ and mutants/.
-fn workspace(name: &str) -> PathBuf {
+fn workspace(name: &str) -> common::Scratch {
     let dir = common::scratch("outputs", name);
     for sub in ["scenarios", "mutants"] {
         std::fs::create_dir_all(dir.join(sub)).unwrap();

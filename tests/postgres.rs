@@ -77,7 +77,6 @@ fn replay_and_live_run_on_postgres_from_the_command_line() {
     let text = stdout(&out);
     assert_eq!(code(&out), 1, "{text}{}", common::stderr(&out));
     assert!(text.contains("count-not-high violated"), "{text}");
-    let _ = std::fs::remove_dir_all(dir);
     let out = common::slotcheck(&[
         "live", "--on", "postgres", "--runs", "1", "--queues", "8", "--seed", "1",
     ]);
@@ -199,5 +198,4 @@ fn steered_a_plain_admit_read_loses_an_update_in_run_one_and_logged_aborts_confo
         aborted > 0,
         "no write was refused: nothing aborted was logged"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -138,7 +138,6 @@ fn the_lasso_is_told_with_its_loop_repeating_for_ever_in_text_and_itf() {
         common::stderr(&replayed)
     );
     assert!(told.contains("repeat for ever"), "{told}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

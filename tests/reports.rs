@@ -240,7 +240,6 @@ fn a_regression_run_matches_the_schema_in_json_and_is_a_junit_failure() {
     assert!(regressions < page.find("<table").unwrap());
     assert!(page.contains("<details class=\"scenario\" id=\"s-SP-OCT-003\" open>"));
     assert!(page[regressions..].contains("process(R1) is visible again"));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The one text-table renderer (comfy-table underneath): columns line up

@@ -12,7 +12,7 @@ use crate::common::{slotcheck, ROOT};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("scenarios", name)
 }
 
@@ -209,7 +209,6 @@ fn every_shipped_scenario_runs_as_expected_and_the_reports_are_valid() {
         assert!(!replayed.text.contains("note:"), "{}", replayed.text);
     }
     the_page_keeps_every_story_in_under_a_megabyte(&html, &traces);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The HTML report of the run: a byte bound (the nightly run keeps the
@@ -276,7 +275,6 @@ fn a_changed_expectation_exits_1_and_names_the_regression() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml_elements(&xml).iter().any(|n| n == "failure"));
     assert!(xml.contains("crash; process(R1) is visible again"), "{xml}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// A scenario file whose pinned step count is wrong but whose verdicts are
@@ -370,7 +368,6 @@ fn a_changed_step_count_is_a_story_change_and_exits_4_only_when_strict() {
     assert_eq!(changed[0]["property"], "count-not-high");
     assert_eq!(changed[0]["expected_steps"], 7);
     assert_eq!(changed[0]["steps"], 8);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// A wrong pinned verdict stays a regression (exit 1), with or without
@@ -399,7 +396,6 @@ fn a_changed_verdict_is_still_a_regression_under_either_flag() {
         );
         assert!(!stdout(&output).contains("story change"));
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -447,9 +443,7 @@ fn invalid(name: &str, text: &str) -> String {
         "nothing ran: {}",
         stdout(&output)
     );
-    let err = stderr(&output);
-    std::fs::remove_dir_all(dir).unwrap();
-    err
+    stderr(&output)
 }
 
 /// The error line names `broken.toml:LINE:COLUMN` and the field.
@@ -725,7 +719,6 @@ fn scenario_new_writes_a_template_that_asks_for_expectations() {
     ]);
     assert_eq!(code(&again), 2);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -917,7 +910,6 @@ fn the_html_report_has_every_scenario_design_and_property_with_the_diagrams() {
         "the statistics"
     );
     assert!(!drawn.contains("REGRESSION"));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -944,7 +936,6 @@ fn the_html_report_outlines_a_regression() {
     );
     assert!(html.contains("1 differ from what is expected"));
     assert_eq!(html.matches("class=\"bad regression\"").count(), 1);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]

@@ -75,7 +75,7 @@ fn svg_and_json_do_not_mix_and_html_is_written_whole() {
     assert_eq!(code, Some(2));
     assert!(err.contains("--json"), "{err}");
 
-    let dir = std::env::temp_dir().join(format!("slotcheck-see-{}", std::process::id()));
+    let dir = common::scratch("see", "html");
     let page = dir.join("out").join("check.html");
     let mut args = SMALL.to_vec();
     args.extend(["--html", page.to_str().unwrap()]);
@@ -93,7 +93,6 @@ fn svg_and_json_do_not_mix_and_html_is_written_whole() {
         std::fs::read_dir(page.parent().unwrap()).unwrap().count(),
         1
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -145,7 +144,7 @@ fn a_saved_trace_opens_in_the_explorer_where_it_ends() {
     .map(|s| s.to_string())
     .collect();
     let actions = model.parse(&init, &script).unwrap();
-    let dir = std::env::temp_dir().join(format!("slotcheck-from-{}", std::process::id()));
+    let dir = common::scratch("see", "from");
     let path = dir.join("t.itf.json");
     let doc = itf::trace(
         &model,
@@ -165,5 +164,4 @@ fn a_saved_trace_opens_in_the_explorer_where_it_ends() {
         other.contains("the trace is of design `claim-first`, not `owner-keyed`"),
         "{other}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }

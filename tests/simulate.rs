@@ -11,7 +11,7 @@ use slotcheck::simulate::{merge, simulate, swarm_ranges, Report, Settings, Timin
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::path::PathBuf;
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::Scratch {
     common::scratch("sim", name)
 }
 
@@ -70,7 +70,6 @@ fn the_same_seed_and_options_give_byte_identical_output() {
         out,
     ]);
     assert_ne!(other.stdout, text.as_bytes());
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Runs from seed 0 within which each claim must be found (SP-OCT-005's
@@ -88,7 +87,7 @@ fn a_fixed_seed_finds_every_claim_of_the_contract_within_a_fixed_number_of_runs(
         .filter(|c| !(c.design == "claim-first" && c.property == "builds-within-limit"));
     for claim in claims {
         let model = Stovepipe::new(design_named(claim.design).unwrap(), claim.bounds);
-        let settings = plain(0, RUNS_PER_CLAIM, Some(dir.clone()));
+        let settings = plain(0, RUNS_PER_CLAIM, Some(dir.to_path_buf()));
         let run = simulate(&model, &settings, &mut Timing::default()).unwrap();
         let found = run
             .report
@@ -122,7 +121,6 @@ fn a_fixed_seed_finds_every_claim_of_the_contract_within_a_fixed_number_of_runs(
         let replayed = replay_file(found.trace.as_ref().unwrap().as_ref()).unwrap();
         assert!(replayed.violates, "{}: {}", claim.name, replayed.text);
     }
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -236,7 +234,6 @@ fn four_merged_shards_equal_the_single_run() {
         .collect();
     let partial = merge(&partial).unwrap();
     assert_eq!(partial.shard.unwrap().covered, vec![1, 2, 3]);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -321,7 +318,6 @@ fn replay_exits_1_when_violated_0_when_no_longer_and_2_on_a_bad_file() {
         slotcheck(&["replay", bad.to_str().unwrap()]).status.code(),
         Some(2)
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -346,7 +342,6 @@ fn a_trace_that_cannot_be_saved_does_not_lose_the_run() {
         "{:?}",
         run.write_errors
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The cells guided runs miss within `POWER_RUNS` from seed 0, listed as

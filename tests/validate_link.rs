@@ -656,7 +656,8 @@ fn the_link_example_is_explained_by_the_designs_with_the_duplicate_check() {
     assert!(text.contains("departs at line 5"), "{text}");
     let lines = std::fs::read_to_string(Path::new(common::ROOT).join(example)).unwrap();
     let broken = lines.replacen(r#","found":false"#, "", 1);
-    let path = common::scratch("validate_link", "example").join("link.ndjson");
+    let dir = common::scratch("validate_link", "example");
+    let path = dir.join("link.ndjson");
     std::fs::write(&path, broken).unwrap();
     let output = common::slotcheck(&["validate", path.to_str().unwrap()]);
     let stderr = common::stderr(&output);
@@ -695,7 +696,8 @@ fn validate_option_judges_a_log_under_the_clients_reading() {
     let trace = result.trace.as_ref().unwrap();
     let records = writer::write(&model.tell(&trace.init, &trace.actions), bounds.asks);
     let text = events::to_ndjson(Some(&writer::header(&bounds)), &records);
-    let path = common::scratch("validate_link", "option").join("double-run.ndjson");
+    let dir = common::scratch("validate_link", "option");
+    let path = dir.join("double-run.ndjson");
     std::fs::write(&path, text).unwrap();
     let file = path.to_str().unwrap();
     let cli = |extra: &[&str]| {
@@ -744,7 +746,6 @@ fn validate_option_judges_a_log_under_the_clients_reading() {
     ]);
     assert_eq!(common::code(&out), 2);
     assert!(common::stderr(&out).contains("a stovepipe log says its own options"));
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 /// `redelivery-queue`: nats-server hands out redeliveries in the order
@@ -807,7 +808,8 @@ fn validate_option_redelivery_queue_takes_either_ack_wait_that_ran_out_in_one_ti
     assert!(matches!(verdict, Verdict::Departs { .. }), "{verdict:?}");
 
     let text = events::to_ndjson(Some(&writer::header(&bounds)), &records);
-    let path = common::scratch("validate_link", "queue").join("queue.ndjson");
+    let dir = common::scratch("validate_link", "queue");
+    let path = dir.join("queue.ndjson");
     std::fs::write(&path, text).unwrap();
     let file = path.to_str().unwrap();
     let cli = |extra: &[&str]| {
@@ -827,7 +829,6 @@ fn validate_option_redelivery_queue_takes_either_ack_wait_that_ran_out_in_one_ti
     let (code, out) = cli(&[]);
     assert_eq!(code, 4, "{out}");
     assert!(out.contains("A2"), "{out}");
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 /// The slack a per-process log's header states: the writer's lines of one

@@ -16,4 +16,7 @@ pub mod proxy;
 pub mod replay;
 pub mod script;
 pub mod server;
+// The same file as slotcheck-sql's: neither crate depends on the other.
+#[path = "../../sql/src/sweep.rs"]
+mod sweep;
 pub mod verdict;

@@ -95,6 +95,7 @@ impl Server {
             std::process::id(),
             STARTED.fetch_add(1, Ordering::Relaxed)
         ));
+        crate::sweep::sweep_beside(&dir);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("{}: {e}", dir.display()))

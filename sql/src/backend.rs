@@ -27,6 +27,7 @@ impl Backend {
         let n = NEXT_FOLDER.fetch_add(1, Ordering::SeqCst);
         let folder =
             std::env::temp_dir().join(format!("slotcheck-sqlite-{}-{n}", std::process::id()));
+        crate::sweep::sweep_beside(&folder);
         let _ = std::fs::remove_dir_all(&folder);
         std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
         let target = Target::Sqlite(folder.join("slotcheck.db"));

@@ -23,6 +23,7 @@ pub mod replay;
 pub mod sqltext;
 pub mod steer;
 pub mod store;
+mod sweep;
 
 pub use backend::Backend;
 pub use engine::EngineName;

@@ -62,6 +62,7 @@ pub(crate) fn in_folder<S>(
     stop: &dyn Fn() -> bool,
     start: impl FnOnce(PathBuf) -> Result<Option<S>, String>,
 ) -> Result<Option<S>, String> {
+    crate::sweep::sweep_beside(dir);
     let _ = std::fs::remove_dir_all(dir);
     let started = std::fs::create_dir_all(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))
@@ -72,5 +73,33 @@ pub(crate) fn in_folder<S>(
     match started {
         Err(_) if stop() => Ok(None),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sweep::{dead_pids, TestFolder};
+
+    /// A start sweeps its kind's folders whose process is gone (a group
+    /// killed whole left them), and keeps a live process's.
+    #[test]
+    fn a_start_removes_a_dead_processs_folder_and_keeps_a_live_ones() {
+        let folder = TestFolder::new("in-folder-test");
+        let [dead, _] = dead_pids();
+        let ours = std::process::id();
+        let left = folder.0.join(format!("slotcheck-postgres-{dead}-0"));
+        let live = folder.0.join(format!("slotcheck-postgres-{ours}-1"));
+        for dir in [&left, &live] {
+            std::fs::create_dir_all(dir.join("data")).unwrap();
+        }
+        let dir = folder.0.join(format!("slotcheck-postgres-{ours}-2"));
+        let started = super::in_folder(&dir, &|| false, |d| Ok(Some(d)));
+        assert_eq!(started, Ok(Some(dir.clone())));
+        assert!(!left.exists(), "the dead process's folder was left");
+        assert!(
+            live.join("data").is_dir(),
+            "the live process's folder was touched"
+        );
+        assert!(dir.is_dir(), "the start's own folder is made");
     }
 }

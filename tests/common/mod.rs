@@ -68,12 +68,55 @@ pub fn cores() -> String {
         .to_string()
 }
 
-/// A fresh, empty directory for one test of a suite.
-pub fn scratch(suite: &str, name: &str) -> PathBuf {
+/// A fresh, empty directory for one test of a suite, removed when the
+/// guard is dropped: at the end of the test, passed or panicked (a panic
+/// unwinds through the drop). Keep the guard alive as long as a path inside
+/// it is used; a helper that returns such a path returns the guard with it.
+pub fn scratch(suite: &str, name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("slotcheck-{suite}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A test's scratch directory (see [`scratch`]); it reads as its path.
+/// With the environment variable `SLOTCHECK_KEEP_SCRATCH` set (to
+/// anything), the directory is kept, to look at what a failing test left.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn as_path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::env::var_os("SLOTCHECK_KEEP_SCRATCH").is_none() {
+            // Errors are ignored: a drop during a panic must not panic again.
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The exit code of a run that exited (not killed).
