@@ -13,11 +13,13 @@
 //! `live_args.rs`, its stovepipe runs in `live_stovepipe.rs`, its link runs
 //! in `live_link.rs`); `replay_nats.rs`
 //! `replay --on nats` (a link story on a real nats-server); `bench.rs` and
-//! `simulate_bench.rs` the stovepipe model's measurements.
+//! `simulate_bench.rs` the stovepipe model's measurements, `bench_spin.rs`
+//! bench's run of the same bounds under SPIN.
 
 pub mod adhoc;
 pub mod args;
 pub mod bench;
+pub mod bench_spin;
 pub mod check;
 pub mod compare;
 pub mod explore;
