@@ -170,6 +170,12 @@ struct BenchArgs {
     /// and sometimes properties alone, then with every property (about a minute).
     #[arg(long, conflicts_with_all = ["large", "quick"])]
     progress_cost: bool,
+    /// Only slotcheck against SPIN (spin/README.md): owner-keyed and the recommended design
+    /// on three requests, K 1, a crash, a stall and two deliveries (two requests with
+    /// --quick), one run each, with both times, the ratio and whether every safety verdict
+    /// agrees (exit 1 if one does not). Needs spin and gcc on PATH.
+    #[arg(long, conflicts_with_all = ["large", "progress_cost"])]
+    spin: bool,
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
     quiet: bool,
@@ -249,6 +255,11 @@ pub fn run() -> ExitCode {
             .model
             .check_flags(sub)
             .and_then(|()| on_model(args.model.model, mutate::Mutate(args))),
+        Command::Bench(args) if args.spin => crate::commands::bench_spin::run(
+            args.quick,
+            args.json,
+            crate::check::progress::wanted(args.quiet),
+        ),
         Command::Bench(args) => bench::run(
             args.large,
             args.quick,
