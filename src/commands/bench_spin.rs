@@ -148,12 +148,20 @@ fn run_in(
     let (out, out_path) = file("out")?;
     let (err, err_path) = file("err")?;
     let started = Instant::now();
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .current_dir(dir)
+        // gcc's own temporary files go in the folder too, and with it.
+        .env("TMPDIR", dir)
         .stdin(Stdio::null())
         .stdout(out)
-        .stderr(err)
+        .stderr(err);
+    // A group of its own, so that a stop kills gcc's cc1 and as too, not
+    // the driver alone.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
         .spawn()
         .map_err(|e| format!("{name}: {}: {e}", program.display()))?;
     let status = loop {
@@ -161,8 +169,7 @@ fn run_in(
             break status;
         }
         if cancelled() {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_group(&mut child);
             return Err(format!("{name}: stopped by a signal"));
         }
         std::thread::sleep(Duration::from_millis(2));
@@ -175,6 +182,24 @@ fn run_in(
         return Err(format!("{name} failed ({status}):\n{}", tail.join("\n")));
     }
     Ok((stdout, seconds))
+}
+
+/// Kills the child's process group (its own: `run_in`) and reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        extern "C" {
+            fn kill(pid: i32, signal: i32) -> i32;
+        }
+        const SIGKILL: i32 = 9;
+        // SAFETY: a signal to the group the child leads, which this process
+        // started and has not reaped yet, so its id is not reused.
+        unsafe {
+            kill(-(child.id() as i32), SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// One pan run: what it stored, its memory, its time, and the properties
