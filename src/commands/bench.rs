@@ -601,6 +601,7 @@ pub fn run(
         }
     })
     .unwrap_or_default();
+    let spin = after(|| crate::commands::bench_spin::compare(quick, progress)).transpose()?;
     let report = BenchReport {
         checks: rows.iter().map(figures_of).collect(),
         command_timeout: commands
@@ -622,6 +623,7 @@ pub fn run(
             "a signal (SIGINT or SIGTERM) stopped the bench: the figures above are whole, the measurements not shown were not made".to_string()
         }),
         progress: progress_costs,
+        spin,
         timeout: overshoot
             .iter()
             .map(|(threads, s)| SearchOvershoot {

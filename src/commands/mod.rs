@@ -13,11 +13,13 @@
 //! `live_args.rs`, its stovepipe runs in `live_stovepipe.rs`, its link runs
 //! in `live_link.rs`); `replay_nats.rs`
 //! `replay --on nats` (a link story on a real nats-server); `bench.rs` and
-//! `simulate_bench.rs` the stovepipe model's measurements.
+//! `simulate_bench.rs` the stovepipe model's measurements, `bench_spin.rs`
+//! bench's run of the same bounds under SPIN.
 
 pub mod adhoc;
 pub mod args;
 pub mod bench;
+pub mod bench_spin;
 pub mod check;
 pub mod compare;
 pub mod explore;
@@ -171,8 +173,14 @@ struct BenchArgs {
     /// Only how the search scales: the two-slot bounds (N 3, K 2, two crashes, a stall) for
     /// the four designs, with one thread and two, and where the time goes in each run (about
     /// ten minutes).
-    #[arg(long, conflicts_with_all = ["large", "quick", "progress_cost"])]
+    #[arg(long, conflicts_with_all = ["large", "quick", "progress_cost", "spin"])]
     scaling: bool,
+    /// Only slotcheck against SPIN (spin/README.md): owner-keyed and the recommended design
+    /// on three requests, K 1, a crash, a stall and two deliveries (two requests with
+    /// --quick), one run each, with both times, the ratio and whether every safety verdict
+    /// agrees (exit 1 if one does not). Needs spin and gcc on PATH.
+    #[arg(long, conflicts_with_all = ["large", "progress_cost"])]
+    spin: bool,
     /// No progress line on stderr (it is shown only on a terminal anyway).
     #[arg(long, short)]
     quiet: bool,
@@ -252,6 +260,11 @@ pub fn run() -> ExitCode {
             .model
             .check_flags(sub)
             .and_then(|()| on_model(args.model.model, mutate::Mutate(args))),
+        Command::Bench(args) if args.spin => crate::commands::bench_spin::run(
+            args.quick,
+            args.json,
+            crate::check::progress::wanted(args.quiet),
+        ),
         Command::Bench(args) => bench::run(
             args.large,
             args.quick,

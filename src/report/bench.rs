@@ -28,6 +28,10 @@ pub struct BenchReport {
     /// ones, measured in the same run (empty when a signal stopped the
     /// bench before it).
     pub progress: Vec<ProgressCost>,
+    /// slotcheck against SPIN on the same bounds, one run each (issue 37);
+    /// absent when a signal stopped the bench before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spin: Option<SpinComparison>,
     /// The search alone cut by `--timeout` (with `--large` only).
     pub timeout: Vec<SearchOvershoot>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,6 +134,108 @@ pub struct SearchOvershoot {
     pub stopped_after_seconds: f64,
     pub threads: usize,
     pub timeout_seconds: f64,
+}
+
+/// slotcheck and the independent Promela model (`spin/stovepipe.pml`) on
+/// the same bounds, design by design: one run each, side by side.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SpinComparison {
+    /// The bounds' name (`N3 K1 c1 s1`).
+    pub bounds: String,
+    /// One row a design; empty when SPIN could not run.
+    pub rows: Vec<SpinRow>,
+    /// Why there is no comparison: `spin` or `gcc` is not on PATH.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// One design checked by slotcheck and by SPIN.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SpinRow {
+    pub design: String,
+    /// The safety properties whose verdicts differ (`no-wedge: slotcheck
+    /// violated, SPIN holds`): each one a finding; empty when they agree.
+    pub disagreements: Vec<String>,
+    /// `slotcheck_seconds` over `spin_seconds`, to 0.01: the issue asks for
+    /// 0.5 or less.
+    pub ratio: f64,
+    /// The whole check as `check --design` runs it (every property, the
+    /// witnesses and progress too), to 0.001.
+    pub slotcheck_check_seconds: f64,
+    /// Peak memory of the safety run in MiB, to 0.1 (`null` where not
+    /// measured).
+    pub slotcheck_peak_mib: Option<f64>,
+    /// The check of the safety properties alone, the ones SPIN's timed run
+    /// asserts, to 0.001.
+    pub slotcheck_seconds: f64,
+    pub slotcheck_threads: usize,
+    pub slotcheck_unique: usize,
+    /// `spin -a` and gcc, to 0.001; not in `spin_seconds`.
+    pub spin_compile_seconds: f64,
+    /// pan's total actual memory usage, in MiB.
+    pub spin_memory_mib: f64,
+    /// The assertions compiled out of the timed run (`-DOFF_name`): the
+    /// properties slotcheck found violated, so that pan searches the whole
+    /// space rather than stopping at a violation; their verdicts come from
+    /// a run of their own.
+    pub spin_off: Vec<String>,
+    /// The timed pan run, wall clock, to 0.001.
+    pub spin_seconds: f64,
+    /// pan's "states, stored".
+    pub spin_states: usize,
+}
+
+impl SpinComparison {
+    /// The table `bench` prints, or the line saying why there is none.
+    pub fn text(&self) -> String {
+        if let Some(why) = &self.skipped {
+            return format!(
+                "\nslotcheck against SPIN ({}): not compared: {why}\n",
+                self.bounds
+            );
+        }
+        let mut table = TextTable::new(vec![
+            Column::left("design"),
+            Column::right("safety s"),
+            Column::right("check s"),
+            Column::right("unique"),
+            Column::right("spin s"),
+            Column::right("stored"),
+            Column::right("spin MiB"),
+            Column::right("compile s"),
+            Column::right("ratio"),
+            Column::left("verdicts"),
+        ]);
+        for r in &self.rows {
+            table.row(vec![
+                r.design.as_str().into(),
+                format!("{:.2}", r.slotcheck_seconds).into(),
+                format!("{:.2}", r.slotcheck_check_seconds).into(),
+                r.slotcheck_unique.to_string().into(),
+                format!("{:.2}", r.spin_seconds).into(),
+                r.spin_states.to_string().into(),
+                format!("{:.1}", r.spin_memory_mib).into(),
+                format!("{:.2}", r.spin_compile_seconds).into(),
+                format!("{:.2}", r.ratio).into(),
+                if r.disagreements.is_empty() {
+                    "agree".into()
+                } else {
+                    r.disagreements.join("; ").into()
+                },
+            ]);
+        }
+        let mut out = format!(
+            "\nslotcheck against SPIN ({}, max_deliveries 2), one run each:\n",
+            self.bounds
+        );
+        out.push_str(&table.render(Style::plain()));
+        out.push_str(
+            "safety s: slotcheck on the safety properties alone, the ones SPIN checks; check s: every property, as check --design runs it (witnesses and progress too). One thread.\n\
+             spin s: pan's search, wall clock, its compile apart; the properties slotcheck found violated are compiled out of it (-DOFF_...) so that it covers the whole space, and judged by a run of their own.\n\
+             ratio: safety s over spin s (the issue's target: 0.5 or less).\n",
+        );
+        out
+    }
 }
 
 /// A command run as a child on work that outlasts its `--timeout`.
@@ -327,6 +433,10 @@ impl BenchReport {
             ]);
         }
         out.push_str(&commands.render(Style::plain()));
+        // Last, so that a page quoting the rest can cut it off at its heading.
+        if let Some(spin) = &self.spin {
+            out.push_str(&spin.text());
+        }
         if let Some(why) = &self.stopped {
             out.push_str(&format!("{why}\n"));
         }
