@@ -1,8 +1,8 @@
 //! What a step did, once: each primitive of `steps.rs` and `time.rs` leaves
 //! one typed [`Record`], in the event log's terms. The story tells the
-//! records (`story/say.rs`) and coverage reads its marks off them
-//! (`coverage.rs`), so neither can say a step did other than what it did.
-//! Checking keeps none.
+//! records (`story/say.rs`), validation reads what a builder logs off them
+//! (`trace/observe.rs`) and coverage its marks (`coverage.rs`), so none of
+//! them can say a step did other than what it did. Checking keeps none.
 
 use super::{Ask, Bid, Builder, Key, MAX_ASKS, MAX_BUILDERS};
 use crate::Inline;
