@@ -1,12 +1,12 @@
 //! Coverage marks: every branch a step can take, named, and which of them a
-//! design's runs reach. A step marks each branch it takes (a take's read,
-//! what it decided and what its ack did are three), so a mark sits where
-//! the code branches; which marks a design has is the table below, read
+//! design's runs reach. A step's records mark each branch it took (a take's
+//! read, what it decided and what its ack did are three), so a mark is what
+//! the step did; which marks a design has is the table below, read
 //! from its switches; a test explores every design under each option alone
 //! with every fault and fails on a mark the table does not list.
 
-use super::log::Log;
 pub use super::log::Path;
+use super::log::{AckOutcome, Check, DropThen, Log, NakOutcome, Progress, Record};
 use super::{Design, Link};
 use crate::walk;
 use std::collections::BTreeSet;
@@ -68,6 +68,111 @@ impl Path {
             CrashOnTheWay => "crash: loses an answer on the way",
             CrashDecided => "crash: loses an ask read and not acted on",
             Delay => "delay: a heartbeat late",
+        }
+    }
+}
+
+impl Record {
+    /// The branches the step that left this record took.
+    fn mark(&self, reached: &mut BTreeSet<Path>) {
+        use Path::*;
+        let mut mark = |path| {
+            reached.insert(path);
+        };
+        match *self {
+            Record::Fetch { .. } => mark(Fetch),
+            Record::FetchGivesUp { slow: true, .. } => mark(SlowAnswer),
+            Record::FetchGivesUp { slow: false, .. } => mark(FetchGivesUp),
+            Record::FetchEarlier { .. } => mark(FetchEarlier),
+            Record::Answer { busy, .. } => mark(if busy.is_some() {
+                AnswerBusy
+            } else {
+                AnswerIdle
+            }),
+            Record::Land {
+                handed_back: true, ..
+            } => mark(LandHandBack),
+            Record::Land { busy, .. } => mark(if busy.is_some() { LandBusy } else { LandIdle }),
+            Record::Read {
+                check, duplicate, ..
+            } => mark(match check {
+                Check::Unchecked => ReadUnchecked,
+                Check::NoKey => ReadNoKey,
+                Check::Key { key, .. } if key.done => ReadDoneKey,
+                Check::Key { .. } if duplicate => ReadFreshKey,
+                Check::Key { own: true, .. } => ReadOwnKey,
+                Check::Key { .. } => ReadStaleKey,
+            }),
+            Record::Drop {
+                failed_put, then, ..
+            } => {
+                if failed_put {
+                    mark(StartConflict);
+                }
+                match then {
+                    DropThen::Deferred => mark(DropDeferred),
+                    DropThen::Acked => mark(DropAcked),
+                    DropThen::Nothing => {}
+                }
+            }
+            Record::Start { over, .. } => mark(if over.is_some() { StartOverKey } else { Start }),
+            Record::HandBack { .. } => mark(StartHandsBack),
+            Record::Ack { outcome, .. } => mark(match outcome {
+                AckOutcome::Removes => AckRemoves,
+                AckOutcome::RemovesHeld(_) => AckRemovesHeld,
+                AckOutcome::AlreadyGone => AckAlreadyGone,
+                AckOutcome::Exhausted => AckExhausted,
+                AckOutcome::IgnoredHeld(_) => AckIgnoredHeld,
+                AckOutcome::IgnoredAvailable => AckIgnoredAvailable,
+            }),
+            Record::Nak { outcome, .. } => mark(match outcome {
+                NakOutcome::Again => NakAgain,
+                NakOutcome::Last => NakLast,
+                NakOutcome::Nothing => NakNothing,
+            }),
+            Record::NakFault { .. } => mark(NakFault),
+            Record::Heartbeat { progress, .. } => {
+                if let Some(progress) = progress {
+                    mark(match progress {
+                        Progress::Restarts { held: None } => HeartbeatRestarts,
+                        Progress::Restarts { held: Some(_) } => HeartbeatRestartsHeld,
+                        Progress::Ignored(_) => HeartbeatIgnored,
+                        Progress::Available => HeartbeatAvailable,
+                        Progress::Acked => HeartbeatAcked,
+                        Progress::Exhausted => HeartbeatExhausted,
+                    })
+                }
+            }
+            Record::Finish { again, .. } => mark(if again { FinishAgain } else { FinishResult }),
+            Record::AckLost { .. } => mark(FinishAckLost),
+            Record::KeyDone { .. } => mark(FinishKeyDone),
+            Record::KeyDeleted { .. } => mark(FinishKeyDeleted),
+            Record::Tick => {}
+            Record::AckWaitRunsOut { last, due, .. } => {
+                mark(if last {
+                    TickLastDelivery
+                } else {
+                    TickRedelivers
+                });
+                if !due.is_empty() {
+                    mark(TickBesideHeartbeat);
+                }
+            }
+            Record::KeyExpires { .. } => mark(TickKeyExpires),
+            Record::QueueFirst { .. } => mark(QueueFirst),
+            Record::Crash { lost } => {
+                for (lost, path) in [
+                    (lost.run.is_some(), CrashBuild),
+                    (!lost.buffer.is_empty(), CrashBuffer),
+                    (lost.on_the_way.is_some(), CrashOnTheWay),
+                    (lost.decided.is_some(), CrashDecided),
+                ] {
+                    if lost {
+                        mark(path);
+                    }
+                }
+            }
+            Record::Delay { .. } => mark(Delay),
         }
     }
 }
@@ -156,9 +261,11 @@ pub fn reach_within(
     reached: &mut BTreeSet<Path>,
 ) -> Option<()> {
     walk::each_step_within(model, go_on, &mut |state, action| {
-        let mut log = Log::marking();
+        let mut log = Log::recording();
         let next = model.apply(state, action, &mut log);
-        reached.extend(log.marks());
+        for record in log.records() {
+            record.mark(reached);
+        }
         next
     })
 }

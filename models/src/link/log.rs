@@ -1,106 +1,235 @@
-//! What a step says happened, and what a story keeps beside the state.
+//! What a step did, once: each primitive of `steps.rs` and `time.rs` leaves
+//! one typed [`Record`], in the event log's terms. The story tells the
+//! records (`story/say.rs`), validation reads what a builder logs off them
+//! (`trace/observe.rs`) and coverage its marks (`coverage.rs`), so none of
+//! them can say a step did other than what it did. Checking keeps none.
 
-use super::{Ask, Link, State, KEY_LIFETIME, MAX_ASKS};
+use super::{Ask, Bid, Builder, Key, MAX_ASKS, MAX_BUILDERS};
+use crate::Inline;
 
-/// What a story knows that the state does not: when each running key was
-/// last put. The state keeps only the key's age, clamped where every clock
-/// reads it stale, so the time of the put is counted along the path.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Ledger {
-    /// The tick of each ask's last put, while its key exists and the path
-    /// says when; `None` for no key or a put from before the path's start.
-    pub put_at: [Option<u8>; MAX_ASKS as usize],
+/// What a primitive did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Record {
+    /// A fetch answered at once: `ask`, at its `delivery`th delivery, into
+    /// the buffer.
+    Fetch {
+        ask: Ask,
+        delivery: u8,
+    },
+    /// A fetch gave up empty-handed and the server answered its pull request
+    /// with `ask`, now on the way: `slow`, the network delayed the answer
+    /// past the margin; else the fetch has no margin.
+    FetchGivesUp {
+        ask: Ask,
+        delivery: u8,
+        slow: bool,
+    },
+    /// The client's fetch returned the earlier request's answer, `ask`; its
+    /// own request stays open.
+    FetchEarlier {
+        ask: Ask,
+    },
+    /// The server answered an open pull request with `ask`, on the way to a
+    /// builder that builds `busy` or is idle.
+    Answer {
+        ask: Ask,
+        delivery: u8,
+        busy: Option<Ask>,
+    },
+    /// A late answer, `ask`, landed while the builder built `busy` (or was
+    /// idle): into its buffer, or handed back (a [`Record::Nak`] follows).
+    Land {
+        ask: Ask,
+        busy: Option<Ask>,
+        handed_back: bool,
+    },
+    /// The builder read `ask` from its buffer and, with the duplicate check,
+    /// its running key, and decided.
+    Read {
+        ask: Ask,
+        check: Check,
+        duplicate: bool,
+    },
+    /// It dropped `ask`, as a duplicate or after its revision-checked put
+    /// failed (`failed_put`), and then acked it, or left it to its ack wait.
+    Drop {
+        ask: Ask,
+        failed_put: bool,
+        then: DropThen,
+    },
+    /// It put `ask`'s running key, over the key of builder `over` if the
+    /// state kept one, and started the build.
+    Start {
+        ask: Ask,
+        over: Option<Bid>,
+    },
+    /// Busy now, it hands `ask` back (a [`Record::Nak`] follows).
+    HandBack {
+        ask: Ask,
+    },
+    Ack {
+        ask: Ask,
+        outcome: AckOutcome,
+    },
+    Nak {
+        ask: Ask,
+        outcome: NakOutcome,
+    },
+    /// Fault: it read `ask` and naks it (a [`Record::Nak`] follows).
+    NakFault {
+        ask: Ask,
+    },
+    /// A heartbeat of `ask`: the key put or not, the in-progress sent (and
+    /// what it did) or not.
+    Heartbeat {
+        ask: Ask,
+        key: bool,
+        progress: Option<Progress>,
+    },
+    /// The build of `ask` ended after `built` ticks; `again`, its result
+    /// was announced before.
+    Finish {
+        ask: Ask,
+        built: u8,
+        again: bool,
+    },
+    /// Fault: the finish's ack of `ask` was lost.
+    AckLost {
+        ask: Ask,
+    },
+    /// The finish put `ask`'s key, marked done.
+    KeyDone {
+        ask: Ask,
+    },
+    /// The finish deleted `ask`'s key.
+    KeyDeleted {
+        ask: Ask,
+    },
+    /// A tick passed.
+    Tick,
+    /// The ack wait of `ask`, delivered to `holder`, ran out: it is
+    /// available again, or never delivered again at its `last` delivery;
+    /// `due`, the builders whose heartbeat of it was due at that instant.
+    AckWaitRunsOut {
+        ask: Ask,
+        holder: Bid,
+        last: bool,
+        due: Inline<Bid, { MAX_BUILDERS as usize }>,
+    },
+    /// `ask`'s key reached the bucket's TTL and is gone.
+    KeyExpires {
+        ask: Ask,
+    },
+    /// `redelivery-queue`: `ask` goes first of the head of the queue,
+    /// before `others`.
+    QueueFirst {
+        ask: Ask,
+        others: Inline<Ask, { MAX_ASKS as usize }>,
+    },
+    /// Fault: the builder, as it was, crashed and restarted idle.
+    Crash {
+        lost: Builder,
+    },
+    /// Fault: a heartbeat is late by up to `late` ticks.
+    Delay {
+        late: u8,
+    },
 }
 
-impl Ledger {
-    /// What the path's first state tells: the puts whose age is not clamped.
-    pub fn of(link: &Link, s: &State) -> Self {
-        let mut ledger = Ledger::default();
-        for (a, key) in s.keys.iter().enumerate() {
-            if let Some(k) = key.filter(|k| k.age < link.stale_at()) {
-                ledger.put_at[a] = Some(s.now - k.age);
-            }
-        }
-        ledger
-    }
-
-    /// After a step into `next`: a key of age zero was put now (a tick ages
-    /// every key), a key gone takes its put with it.
-    pub fn record(&mut self, next: &State) {
-        for (a, key) in next.keys.iter().enumerate() {
-            match key {
-                None => self.put_at[a] = None,
-                Some(k) if k.age == 0 => self.put_at[a] = Some(next.now),
-                Some(_) => {}
-            }
-        }
-    }
-
-    /// Whether `a`'s key, put at a known time, has outlived the bucket's TTL
-    /// by `now`: the model keeps it as a stale key, which acts as no key.
-    pub fn expired(&self, a: Ask, now: u8) -> bool {
-        self.put_at[a as usize].is_some_and(|p| now - p >= KEY_LIFETIME)
-    }
+/// What a read found of the running key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// The design reads no key.
+    Unchecked,
+    NoKey,
+    /// The key as the state keeps it; `own`, the reader's; `offset`, the
+    /// reader's clock off the server's, and `clock`, the offset its
+    /// freshness was judged by (0 on the server's clock); `fresh`, as
+    /// judged (a done key is not).
+    Key {
+        key: Key,
+        own: bool,
+        offset: i8,
+        clock: i8,
+        fresh: bool,
+    },
 }
 
-/// What a step says happened; collects lines only when a story is told, with
-/// the ledger the story keeps, and the branches it took only when coverage
-/// is measured.
+/// What a drop did after it decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DropThen {
+    /// Left to its ack wait (`defer_duplicates`).
+    Deferred,
+    /// Acked (a [`Record::Ack`] follows).
+    Acked,
+    /// Neither (a mutant that skips the ack).
+    Nothing,
+}
+
+/// What the server did with an ack, by the message's status before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AckOutcome {
+    Removes,
+    /// Removed, though this builder holds it now.
+    RemovesHeld(Bid),
+    AlreadyGone,
+    Exhausted,
+    /// `stale-ack-ignored`: this builder holds it now.
+    IgnoredHeld(Bid),
+    IgnoredAvailable,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NakOutcome {
+    /// Available again at once.
+    Again,
+    /// At its last delivery: never delivered again.
+    Last,
+    Nothing,
+}
+
+/// What a heartbeat's in-progress did, by the message's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Restarted the ack wait; `held`, of a message this builder holds now.
+    Restarts {
+        held: Option<Bid>,
+    },
+    /// `stale-ack-ignored`: this builder holds it now.
+    Ignored(Bid),
+    Available,
+    Acked,
+    Exhausted,
+}
+
+/// The records of a step, kept only when asked for: a check keeps none, and
+/// builds none.
 pub(crate) struct Log {
-    telling: Option<(Vec<String>, Ledger)>,
-    marks: Option<Vec<Path>>,
+    records: Option<Vec<Record>>,
 }
 
 impl Log {
     pub fn quiet() -> Self {
+        Log { records: None }
+    }
+    pub fn recording() -> Self {
         Log {
-            telling: None,
-            marks: None,
+            records: Some(Vec::new()),
         }
     }
-    pub fn telling(ledger: Ledger) -> Self {
-        Log {
-            telling: Some((Vec::new(), ledger)),
-            marks: None,
+    pub fn record(&mut self, record: impl FnOnce() -> Record) {
+        if let Some(records) = &mut self.records {
+            records.push(record());
         }
     }
-    /// A log that keeps the coverage marks of a step (`coverage.rs`).
-    pub fn marking() -> Self {
-        Log {
-            telling: None,
-            marks: Some(Vec::new()),
-        }
-    }
-    /// Whether marks are kept: a mark that costs a search asks first.
-    pub fn is_marking(&self) -> bool {
-        self.marks.is_some()
-    }
-    pub fn mark(&mut self, path: Path) {
-        if let Some(marks) = &mut self.marks {
-            marks.push(path);
-        }
-    }
-    pub fn marks(self) -> Vec<Path> {
-        self.marks.unwrap_or_default()
-    }
-    pub fn say(&mut self, line: impl FnOnce() -> String) {
-        if let Some((lines, _)) = &mut self.telling {
-            lines.push(line());
-        }
-    }
-    /// What the story knows of the keys; nothing while checking.
-    pub fn ledger(&self) -> Option<&Ledger> {
-        self.telling.as_ref().map(|(_, ledger)| ledger)
-    }
-    pub fn text(self) -> String {
-        self.telling
-            .map(|(lines, _)| lines.join("; "))
-            .unwrap_or_default()
+    pub fn records(self) -> Vec<Record> {
+        self.records.unwrap_or_default()
     }
 }
 
 /// A branch of a step, by where it sits in `steps.rs` and `time.rs`: what
-/// a step marks for coverage (`coverage.rs` names them and lists them).
+/// a step's records mark for coverage (`coverage.rs` names them and lists
+/// them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Path {
     Fetch,

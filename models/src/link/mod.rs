@@ -26,7 +26,7 @@ pub mod trace;
 
 pub use bounds::Bounds;
 pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};
-pub(crate) use log::{Ledger, Log};
+pub(crate) use log::Log;
 pub use progress::{ASKS_COMPLETE, BUILDERS_FREE};
 
 use crate::Inline;
@@ -577,7 +577,7 @@ impl Link {
             Action::Heartbeat(b) => steps::heartbeat(self, &mut next, b, log),
             Action::Finish(b) => steps::finish(self, &mut next, b, log),
             Action::Tick => time::tick(self, &mut next, log),
-            Action::Crash(b) => time::crash(self, &mut next, b, log),
+            Action::Crash(b) => time::crash(&mut next, b, log),
             Action::Delay(b) => time::delay(self, &mut next, b, log),
             Action::SlowAnswer(b) => {
                 next.slow_answers_left -= 1;

@@ -1,66 +1,16 @@
 //! The steps of the contract, in its order: fetch (and the late answer), read
 //! and decide, run with heartbeats, finish, and the faults that change a
 //! step (a late answer, a lost ack, a nak); time, crashes and late
-//! heartbeats are in `time.rs`.
+//! heartbeats are in `time.rs`. Each primitive changes the state and
+//! records what it did (`log.rs`); the words are the story's.
 
-use super::log::Path;
+use super::log::{AckOutcome, Check, DropThen, NakOutcome, Progress, Record};
 use super::mutation::Act;
-use super::{
-    ask_name, at, builder_name, Ask, Bid, Decided, Key, Link, Log, Run, State, Status,
-    KEY_LIFETIME, TICK_SECONDS,
-};
-
-pub(super) fn seconds(ticks: u8) -> u16 {
-    ticks as u16 * TICK_SECONDS
-}
-
-/// The time `ticks` from now, as a story writes it.
-fn from_now(s: &State, ticks: u8) -> String {
-    at(s.now as i16 + ticks as i16)
-}
-
-/// Where the message of `a` stands, for a builder `b` that loses its copy:
-/// whether anything will ever hand the ask out again is what decides a loss.
-pub(super) fn message_fate(m: &Link, s: &State, b: Bid, a: Ask) -> String {
-    let msg = s.messages[a as usize];
-    let last = msg.deliveries >= m.bounds.max_deliver;
-    match msg.status {
-        Status::Delivered { to, ack_in } => {
-            let holder = if to == b {
-                "it".to_string()
-            } else {
-                builder_name(to)
-            };
-            let then = if last {
-                format!(
-                    "never delivered again: that was its last delivery (max_deliver {})",
-                    m.bounds.max_deliver
-                )
-            } else {
-                "delivered again".into()
-            };
-            format!(
-                "{}'s message is held by {holder} until its ack wait runs out at {}, and then {then}",
-                ask_name(a),
-                from_now(s, ack_in)
-            )
-        }
-        Status::Available => format!("{}'s message is available", ask_name(a)),
-        Status::Acked => format!(
-            "{}'s message is already acked: nothing times out, the server never delivers it again",
-            ask_name(a)
-        ),
-        Status::Exhausted => format!(
-            "{}'s message is out of deliveries (max_deliver {}): the server never delivers it again",
-            ask_name(a),
-            m.bounds.max_deliver
-        ),
-    }
-}
+use super::{Ask, Bid, Decided, Key, Link, Log, Run, State, Status};
 
 /// The server hands message `a` to builder `b`'s pull request, with a
-/// deadline an ack wait from now.
-fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
+/// deadline an ack wait from now; returns the delivery it counts.
+fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask) -> u8 {
     let m = &mut s.messages[a as usize];
     if link.does(Act::CountDelivery) || m.deliveries == 0 {
         m.deliveries += 1;
@@ -69,14 +19,7 @@ fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
         to: b,
         ack_in: link.bounds.ack_wait_ticks(),
     };
-    let n = m.deliveries;
-    let max = link.bounds.max_deliver;
-    log.say(|| {
-        format!(
-            "{} delivered (delivery {n}, max_deliver {max})",
-            ask_name(a)
-        )
-    });
+    m.deliveries
 }
 
 /// Whether the server takes an ack or in-progress for `a` from `b`: by the
@@ -93,53 +36,28 @@ fn counts(m: &Link, status: Status, b: Bid) -> bool {
 fn ack(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let msg = &mut s.messages[a as usize];
     let before = msg.status;
-    if counts(m, before, b) {
+    let taken = counts(m, before, b);
+    if taken {
         msg.status = Status::Acked;
-        log.mark(match before {
-            Status::Delivered { to, .. } if to != b => Path::AckRemovesHeld,
-            _ => Path::AckRemoves,
-        });
-        log.say(|| match before {
-            Status::Delivered { to, .. } if to != b => format!(
-                "ack {}: the server removes it, though {} holds it now",
-                ask_name(a),
-                builder_name(to)
-            ),
-            _ => format!("ack {}: the server removes it", ask_name(a)),
-        });
-    } else {
-        log.mark(match before {
-            Status::Acked => Path::AckAlreadyGone,
-            Status::Exhausted => Path::AckExhausted,
-            Status::Delivered { .. } => Path::AckIgnoredHeld,
-            Status::Available => Path::AckIgnoredAvailable,
-        });
-        let why = match before {
-            Status::Acked => "already gone".to_string(),
-            Status::Exhausted => {
-                format!("out of deliveries (max_deliver {})", m.bounds.max_deliver)
-            }
-            Status::Delivered { to, .. } => format!(
-                "ignored: {} holds it now (stale-ack-ignored)",
-                builder_name(to)
-            ),
-            Status::Available => {
-                "ignored: it waits to be delivered again (stale-ack-ignored)".to_string()
-            }
-        };
-        log.say(|| format!("ack {} ({why})", ask_name(a)));
     }
+    let outcome = match before {
+        Status::Delivered { to, .. } if taken && to != b => AckOutcome::RemovesHeld(to),
+        _ if taken => AckOutcome::Removes,
+        Status::Acked => AckOutcome::AlreadyGone,
+        Status::Exhausted => AckOutcome::Exhausted,
+        Status::Delivered { to, .. } => AckOutcome::IgnoredHeld(to),
+        Status::Available => AckOutcome::IgnoredAvailable,
+    };
+    log.record(|| Record::Ack { ask: a, outcome });
 }
 
 pub fn fetch(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a fetch is enabled with a message available");
-    log.mark(Path::Fetch);
-    log.say(|| "fetch: the server answers its pull request at once".to_string());
-    deliver(m, s, b, a, log);
+    let delivery = deliver(m, s, b, a);
     s.builders[b as usize].buffer.push(a);
-    log.say(|| format!("{} into its buffer", ask_name(a)));
+    log.record(|| Record::Fetch { ask: a, delivery });
 }
 
 /// No margin: the fetch gives up before its pull request expires on the
@@ -151,24 +69,14 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a late fetch is enabled with a message available");
-    let margin = m.has_margin();
-    log.mark(if margin {
-        Path::SlowAnswer
-    } else {
-        Path::FetchGivesUp
-    });
-    log.say(|| {
-        if margin {
-            "fetch gives up empty-handed: the network delays its pull request's answer past the fetch margin; the server answers that pull request"
-                .into()
-        } else {
-            "fetch gives up empty-handed before its pull request expires on the server (no fetch margin); the server answers that pull request"
-                .into()
-        }
-    });
-    deliver(m, s, b, a, log);
+    let delivery = deliver(m, s, b, a);
     s.builders[b as usize].on_the_way = Some(a);
-    log.say(|| format!("the answer, {}, is still on the way", ask_name(a)));
+    let slow = m.has_margin();
+    log.record(|| Record::FetchGivesUp {
+        ask: a,
+        delivery,
+        slow,
+    });
 }
 
 /// The client's fetch (the default), as nats.go's `Subscription.Fetch` does it: the builder's
@@ -185,13 +93,7 @@ pub fn fetch_earlier(_m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .expect("a fetch returns the answer on the way");
     builder.buffer.push(a);
     builder.open = true;
-    log.mark(Path::FetchEarlier);
-    log.say(|| {
-        format!(
-            "fetch: it sends a new pull request, and the answer to its earlier one, {}, arrives first: the fetch returns it; its own pull request stays open on the server",
-            ask_name(a)
-        )
-    });
+    log.record(|| Record::FetchEarlier { ask: a });
 }
 
 /// The client's fetch: the server answers an open pull request as soon as it has
@@ -201,24 +103,15 @@ pub fn answer(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .first_available()
         .expect("an open pull request is answered with a message available");
     let busy = s.builders[b as usize].run.map(|r| r.ask);
-    log.mark(if busy.is_some() {
-        Path::AnswerBusy
-    } else {
-        Path::AnswerIdle
-    });
-    log.say(|| match busy {
-        Some(r) => format!(
-            "the server answers its open pull request, though it builds {}",
-            ask_name(r)
-        ),
-        None => "the server answers its open pull request, which its fetch no longer waits on"
-            .to_string(),
-    });
-    deliver(m, s, b, a, log);
+    let delivery = deliver(m, s, b, a);
     let builder = &mut s.builders[b as usize];
     builder.open = false;
     builder.on_the_way = Some(a);
-    log.say(|| format!("the answer, {}, is on the way", ask_name(a)));
+    log.record(|| Record::Answer {
+        ask: a,
+        delivery,
+        busy,
+    });
 }
 
 pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
@@ -228,35 +121,18 @@ pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .take()
         .expect("a late answer lands what is on the way");
     let busy = builder.run.map(|r| r.ask);
-    if let (true, Some(r)) = (m.hand_back(), busy) {
-        log.mark(Path::LandHandBack);
-        log.say(|| {
-            format!(
-                "the late answer to its pull request lands while it builds {}: hand {} back",
-                ask_name(r),
-                ask_name(a)
-            )
-        });
-        nak(m, s, b, a, log);
-        return;
+    let handed_back = m.hand_back() && busy.is_some();
+    if !handed_back {
+        builder.buffer.push(a);
     }
-    builder.buffer.push(a);
-    log.mark(if busy.is_some() {
-        Path::LandBusy
-    } else {
-        Path::LandIdle
+    log.record(|| Record::Land {
+        ask: a,
+        busy,
+        handed_back,
     });
-    log.say(|| match busy {
-        Some(r) => format!(
-            "the late answer to its pull request lands while it builds {}: {} into its buffer",
-            ask_name(r),
-            ask_name(a)
-        ),
-        None => format!(
-            "the late answer to its pull request lands: {} into its buffer",
-            ask_name(a)
-        ),
-    });
+    if handed_back {
+        nak(m, s, b, a, log);
+    }
 }
 
 /// Steps 2 and 3 in one step: read the oldest buffered message, decide,
@@ -289,94 +165,36 @@ pub fn act(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
 fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
     let a = s.builders[b as usize].buffer.remove(0);
     let offset = s.builders[b as usize].offset;
-    log.say(|| format!("read {}", ask_name(a)));
     let mut decided = Decided {
         ask: a,
         duplicate: false,
         conflict: false,
     };
-    if !m.design.duplicate_check {
-        log.mark(Path::ReadUnchecked);
-        return decided;
-    }
-    let Some(key) = s.keys[a as usize] else {
-        log.mark(Path::ReadNoKey);
-        log.say(|| {
-            format!(
-                "get {}'s running key from the KV bucket: there is none; decide to run it",
-                ask_name(a)
-            )
-        });
-        return decided;
-    };
-    if key.done {
-        decided.duplicate = true;
-        log.mark(Path::ReadDoneKey);
-        log.say(|| {
-            format!(
-                "get {}'s running key from the KV bucket: {} left it done; decide to drop it",
-                ask_name(a),
-                builder_name(key.builder)
-            )
-        });
-        return decided;
-    }
-    // Seen is server time; freshness is judged on this builder's clock, or
-    // with `server_clock` on a second time the server stamps.
-    let offset = if m.server_clock() { 0 } else { offset };
-    let age_here = key.age as i16 + offset as i16;
-    let fresh = m.is_fresh(key.age as i16, age_here);
-    let another = key.builder != b || !m.does(Act::CheckKeyOwner);
-    decided.duplicate = another && fresh;
-    log.mark(if decided.duplicate {
-        Path::ReadFreshKey
-    } else if key.builder == b {
-        Path::ReadOwnKey
-    } else {
-        Path::ReadStaleKey
-    });
-    let now = s.now;
-    let put_at = log.ledger().and_then(|l| l.put_at[a as usize]);
-    let expired = log.ledger().is_some_and(|l| l.expired(a, now));
-    log.say(|| {
-        let then = if decided.duplicate {
-            "decide to drop it as a duplicate"
-        } else {
-            "decide to run it"
-        };
-        if let Some(p) = put_at.filter(|_| expired) {
-            return format!(
-                "get {}'s running key from the KV bucket: last put {}, it expired {} s after it (the KV bucket's TTL), so there is none; {then}",
-                ask_name(a),
-                at(p as i16),
-                seconds(KEY_LIFETIME)
-            );
+    let check = match s.keys[a as usize] {
+        _ if !m.design.duplicate_check => Check::Unchecked,
+        None => Check::NoKey,
+        Some(key) => {
+            // Seen is server time; freshness is judged on this builder's
+            // clock, or with `server_clock` on a second time the server
+            // stamps. A key left done is a duplicate, of any age.
+            let clock = if m.server_clock() { 0 } else { offset };
+            let fresh = !key.done && m.is_fresh(key.age as i16, key.age as i16 + clock as i16);
+            let another = key.builder != b || !m.does(Act::CheckKeyOwner);
+            decided.duplicate = key.done || (another && fresh);
+            Check::Key {
+                key,
+                own: key.builder == b,
+                offset,
+                clock,
+                fresh,
+            }
         }
-        let verdict = if key.builder == b {
-            "its own".to_string()
-        } else if fresh {
-            format!("fresh (under {} s)", m.bounds.fresh_for)
-        } else {
-            format!("stale ({} s or more)", m.bounds.fresh_for)
-        };
-        // The state's age stops where every clock reads it stale; the
-        // story's ledger knows the put itself.
-        let (put, age) = match put_at {
-            Some(p) => (format!("last put {}", at(p as i16)), now - p),
-            None => ("last put".to_string(), key.age),
-        };
-        let at_least = if put_at.is_none() && key.age >= m.stale_at() {
-            "at least "
-        } else {
-            ""
-        };
-        format!(
-            "get {}'s running key from the KV bucket: it names {}, {put}: {at_least}{} s ago by the server's clock, {at_least}{} s by its own: {verdict}; {then}",
-            ask_name(a),
-            builder_name(key.builder),
-            seconds(age),
-            (age as i16 + offset as i16) * TICK_SECONDS as i16,
-        )
+    };
+    let duplicate = decided.duplicate;
+    log.record(|| Record::Read {
+        ask: a,
+        check,
+        duplicate,
     });
     decided
 }
@@ -384,28 +202,21 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
 /// Step 3: the ack of a duplicate, or the start: put the running key, run.
 fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     let a = decided.ask;
-    if decided.conflict && !decided.duplicate {
-        log.mark(Path::StartConflict);
-        log.say(|| {
-            format!(
-                "its revision-checked put of {}'s running key fails: another builder wrote the key since the read",
-                ask_name(a)
-            )
-        });
-    }
     if decided.duplicate || decided.conflict {
-        log.say(|| format!("drop {} as a duplicate", ask_name(a)));
         let done = s.keys[a as usize].is_some_and(|k| k.done);
-        if m.defer_duplicates() && !done {
-            log.mark(Path::DropDeferred);
-            log.say(|| {
-                format!(
-                    "no ack: {} is left to its ack wait, to come back if its builder dies",
-                    ask_name(a)
-                )
-            });
+        let then = if m.defer_duplicates() && !done {
+            DropThen::Deferred
         } else if m.does(Act::AckDrop) {
-            log.mark(Path::DropAcked);
+            DropThen::Acked
+        } else {
+            DropThen::Nothing
+        };
+        log.record(|| Record::Drop {
+            ask: a,
+            failed_put: decided.conflict && !decided.duplicate,
+            then,
+        });
+        if then == DropThen::Acked {
             ack(m, s, b, a, log);
         }
         s.dropped = true;
@@ -413,10 +224,10 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
     }
     // The put overwrites another builder's key (a stale one, or one put
     // between a split read and this put), as the source's unconditional put
-    // does; a key past its TTL, which the state keeps as stale, is gone.
-    let now = s.now;
-    let expired = log.ledger().is_some_and(|l| l.expired(a, now));
-    let over = s.keys[a as usize].filter(|k| k.builder != b && !expired);
+    // does.
+    let over = s.keys[a as usize]
+        .filter(|k| k.builder != b)
+        .map(|k| k.builder);
     if m.does(Act::PutKeyAtStart) {
         s.keys[a as usize] = Some(Key::put(b, false));
         wrote_key(m, s, b, a);
@@ -428,27 +239,14 @@ fn act_on(m: &Link, s: &mut State, b: Bid, decided: Decided, log: &mut Log) {
         grace: 0,
         delayed: false,
     });
-    log.mark(if over.is_some() {
-        Path::StartOverKey
-    } else {
-        Path::Start
-    });
-    log.say(|| match over {
-        Some(k) => format!(
-            "run {}, put its running key in the KV bucket over {}'s key",
-            ask_name(a),
-            builder_name(k.builder)
-        ),
-        None => format!("run {}, put its running key in the KV bucket", ask_name(a)),
-    });
+    log.record(|| Record::Start { ask: a, over });
     if !m.does(Act::AckAfterResult) {
         ack(m, s, b, a, log);
     }
     if m.hand_back() {
         while !s.builders[b as usize].buffer.is_empty() {
             let rest = s.builders[b as usize].buffer.remove(0);
-            log.mark(Path::StartHandsBack);
-            log.say(|| format!("it is busy now: hand {} back", ask_name(rest)));
+            log.record(|| Record::HandBack { ask: rest });
             nak(m, s, b, rest, log);
         }
     }
@@ -472,39 +270,30 @@ fn wrote_key(m: &Link, s: &mut State, b: Bid, a: Ask) {
 /// A nak of `a` by `b`: the server hands the message out again at once, or
 /// never at its last delivery. Counted as an ack is (see [`counts`]).
 fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
-    let max_deliver = m.bounds.max_deliver;
-    let msg = &mut s.messages[a as usize];
-    if !counts(m, msg.status, b) {
-        log.mark(Path::NakNothing);
-        log.say(|| format!("nak {} (nothing changes)", ask_name(a)));
-        return;
-    }
-    let tail = s.queue_tail();
-    let msg = &mut s.messages[a as usize];
-    if let Status::Delivered { .. } = msg.status {
-        let last = msg.deliveries >= max_deliver;
-        msg.status = if last {
-            Status::Exhausted
-        } else {
-            // `redelivery-queue`: a nak joins the back of the queue
-            // (consumer.go's processNak, addToRedeliverQueue).
-            if m.options.redelivery_queue {
-                msg.queue = tail + 1;
-            }
-            Status::Available
-        };
-        log.mark(if last { Path::NakLast } else { Path::NakAgain });
-        log.say(|| {
-            if last {
-                format!("nak {}: at its last delivery (max_deliver {max_deliver}), the server never delivers it again", ask_name(a))
-            } else {
-                format!("nak {}: the server delivers it again at once", ask_name(a))
-            }
-        });
+    let tail = if m.options.redelivery_queue {
+        s.queue_tail()
     } else {
-        log.mark(Path::NakNothing);
-        log.say(|| format!("nak {} (nothing changes)", ask_name(a)));
-    }
+        0
+    };
+    let msg = &mut s.messages[a as usize];
+    let outcome = match msg.status {
+        Status::Delivered { .. } if counts(m, msg.status, b) => {
+            if msg.deliveries >= m.bounds.max_deliver {
+                msg.status = Status::Exhausted;
+                NakOutcome::Last
+            } else {
+                // `redelivery-queue`: a nak joins the back of the queue
+                // (consumer.go's processNak, addToRedeliverQueue).
+                if m.options.redelivery_queue {
+                    msg.queue = tail + 1;
+                }
+                msg.status = Status::Available;
+                NakOutcome::Again
+            }
+        }
+        _ => NakOutcome::Nothing,
+    };
+    log.record(|| Record::Nak { ask: a, outcome });
 }
 
 /// Fault: an idle builder naks its oldest buffered ask instead of reading
@@ -512,8 +301,7 @@ fn nak(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
 pub fn nak_fault(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     s.naks_left -= 1;
     let a = s.builders[b as usize].buffer.remove(0);
-    log.mark(Path::NakFault);
-    log.say(|| format!("read {} and nak it", ask_name(a)));
+    log.record(|| Record::NakFault { ask: a });
     nak(m, s, b, a, log);
 }
 
@@ -531,63 +319,25 @@ pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         s.keys[a as usize] = Some(Key::put(b, false));
         wrote_key(m, s, b, a);
     }
-    let now = s.now;
     let msg = &mut s.messages[a as usize];
     let before = msg.status;
     let taken = in_progress && counts(m, before, b);
     if let (true, Status::Delivered { ack_in, .. }) = (taken, &mut msg.status) {
         *ack_in = m.bounds.ack_wait_ticks();
     }
-    if in_progress {
-        log.mark(match before {
-            Status::Delivered { to, .. } if taken && to == b => Path::HeartbeatRestarts,
-            Status::Delivered { .. } if taken => Path::HeartbeatRestartsHeld,
-            Status::Delivered { .. } => Path::HeartbeatIgnored,
-            Status::Available => Path::HeartbeatAvailable,
-            Status::Acked => Path::HeartbeatAcked,
-            Status::Exhausted => Path::HeartbeatExhausted,
-        });
-    }
-    log.say(|| {
-        let put = if key {
-            "put the running key"
-        } else {
-            "the running key is not put"
-        };
-        let progress = match before {
-            _ if !in_progress => "no AckProgress (in-progress) is sent".to_string(),
-            Status::Delivered { to, .. } if taken => {
-                let held = if to == b {
-                    String::new()
-                } else {
-                    format!(" (delivered to {} now)", builder_name(to))
-                };
-                format!(
-                    "AckProgress (in-progress) restarts the ack wait of {}{held}, to run out at {}",
-                    ask_name(a),
-                    at(now as i16 + m.bounds.ack_wait_ticks() as i16)
-                )
-            }
-            Status::Delivered { to, .. } => format!(
-                "AckProgress (in-progress) is ignored: {} holds {} now (stale-ack-ignored)",
-                builder_name(to),
-                ask_name(a)
-            ),
-            Status::Available => format!(
-                "AckProgress (in-progress) changes nothing: {} waits to be delivered again, no ack wait runs",
-                ask_name(a)
-            ),
-            Status::Acked => format!(
-                "AckProgress (in-progress) changes nothing: {} is already acked",
-                ask_name(a)
-            ),
-            Status::Exhausted => format!(
-                "AckProgress (in-progress) changes nothing: {} is out of deliveries (max_deliver {})",
-                ask_name(a),
-                m.bounds.max_deliver
-            ),
-        };
-        format!("heartbeat {}: {put}; {progress}", ask_name(a))
+    let progress = in_progress.then_some(match before {
+        Status::Delivered { to, .. } if taken => Progress::Restarts {
+            held: (to != b).then_some(to),
+        },
+        Status::Delivered { to, .. } => Progress::Ignored(to),
+        Status::Available => Progress::Available,
+        Status::Acked => Progress::Acked,
+        Status::Exhausted => Progress::Exhausted,
+    });
+    log.record(|| Record::Heartbeat {
+        ask: a,
+        key,
+        progress,
     });
 }
 
@@ -609,27 +359,13 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
     let a = run.ask;
     let again = s.results[a as usize];
     s.results[a as usize] = true;
-    log.mark(if again {
-        Path::FinishAgain
-    } else {
-        Path::FinishResult
-    });
-    log.say(|| {
-        format!(
-            "build of {} ends after {} s: announce the result{}",
-            ask_name(a),
-            seconds(run.built),
-            if again { " (again)" } else { "" }
-        )
+    log.record(|| Record::Finish {
+        ask: a,
+        built: run.built,
+        again,
     });
     if !acked {
-        log.mark(Path::FinishAckLost);
-        log.say(|| {
-            format!(
-                "ack {}: lost on the way, the server never receives it",
-                ask_name(a)
-            )
-        });
+        log.record(|| Record::AckLost { ask: a });
     } else if m.does(Act::AckFinish) {
         ack(m, s, b, a, log);
     }
@@ -638,12 +374,10 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
     if m.done_key() {
         s.keys[a as usize] = Some(Key::put(b, true));
         wrote_key(m, s, b, a);
-        log.mark(Path::FinishKeyDone);
-        log.say(|| "put the running key, marked done".into());
+        log.record(|| Record::KeyDone { ask: a });
     } else if m.does(Act::DeleteKeyAtFinish) {
         s.keys[a as usize] = None;
         wrote_key(m, s, b, a);
-        log.mark(Path::FinishKeyDeleted);
-        log.say(|| "delete the running key".into());
+        log.record(|| Record::KeyDeleted { ask: a });
     }
 }

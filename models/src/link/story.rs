@@ -1,13 +1,17 @@
 //! Telling a path of the link model: every step at its server time (`t=65s`),
 //! each builder with its own clock where the skew is not zero, and the rows
-//! that changed.
+//! that changed. What each step says is in `say.rs`, told from the records
+//! the step left.
+
+mod say;
 
 use super::{
-    ask_name, at, builder_name, Action, Ask, Bid, Ledger, Link, Log, State, Status, ASKS_COMPLETE,
+    ask_name, at, builder_name, Action, Ask, Bid, Link, Log, State, Status, ASKS_COMPLETE,
     ASKS_FINISH, BUILDERS_FREE, KEY_LIFETIME, NO_DOUBLE_RUN, NO_LOST_ASK, NO_RUN_AFTER_RESULT,
     SOME_DROPPED, SOME_REDELIVERED, TICK_SECONDS,
 };
 use crate::{diff_rows, Narrated, Progress, ScriptError, StoryStep, Value};
+use say::Ledger;
 use stateright::Model;
 
 impl Link {
@@ -388,13 +392,14 @@ impl Narrated for Link {
         let mut ledger = Ledger::of(self, init);
         let mut steps = Vec::new();
         for &action in actions {
-            let mut log = Log::telling(ledger);
+            let mut log = Log::recording();
             let next = self.apply(&state, action, &mut log);
+            let said = self.say(&state, action, &log.records(), &ledger);
             let before = self.rows_told(&state, Some(&ledger));
             ledger.record(&next);
             steps.push(StoryStep {
                 actor: self.actor(&state, action),
-                action: log.text(),
+                action: said,
                 changes: diff_rows(&before, &self.rows_told(&next, Some(&ledger))),
             });
             state = next;

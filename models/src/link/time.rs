@@ -2,16 +2,13 @@
 //! ages advance) and the two faults of the contract: a crash and a late
 //! heartbeat.
 
-use super::log::Path;
-use super::steps::{message_fate, seconds};
-use super::{
-    ask_name, at, builder_name, Ask, Bid, Builder, Link, Log, State, Status, KEY_LIFETIME,
-    TICK_SECONDS,
-};
+use super::log::Record;
+use super::{Ask, Bid, Builder, Link, Log, State, Status, KEY_LIFETIME, MAX_BUILDERS};
+use crate::Inline;
 
 /// The builders whose heartbeat for `a` is due at this very instant (not
 /// late): at a deadline of `a`, the model lets the deadline come first.
-fn heartbeats_due(builders: &[Builder], a: Ask) -> Vec<Bid> {
+fn heartbeats_due(builders: &[Builder], a: Ask) -> Inline<Bid, { MAX_BUILDERS as usize }> {
     (0..builders.len() as Bid)
         .filter(|&b| {
             builders[b as usize]
@@ -23,7 +20,7 @@ fn heartbeats_due(builders: &[Builder], a: Ask) -> Vec<Bid> {
 
 pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
     s.now += 1;
-    log.say(|| format!("{TICK_SECONDS} s pass"));
+    log.record(|| Record::Tick);
     // Open pull requests expire within milliseconds (the client's wait less
     // its margin); the 408 each gets is ignored by a fetch that has no
     // message yet and skipped by one that drains the subscription.
@@ -48,8 +45,6 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
     } else {
         0
     };
-    // Kept as ticks: checking never tells, so it must not format.
-    let now = s.now;
     let State {
         messages, builders, ..
     } = s;
@@ -66,39 +61,11 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
                     msg.queue = joins;
                     Status::Available
                 };
-                log.mark(if last {
-                    Path::TickLastDelivery
-                } else {
-                    Path::TickRedelivers
-                });
-                if log.is_marking() && !heartbeats_due(builders, a as Ask).is_empty() {
-                    log.mark(Path::TickBesideHeartbeat);
-                }
-                log.say(|| {
-                    let a = a as Ask;
-                    let then = if last {
-                        format!("at its last delivery (max_deliver {max_deliver}): the server never delivers it again")
-                    } else {
-                        "the server delivers it again".into()
-                    };
-                    // Where a heartbeat was due at this instant too, the
-                    // order the model chose decides: the story says so.
-                    let due = heartbeats_due(builders, a);
-                    let tie = if due.is_empty() {
-                        String::new()
-                    } else {
-                        let who: Vec<String> = due.iter().map(|&b| builder_name(b)).collect();
-                        format!(
-                            " ({}'s heartbeat is due at this same instant; the model lets the ack wait run out first, so its AckProgress comes too late to restart it)",
-                            who.join(" and ")
-                        )
-                    };
-                    format!(
-                        "at {} the ack wait of {} runs out unacked by {}{tie}: {then}",
-                        at(now as i16),
-                        ask_name(a),
-                        builder_name(to)
-                    )
+                log.record(|| Record::AckWaitRunsOut {
+                    ask: a as Ask,
+                    holder: to,
+                    last,
+                    due: heartbeats_due(builders, a as Ask),
                 });
             }
         }
@@ -106,33 +73,15 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
     let stale_at = m.stale_at();
     for (a, key) in s.keys.iter_mut().enumerate() {
         if let Some(k) = key {
-            let a = a as Ask;
-            let expires = |log: &mut Log| {
-                log.say(|| {
-                    format!(
-                        "at {} the running key of {} expires: the KV bucket's TTL, {} s after its last put",
-                        at(now as i16),
-                        ask_name(a),
-                        seconds(KEY_LIFETIME)
-                    )
-                })
-            };
             if k.age + 1 >= KEY_LIFETIME {
                 *key = None;
-                log.mark(Path::TickKeyExpires);
-                expires(log);
+                log.record(|| Record::KeyExpires { ask: a as Ask });
             } else if k.done {
                 k.age += 1;
             } else {
-                k.age = (k.age + 1).min(stale_at);
                 // A key past the stale age is kept as stale, never removed;
                 // the story's ledger knows when its TTL ends.
-                let ledger_expires = log
-                    .ledger()
-                    .is_some_and(|l| l.put_at[a as usize].is_some_and(|p| now - p == KEY_LIFETIME));
-                if ledger_expires {
-                    expires(log);
-                }
+                k.age = (k.age + 1).min(stale_at);
             }
         }
     }
@@ -143,8 +92,7 @@ pub fn tick(m: &Link, s: &mut State, log: &mut Log) {
 /// other message's place moves one back.
 pub fn queue_first(s: &mut State, a: Ask, log: &mut Log) {
     let head = s.messages[a as usize].queue;
-    log.mark(Path::QueueFirst);
-    let mut others = Vec::new();
+    let mut others = Inline::default();
     for (x, m) in s.messages.iter_mut().enumerate() {
         if x != a as usize && m.queue >= head {
             if m.queue == head {
@@ -153,82 +101,26 @@ pub fn queue_first(s: &mut State, a: Ask, log: &mut Log) {
             m.queue += 1;
         }
     }
-    log.say(|| {
-        let names: Vec<String> = others.iter().map(|&x| ask_name(x)).collect();
-        format!(
-            "the server's redelivery queue: the ack wait of {} ran out before that of {} (within the same tick), so the server hands {} out first",
-            ask_name(a),
-            names.join(" and "),
-            ask_name(a)
-        )
-    });
+    log.record(|| Record::QueueFirst { ask: a, others });
 }
 
-/// Says what a crash loses, from the state before it: the build, each
-/// buffered message, an answer on the way, an ask read and not yet acted
-/// on, and where each of their messages stands.
-pub fn crash(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
-    log.say(|| {
-        let builder = &s.builders[b as usize];
-        let mut lost = Vec::new();
-        if let Some(r) = builder.run {
-            lost.push(format!(
-                "the build of {} is lost ({})",
-                ask_name(r.ask),
-                message_fate(m, s, b, r.ask)
-            ));
-        }
-        for &a in builder.buffer.iter() {
-            lost.push(format!(
-                "{} in its buffer is lost ({})",
-                ask_name(a),
-                message_fate(m, s, b, a)
-            ));
-        }
-        if let Some(a) = builder.on_the_way {
-            lost.push(format!(
-                "the answer on the way, {}, never lands ({})",
-                ask_name(a),
-                message_fate(m, s, b, a)
-            ));
-        }
-        if let Some(d) = builder.decided {
-            lost.push(format!(
-                "{}, read and not yet {}, is lost ({})",
-                ask_name(d.ask),
-                if d.duplicate { "acked" } else { "started" },
-                message_fate(m, s, b, d.ask)
-            ));
-        }
-        let doing = match builder.run {
-            Some(r) => format!(" while building {}", ask_name(r.ask)),
-            None => String::new(),
-        };
-        format!("crashes{doing} and restarts idle: {}", lost.join("; "))
-    });
+/// The builder dies and restarts idle: its build, buffer, answer on the
+/// way and decision are lost.
+pub fn crash(s: &mut State, b: Bid, log: &mut Log) {
     s.crashes_left -= 1;
     let builder = &mut s.builders[b as usize];
-    for (lost, path) in [
-        (builder.run.is_some(), Path::CrashBuild),
-        (!builder.buffer.is_empty(), Path::CrashBuffer),
-        (builder.on_the_way.is_some(), Path::CrashOnTheWay),
-        (builder.decided.is_some(), Path::CrashDecided),
-    ] {
-        if lost {
-            log.mark(path);
-        }
-    }
+    let lost = *builder;
     builder.run = None;
     builder.buffer.clear();
     builder.on_the_way = None;
     builder.decided = None;
     // Its connection closes: the server drops a request nobody listens to.
     builder.open = false;
+    log.record(|| Record::Crash { lost });
 }
 
 pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     s.lates_left -= 1;
-    log.mark(Path::Delay);
     let late = m.bounds.late_by_ticks();
     let run = s.builders[b as usize]
         .run
@@ -236,10 +128,5 @@ pub fn delay(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .expect("a running builder");
     run.grace = late;
     run.delayed = true;
-    log.say(|| {
-        format!(
-            "its heartbeat (the key's put and the AckProgress) is late, by up to {} s",
-            seconds(late)
-        )
-    });
+    log.record(|| Record::Delay { late });
 }

@@ -1,5 +1,5 @@
 //! A link event log read against the link model: each model step logs a
-//! few lines (see [`observe`]), a logged line is the next line of one
+//! few lines, read off the records it leaves (see [`observe`]), a logged line is the next line of one
 //! builder's step, and time is the log's `ts_ms` mapped onto the model's
 //! ticks with a slack (docs/validate.md, *Link*). The cursor carries what
 //! the state does not keep: when each key was last put (for its TTL and its
@@ -17,8 +17,8 @@ use observe::observe;
 pub use observe::Observation;
 
 use super::{
-    ask_name, builder_name, Action, Ask, Bid, Bounds, Design, Link, Options, State, BUFFER_ROOM,
-    MAX_ASKS, MAX_BUILDERS, TICK_SECONDS,
+    ask_name, builder_name, Action, Ask, Bid, Bounds, Design, Link, Log, Options, State,
+    BUFFER_ROOM, MAX_ASKS, MAX_BUILDERS, TICK_SECONDS,
 };
 use crate::events::link::{Decision, Event};
 use crate::events::{Header, Record};
@@ -387,11 +387,9 @@ impl LinkTrace {
 
     /// Takes `action`: the cursor after it and the lines it logs.
     fn take(&self, c: &Cursor, action: Action) -> (Cursor, Vec<Observation>) {
-        let next = self
-            .model
-            .next_state(&c.state, action)
-            .expect("a link step always has a next state");
-        let lines = observe(&self.model, &c.state, action, &next, &c.put_at);
+        let mut log = Log::recording();
+        let next = self.model.apply(&c.state, action, &mut log);
+        let lines = observe(&log.records(), c.state.now, &c.put_at);
         let mut n = c.clone();
         for (a, key) in next.keys.iter().enumerate() {
             match key {
