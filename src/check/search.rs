@@ -181,6 +181,16 @@ fn growth_bytes(list: &Vec<u64>, more: usize) -> usize {
     (list.capacity() * 2).max(list.len() + more).max(4) * 8
 }
 
+/// A successor made while expanding a chunk: the state it is of (its
+/// index in the level), the action's index, whether that state owes
+/// something (its steps are kept), and its fingerprint.
+struct Successor {
+    from: usize,
+    action: u8,
+    owing: bool,
+    fp: u64,
+}
+
 /// What one thread gathers while it expands a level.
 struct Expansion {
     /// Candidates per group of shards: key, fingerprint, then the words.
@@ -357,7 +367,14 @@ where
                         fingerprints: Vec::new(),
                         stutters: Vec::new(),
                     });
-                    'states: for i in from..(from + CHUNK).min(level_len) {
+                    // Every successor of the chunk first, then one look
+                    // at each's place in the table, loads independent of
+                    // each other so that their cache misses overlap (the
+                    // table's look is most of a search's time), then each
+                    // successor judged in order.
+                    succ.clear();
+                    succ_words.clear();
+                    for i in from..(from + CHUNK).min(level_len) {
                         let state = model.unpack(&frontier[i * k..(i + 1) * k]);
                         model.actions(&state, &mut actions);
                         if !exact_count {
@@ -367,79 +384,86 @@ where
                         }
                         // The progress check's part: whether the state owes
                         // something, and if so its steps, in action order.
-                        let mut kept_steps = steps.as_mut().and_then(|steps| {
+                        let owing = steps.as_mut().is_some_and(|steps| {
                             let owing = owes(progress, model, &state);
                             steps.owing.push(owing);
                             steps.counts.push(0);
-                            if !owing {
-                                return None;
+                            if owing {
+                                let fair =
+                                    actions.iter().any(|a| model.fairness(&state, a).is_some());
+                                if !fair && !model.stopped_by_bounds(&state) {
+                                    steps.stutters.push((i - from) as u32);
+                                }
                             }
-                            let fair = actions.iter().any(|a| model.fairness(&state, a).is_some());
-                            if !fair && !model.stopped_by_bounds(&state) {
-                                steps.stutters.push((i - from) as u32);
-                            }
-                            Some(steps)
+                            owing
                         });
-                        let parent = (level_start + i) as u64;
-                        // Every successor first, then one look at each's
-                        // place in the table, the loads independent of each
-                        // other so that their cache misses overlap (the
-                        // table's look is most of a search's time).
-                        succ.clear();
-                        succ_words.clear();
                         for (j, action) in actions.drain(..).enumerate() {
                             let Some(next) = model.next_state(&state, action) else {
                                 continue;
                             };
                             words.fill(0);
                             model.pack(&next, &mut words);
-                            succ.push((j, fingerprint(&words), next));
+                            succ.push(Successor {
+                                from: i,
+                                action: u8::try_from(j).expect("at most 256 actions from a state"),
+                                owing,
+                                fp: fingerprint(&words),
+                            });
                             succ_words.extend_from_slice(&words);
                         }
-                        std::hint::black_box(
-                            succ.iter().fold(0, |x, (_, fp, _)| x ^ table.peek(*fp)),
-                        );
-                        for (n, (j, fp, next)) in succ.drain(..).enumerate() {
-                            let words = &succ_words[n * k..(n + 1) * k];
-                            if let Some(steps) = kept_steps.as_mut() {
-                                steps.fingerprints.push(fp);
-                                *steps.counts.last_mut().expect("this state's count") += 1;
-                            }
-                            if table.contains(fp) {
-                                continue;
-                            }
-                            // A set or a list that doubles holds its old
-                            // copy beside the new one for a moment: room is
-                            // asked for first.
-                            if !budget.room_for(mine.mine.growth_bytes()) {
-                                break 'states;
-                            }
-                            if !mine.mine.insert(fp) {
-                                continue;
-                            }
-                            let key = parent << 8
-                                | u8::try_from(j).expect("at most 256 actions from a state") as u64;
-                            for (p, property) in properties.iter().enumerate() {
-                                if !done[p]
-                                    && mine.first[p].is_none()
-                                    && discovers(property, model, &next)
-                                {
-                                    mine.first[p] = Some(Discovery {
-                                        key,
-                                        after: started.elapsed(),
-                                    });
-                                }
-                            }
-                            let bucket = &mut mine.buckets[group_of(fp)];
-                            if bucket.capacity() - bucket.len() < stride
-                                && !budget.room_for(growth_bytes(bucket, stride))
-                            {
-                                break 'states;
-                            }
-                            bucket.push(key);
-                            bucket.push(fp);
-                            bucket.extend_from_slice(words);
+                    }
+                    std::hint::black_box(
+                        succ.iter()
+                            .fold(0, |x, s| x ^ table.peek(s.fp) ^ mine.mine.peek(s.fp)),
+                    );
+                    for (n, s) in succ.iter().enumerate() {
+                        let words = &succ_words[n * k..(n + 1) * k];
+                        let fp = s.fp;
+                        if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
+                            steps.fingerprints.push(fp);
+                            steps.counts[s.from - from] += 1;
                         }
+                        if table.contains(fp) {
+                            continue;
+                        }
+                        // A set or a list that doubles holds its old copy
+                        // beside the new one for a moment: room is asked
+                        // for first.
+                        if !budget.room_for(mine.mine.growth_bytes()) {
+                            break;
+                        }
+                        if !mine.mine.insert(fp) {
+                            continue;
+                        }
+                        let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
+                        // A new state, unpacked again (a state is hundreds
+                        // of bytes; most successors are not new) if a
+                        // property is still to be found.
+                        let mut next = None;
+                        for (p, property) in properties.iter().enumerate() {
+                            if !done[p]
+                                && mine.first[p].is_none()
+                                && discovers(
+                                    property,
+                                    model,
+                                    next.get_or_insert_with(|| model.unpack(words)),
+                                )
+                            {
+                                mine.first[p] = Some(Discovery {
+                                    key,
+                                    after: started.elapsed(),
+                                });
+                            }
+                        }
+                        let bucket = &mut mine.buckets[group_of(fp)];
+                        if bucket.capacity() - bucket.len() < stride
+                            && !budget.room_for(growth_bytes(bucket, stride))
+                        {
+                            break;
+                        }
+                        bucket.push(key);
+                        bucket.push(fp);
+                        bucket.extend_from_slice(words);
                     }
                     mine.steps.extend(steps);
                     budget
