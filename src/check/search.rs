@@ -37,6 +37,8 @@ use stateright::{Expectation, Model, Property};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// How many candidates ahead an insert reads a candidate's place.
+const AHEAD: usize = 8;
 /// States a thread takes at a time.
 const CHUNK: usize = 256;
 /// How often a thread looks at the process's memory.
@@ -539,6 +541,7 @@ where
             // not count.
             let mut new = Vec::with_capacity(lists.iter().map(Vec::len).sum());
             let mut at = vec![0usize; lists.len()];
+            let mut warm = 0u64;
             loop {
                 // The least key among the lists' heads.
                 let next = (0..lists.len())
@@ -547,6 +550,11 @@ where
                 let Some(l) = next else { break };
                 let record = &lists[l][at[l]..at[l] + stride];
                 at[l] += stride;
+                // The place of a candidate a few ahead in this list read
+                // now, so that its miss overlaps the inserts before it.
+                if let Some(&ahead) = lists[l].get(at[l] + AHEAD * stride + 1) {
+                    warm ^= shards[Table::shard_of(ahead) % per_group].peek(ahead);
+                }
                 let fp = record[1];
                 if shards[Table::shard_of(fp) % per_group].insert(fp) {
                     new.push(record[0]);
@@ -556,6 +564,7 @@ where
                     new.extend_from_slice(&record[2..]);
                 }
             }
+            std::hint::black_box(warm);
             new
         };
         let new_states: Vec<Vec<u64>> = if groups == 1 {
@@ -703,6 +712,13 @@ where
                 let mut stutters = Vec::new();
                 for chunk in run {
                     let base = (expanded_from + chunk.chunk * CHUNK) as u32;
+                    // Every step's place read first: their misses overlap.
+                    std::hint::black_box(
+                        chunk
+                            .fingerprints
+                            .iter()
+                            .fold(0, |x, &fp| x ^ table.peek(fp)),
+                    );
                     let mut at = 0usize;
                     for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
                         let fps = &chunk.fingerprints[at..at + count as usize];

@@ -57,10 +57,12 @@ impl Shard {
         self.find(fp).is_some()
     }
 
-    /// The slot where a look for `fp` starts (0 in an empty shard): read
-    /// ahead of the look, to bring it into the cache.
+    /// The slot where a look for `fp` starts (0 in an empty shard), and its
+    /// number's: read ahead of the look, to bring them into the cache.
     pub fn peek(&self, fp: u64) -> u64 {
-        self.slots.get(self.index_or_zero(fp)).copied().unwrap_or(0)
+        let i = self.index_or_zero(fp);
+        let number = self.numbers.get(i).copied().unwrap_or(0) as u64;
+        self.slots.get(i).copied().unwrap_or(0) ^ number
     }
 
     fn index_or_zero(&self, fp: u64) -> usize {
