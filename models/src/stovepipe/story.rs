@@ -376,6 +376,12 @@ impl Narrated for Stovepipe {
         (!action.is_fault()).then(|| self.actor_of(s, action))
     }
 
+    /// The split reads' reduction offers a reader's next part alone
+    /// ([`Stovepipe::mid_split_read`]); every other step stays enabled.
+    fn enabled_actions(&self, s: &State, actions: &mut Vec<Action>) {
+        self.every_action(s, actions)
+    }
+
     fn rows(&self, s: &State) -> Vec<(String, String)> {
         rows(self, s, None)
     }
