@@ -249,7 +249,7 @@ where
 
     fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
         let mut inner = Vec::new();
-        self.model.actions(&state.state, &mut inner);
+        self.model.enabled_actions(&state.state, &mut inner);
         actions.extend(inner.into_iter().map(|action| Step {
             action,
             from: state.clone(),
@@ -323,7 +323,7 @@ where
 /// The Explorer's address path that walks `actions` from initial state
 /// `init` (its index among the model's): `#/steps/INIT/i/j/...`, each index
 /// the action's position among those enabled where it stands.
-pub fn steps_fragment<M: Model>(
+pub fn steps_fragment<M: Narrated>(
     model: &M,
     init: usize,
     actions: &[M::Action],
@@ -340,7 +340,8 @@ where
     let mut fragment = format!("#/steps/{init}");
     for (i, action) in actions.iter().enumerate() {
         let mut enabled = Vec::new();
-        model.actions(&state, &mut enabled);
+        // As the Explorer lists them: every step enabled.
+        model.enabled_actions(&state, &mut enabled);
         let index = enabled
             .iter()
             .position(|a| a == action)

@@ -61,6 +61,8 @@ mod scenarios;
 mod see;
 #[path = "simulate.rs"]
 mod simulate;
+#[path = "split_read_exactness.rs"]
+mod split_read_exactness;
 #[path = "validate.rs"]
 mod validate;
 #[path = "validate_link.rs"]

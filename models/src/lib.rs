@@ -331,6 +331,15 @@ pub trait Narrated: Model {
         Some(0)
     }
 
+    /// Every action enabled in `state`, for weak fairness: where
+    /// [`Model::actions`] offers fewer (a reduction that takes one step
+    /// first and leaves the others for the next state), the others are
+    /// still enabled, and a run that never takes them is still unfair.
+    /// Default: the model's actions.
+    fn enabled_actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        self.actions(state, actions)
+    }
+
     /// Whether the model's own bounds, not the design, stop a run in
     /// `state` (a horizon of time): a state where nothing fair can happen
     /// is then no progress violation. Default: never.

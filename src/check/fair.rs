@@ -133,16 +133,21 @@ impl<M: Narrated + Packed> Graph<'_, M> {
         let targets = self.kept.steps(n);
         let mut targets = targets.iter();
         let mut edges = Vec::with_capacity(actions.len());
-        let mut enabled = Vec::new();
         for (j, action) in actions.into_iter().enumerate() {
             let class = self.model.fairness(&state, &action);
-            enabled.extend(class);
             if self.model.next_state(&state, action).is_none() {
                 continue;
             }
             let to = *targets.next().expect("a kept step per next state");
             edges.push((to, class, j as u8));
         }
+        // What is enabled, whether or not a reduction offered it here.
+        let mut all = Vec::new();
+        self.model.enabled_actions(&state, &mut all);
+        let mut enabled: Vec<u64> = all
+            .iter()
+            .filter_map(|a| self.model.fairness(&state, a))
+            .collect();
         enabled.sort_unstable();
         enabled.dedup();
         let stutters = enabled.is_empty() && !self.model.stopped_by_bounds(&state);

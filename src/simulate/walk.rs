@@ -134,7 +134,7 @@ pub fn walk_from<M: ToolModel>(
     let mut kind_weight = vec![0u32; model.action_kinds().len()];
     for step in begun + 1..=depth {
         enabled.clear();
-        model.actions(&state, &mut enabled);
+        model.enabled_actions(&state, &mut enabled);
         if fault_phase.is_some_and(|f| step > f) {
             enabled.retain(|a| model.fault_on(&state, a).is_none());
         }
@@ -161,7 +161,7 @@ pub fn walk_from<M: ToolModel>(
     }
     if walk.actions.len() == depth {
         enabled.clear();
-        model.actions(&state, &mut enabled);
+        model.enabled_actions(&state, &mut enabled);
         walk.cut_at_depth = !enabled.is_empty();
     }
     walk

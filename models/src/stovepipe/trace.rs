@@ -658,7 +658,7 @@ pub fn simulated_log(
     let mut delivered = 0u32;
     for _ in 0..most {
         enabled.clear();
-        stateright::Model::actions(&trace.model, &cursor.state, &mut enabled);
+        trace.model.every_action(&cursor.state, &mut enabled);
         if enabled.is_empty() {
             break;
         }
