@@ -391,8 +391,15 @@ where
                             steps.owing.push(owing);
                             steps.counts.push(0);
                             if owing {
+                                // A reduction may offer fewer steps than are
+                                // enabled: a stutter is judged on them all.
                                 let fair =
-                                    actions.iter().any(|a| model.fairness(&state, a).is_some());
+                                    actions.iter().any(|a| model.fairness(&state, a).is_some())
+                                        || {
+                                            let mut all = Vec::new();
+                                            model.enabled_actions(&state, &mut all);
+                                            all.iter().any(|a| model.fairness(&state, a).is_some())
+                                        };
                                 if !fair && !model.stopped_by_bounds(&state) {
                                     steps.stutters.push((i - from) as u32);
                                 }
