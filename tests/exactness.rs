@@ -11,7 +11,7 @@
 #[allow(dead_code, unused_imports)]
 mod reference;
 
-use crate::common::shortest;
+use crate::common::{bounds, shortest};
 use slotcheck::check::{check, Limits, Verdict};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe, DESIGNS};
 
@@ -31,16 +31,6 @@ fn checked(model: Stovepipe) -> Vec<(&'static str, Option<usize>)> {
             (r.name, steps)
         })
         .collect()
-}
-
-fn bounds(requests: u8, max_concurrent: u8, crashes: u8, stalls: u8, deliveries: u8) -> Bounds {
-    Bounds {
-        requests,
-        max_concurrent,
-        crashes,
-        stalls,
-        max_deliveries: deliveries,
-    }
 }
 
 /// The matrix: every fault mix on one request, the findings' mixes on two,

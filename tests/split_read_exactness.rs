@@ -9,7 +9,7 @@
 //! finds replays as the unreduced model's own steps to a state that shows
 //! what it was found for; and it lists the same mutants.
 
-use crate::common::shortest;
+use crate::common::{bounds, shortest};
 use slotcheck::check::{check, Limits, Outcome, Verdict};
 use slotcheck_models::stovepipe::{mutation, Bounds, Design, Stovepipe, DESIGNS};
 use slotcheck_models::PropertyKind;
@@ -62,16 +62,6 @@ fn replays(whole: &Stovepipe, outcome: &Outcome<Stovepipe>, label: &str) {
             _ => holds,
         };
         assert!(found, "{label} {}: the path ends in a discovery", r.name);
-    }
-}
-
-fn bounds(requests: u8, max_concurrent: u8, crashes: u8, stalls: u8, deliveries: u8) -> Bounds {
-    Bounds {
-        requests,
-        max_concurrent,
-        crashes,
-        stalls,
-        max_deliveries: deliveries,
     }
 }
 

@@ -390,3 +390,20 @@ pub fn code_without_comments(file: &Path) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Stovepipe bounds, in the order the exactness grids write them.
+pub fn bounds(
+    requests: u8,
+    max_concurrent: u8,
+    crashes: u8,
+    stalls: u8,
+    deliveries: u8,
+) -> slotcheck_models::stovepipe::Bounds {
+    slotcheck_models::stovepipe::Bounds {
+        requests,
+        max_concurrent,
+        crashes,
+        stalls,
+        max_deliveries: deliveries,
+    }
+}
