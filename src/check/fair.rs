@@ -200,17 +200,21 @@ impl Marks for HashMap<u32, u32> {
 
 struct Frame {
     node: u32,
-    edges: Vec<u32>,
+    /// Its steps are `edges[start..end]` of the shared stack; `next` the
+    /// first not yet followed.
+    start: usize,
     next: usize,
+    end: usize,
     low: u32,
 }
 
 /// Tarjan's strongly connected components, iterative, from `roots` in
-/// order, over the states `succ` leads to (it lists only those in the
+/// order, over the states `succ` leads to (it appends only those in the
 /// subgraph); each component is given to `on_scc` as soon as it is
-/// complete. False when `go_on` said stop.
+/// complete. False when `go_on` said stop. The frames' steps share one
+/// stack, so that a state's visit allocates nothing.
 fn tarjan(
-    succ: &mut dyn FnMut(u32) -> Vec<u32>,
+    succ: &mut dyn FnMut(u32, &mut Vec<u32>),
     roots: &mut dyn Iterator<Item = u32>,
     marks: &mut dyn Marks,
     on_scc: &mut dyn FnMut(Vec<u32>),
@@ -219,13 +223,21 @@ fn tarjan(
     let mut counter = 1u32;
     let mut stack: Vec<u32> = Vec::new();
     let mut calls: Vec<Frame> = Vec::new();
-    let mut push = |v: u32, marks: &mut dyn Marks, stack: &mut Vec<u32>, calls: &mut Vec<Frame>| {
+    let mut edges: Vec<u32> = Vec::new();
+    let mut push = |v: u32,
+                    marks: &mut dyn Marks,
+                    stack: &mut Vec<u32>,
+                    calls: &mut Vec<Frame>,
+                    edges: &mut Vec<u32>| {
         marks.set(v, counter);
         stack.push(v);
+        let next = edges.len();
+        succ(v, edges);
         calls.push(Frame {
             node: v,
-            edges: succ(v),
-            next: 0,
+            start: next,
+            next,
+            end: edges.len(),
             low: counter,
         });
         counter += 1;
@@ -235,10 +247,10 @@ fn tarjan(
         if marks.get(root) != 0 {
             continue;
         }
-        push(root, marks, &mut stack, &mut calls);
+        push(root, marks, &mut stack, &mut calls, &mut edges);
         while let Some(top) = calls.last_mut() {
-            if top.next < top.edges.len() {
-                let w = top.edges[top.next];
+            if top.next < top.end {
+                let w = edges[top.next];
                 top.next += 1;
                 match marks.get(w) {
                     0 => {
@@ -246,7 +258,7 @@ fn tarjan(
                         if visited.is_multiple_of(256) && !go_on() {
                             return false;
                         }
-                        push(w, marks, &mut stack, &mut calls);
+                        push(w, marks, &mut stack, &mut calls, &mut edges);
                     }
                     DONE => {}
                     seen => top.low = top.low.min(seen),
@@ -254,6 +266,8 @@ fn tarjan(
                 continue;
             }
             let frame = calls.pop().expect("a frame");
+            // Its steps are the top of the stack: its children's are gone.
+            edges.truncate(frame.start);
             if frame.low == marks.get(frame.node) {
                 let mut component = Vec::new();
                 loop {
@@ -364,15 +378,21 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
     let owing = |v: u32| kept.owing(v);
     // One-state components worth judging: a stutter, or a step back to
     // itself.
-    let single = |v: u32| kept.stutters.binary_search(&v).is_ok() || kept.steps(v).contains(&v);
+    let single = |v: u32| {
+        let mut back = false;
+        kept.steps_into(v, &mut |w| back |= w == v);
+        back || kept.stutters.binary_search(&v).is_ok()
+    };
     let mut marks = vec![0u32; n];
     let mut roots = (0..n as u32).filter(|&v| owing(v));
     let mut components = Vec::new();
     let mut finished = tarjan(
-        &mut |v| {
-            let mut steps = kept.steps(v);
-            steps.retain(|&w| owing(w));
-            steps
+        &mut |v, out| {
+            kept.steps_into(v, &mut |w| {
+                if owing(w) {
+                    out.push(w)
+                }
+            })
         },
         &mut roots,
         &mut marks,
@@ -426,13 +446,14 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
                 let mut parts = Vec::new();
                 let mut roots = sorted.iter().copied().filter(|v| owing.contains(v));
                 let finished = tarjan(
-                    &mut |v| {
-                        expanded[&v]
-                            .edges
-                            .iter()
-                            .map(|e| e.0)
-                            .filter(|w| owing.contains(w))
-                            .collect()
+                    &mut |v, out| {
+                        out.extend(
+                            expanded[&v]
+                                .edges
+                                .iter()
+                                .map(|e| e.0)
+                                .filter(|w| owing.contains(w)),
+                        )
                     },
                     &mut roots,
                     &mut sub_marks,

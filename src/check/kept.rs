@@ -127,17 +127,23 @@ impl Kept {
 
     /// The steps of state `n`, in the order of its actions.
     pub fn steps(&self, n: u32) -> Vec<u32> {
+        let mut steps = Vec::new();
+        self.steps_into(n, &mut |to| steps.push(to));
+        steps
+    }
+
+    /// Each step of state `n` given to `each`, in the order of its actions
+    /// (nothing allocated: the progress walk reads every owing state's).
+    pub fn steps_into(&self, n: u32, each: &mut dyn FnMut(u32)) {
         let n = n as usize;
         let mut at = self.starts[n / EVERY] as usize + self.offsets[n] as usize;
         let count = get(&self.bytes, &mut at) as usize;
-        let mut steps = Vec::with_capacity(count);
         let mut before = n as i64;
         for _ in 0..count {
             let z = get(&self.bytes, &mut at);
             before += (z >> 1) as i64 ^ -((z & 1) as i64);
-            steps.push(before as u32);
+            each(before as u32);
         }
-        steps
     }
 }
 
