@@ -37,21 +37,21 @@ impl Design {
         self.0.name
     }
 
-    /// The model's switches.
+    /// The model's design, its parts.
     pub fn model(self) -> &'static ModelDesign {
         self.0
     }
 
     /// `runningElsewhere`/`duplicateOf` before a run.
     pub fn duplicate_check(self) -> bool {
-        self.0.duplicate_check
+        self.0.check.reads_key()
     }
 
     /// The source's `checkTakeWait`: 100 ms with the fix (the fetch
     /// margin), 30 ms before it (whose pull request, at `fetchExpiryOf`,
     /// ends 3 ms before the fetch: under `minFetchMargin`).
     pub fn take_wait(self) -> Duration {
-        if self.0.fetch_margin {
+        if self.0.fetch_wait.leaves_margin() {
             Duration::from_millis(100)
         } else {
             Duration::from_millis(30)

@@ -125,7 +125,7 @@ fn only_designs_without_the_margin_have_late_answers() {
         let m = Link::new(design, Bounds::default());
         assert_eq!(
             enabled(&m, &m.initial_states()[0]).contains(&Action::FetchLate(0)),
-            !design.fetch_margin,
+            !design.fetch_wait.leaves_margin(),
             "{}",
             design.name
         );
@@ -611,7 +611,12 @@ fn the_clients_expiry_rules_leave_these_margins() {
     assert_eq!(fetch_margin_us(19, true), 0);
     for design in all_designs() {
         let mut m = Link::new(design, Bounds::default());
-        assert_eq!(m.has_margin(), design.fetch_margin, "{}", design.name);
+        assert_eq!(
+            m.has_margin(),
+            design.fetch_wait.leaves_margin(),
+            "{}",
+            design.name
+        );
         m.options.expiry_less_10ms = true;
         assert!(m.has_margin(), "{}: 10 ms whatever the wait", design.name);
     }
