@@ -102,9 +102,14 @@ impl ToolModel for Link {
     }
 
     fn designs_help() -> String {
-        let mut text = String::from("Link designs (--model link):");
+        let mut text = String::from(
+            "Link designs (--model link), each as what it changes in the contract's steps (1 fetch, 2 read, 3 decide, 4 run, 5 finish), and its cost:",
+        );
         for d in all_designs() {
-            text.push_str(&format!("\n  {}: {}", d.name, d.summary));
+            text.push_str(&format!(
+                "\n\n  {}: {}\n    cost: {}",
+                d.name, d.change, d.cost
+            ));
         }
         text
     }
