@@ -3,7 +3,7 @@
 //! source's timings: fetch waits in real milliseconds, everything else in
 //! source time divided by one scale (a model tick is 5 s of source time).
 
-use slotcheck_models::link::{all_designs, design_named, Design as ModelDesign, DESIGNS};
+use slotcheck_models::link::{all_designs, compose, design_named, Design as ModelDesign, DESIGNS};
 use std::time::Duration;
 
 /// A design of the link model, as the real builders run it.
@@ -22,7 +22,11 @@ impl Design {
     }
 
     pub fn parse(name: &str) -> Option<Design> {
-        design_named(name).map(Design)
+        // A composition (`after-1649+hand-back+sync-ack`) runs too: the
+        // builders ask the design's parts, not its name.
+        design_named(name)
+            .or_else(|| compose(name).ok())
+            .map(Design)
     }
 
     /// The names, for messages.

@@ -12,6 +12,7 @@
 //! (`pack.rs`).
 
 mod bounds;
+mod compose;
 pub mod coverage;
 mod design;
 mod log;
@@ -25,6 +26,7 @@ mod time;
 pub mod trace;
 
 pub use bounds::Bounds;
+pub use compose::{compose, composition_help, REPAIR_PARTS};
 pub use design::{
     all_designs, design_named, BusyBuffer, Design, Duplicate, DuplicateCheck, FetchWait, FinishAck,
     FinishKey, StartPut, DESIGNS, REPAIRS,
