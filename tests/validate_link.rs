@@ -646,7 +646,7 @@ fn the_link_example_is_explained_by_the_designs_with_the_duplicate_check() {
         .unwrap();
     let names: Vec<&str> = explained["explained by: ".len()..].split(", ").collect();
     let with_check: Vec<&str> = all_designs()
-        .filter(|d| d.duplicate_check && !d.done_key)
+        .filter(|d| d.check.reads_key() && !d.finish_key.marks_done())
         .map(|d| d.name)
         .collect();
     assert_eq!(names, with_check, "{text}");

@@ -234,7 +234,7 @@ impl Builder {
             }
         }
         let ask = self.landed.take().unwrap_or_default();
-        if self.design.model().hand_back && self.building.is_some() {
+        if self.design.model().busy_buffer.hands_back() && self.building.is_some() {
             self.hand_back().await?;
             return Ok(Some((ask, true)));
         }
@@ -355,7 +355,7 @@ impl Builder {
             return Ok((Decision::Run, KeyRead::default()));
         };
         let value = serde_json::from_slice::<RunningValue>(&entry.value).ok();
-        let now_ns = if self.design.model().server_clock {
+        let now_ns = if self.design.model().check.on_server_times() {
             let probe = format!("probe.{}", self.name);
             self.running
                 .put(probe.as_str(), self.name.clone().into())
@@ -453,7 +453,7 @@ impl Builder {
     /// A duplicate is acked; deferring duplicates, left to its ack wait
     /// unless its key was left done.
     async fn drop_held(&mut self, held: &Held, done: bool) -> Result<(), Error> {
-        if self.design.model().defer_duplicates && !done {
+        if self.design.model().duplicate.deferred() && !done {
             self.costs.deferred += 1;
             return Ok(());
         }
@@ -478,7 +478,7 @@ impl Builder {
     /// Puts the key and starts; false when a revision-checked put failed.
     /// With hand-back, whatever else it holds is naked now that it is busy.
     async fn run(&mut self, held: Held, read: Option<KeyRead>) -> Result<bool, Error> {
-        match read.filter(|_| self.design.model().revision_start) {
+        match read.filter(|_| self.design.model().start.revision_checked()) {
             Some(KeyRead {
                 revision: Some(revision),
                 ..
@@ -508,7 +508,7 @@ impl Builder {
             ask: held.ask.clone(),
         });
         self.building = Some(held);
-        if self.design.model().hand_back {
+        if self.design.model().busy_buffer.hands_back() {
             self.hand_back().await?;
         }
         Ok(true)
@@ -519,7 +519,7 @@ impl Builder {
         let Some(held) = self.building.clone() else {
             return Ok(None);
         };
-        if self.design.model().hand_back {
+        if self.design.model().busy_buffer.hands_back() {
             // What landed since the last look goes back.
             self.drain();
             self.hand_back().await?;
@@ -537,7 +537,7 @@ impl Builder {
 
     async fn ack(&mut self, held: &Held) -> Result<(), Error> {
         let lose = std::mem::take(&mut self.lose_next_ack);
-        if self.design.model().sync_ack {
+        if self.design.model().finish_ack.sync() {
             // AckSync, retried until the server confirms it: a lost first
             // try is sent again.
             let mut confirmed = false;
@@ -614,7 +614,7 @@ impl Builder {
             ask: held.ask.clone(),
         });
         self.ack(&held).await?;
-        if self.design.model().done_key {
+        if self.design.model().finish_key.marks_done() {
             let value = self.value(&held.ask, true)?;
             self.running.put(held.ask.as_str(), value).await?;
             self.costs.done_puts += 1;

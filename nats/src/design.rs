@@ -3,7 +3,7 @@
 //! source's timings: fetch waits in real milliseconds, everything else in
 //! source time divided by one scale (a model tick is 5 s of source time).
 
-use slotcheck_models::link::{all_designs, design_named, Design as ModelDesign, DESIGNS};
+use slotcheck_models::link::{all_designs, compose, design_named, Design as ModelDesign, DESIGNS};
 use std::time::Duration;
 
 /// A design of the link model, as the real builders run it.
@@ -22,7 +22,11 @@ impl Design {
     }
 
     pub fn parse(name: &str) -> Option<Design> {
-        design_named(name).map(Design)
+        // A composition (`after-1649+hand-back+sync-ack`) runs too: the
+        // builders ask the design's parts, not its name.
+        design_named(name)
+            .or_else(|| compose(name).ok())
+            .map(Design)
     }
 
     /// The names, for messages.
@@ -37,21 +41,21 @@ impl Design {
         self.0.name
     }
 
-    /// The model's switches.
+    /// The model's design, its parts.
     pub fn model(self) -> &'static ModelDesign {
         self.0
     }
 
     /// `runningElsewhere`/`duplicateOf` before a run.
     pub fn duplicate_check(self) -> bool {
-        self.0.duplicate_check
+        self.0.check.reads_key()
     }
 
     /// The source's `checkTakeWait`: 100 ms with the fix (the fetch
     /// margin), 30 ms before it (whose pull request, at `fetchExpiryOf`,
     /// ends 3 ms before the fetch: under `minFetchMargin`).
     pub fn take_wait(self) -> Duration {
-        if self.0.fetch_margin {
+        if self.0.fetch_wait.leaves_margin() {
             Duration::from_millis(100)
         } else {
             Duration::from_millis(30)

@@ -107,13 +107,13 @@ pub fn design_flags(design: Design) -> Vec<String> {
     let d = design.model();
     let mut flags = vec![format!("-design={}", d.name)];
     for (on, flag) in [
-        (d.duplicate_check, "-duplicate-check"),
-        (d.server_clock, "-server-clock"),
-        (d.revision_start, "-revision-start"),
-        (d.hand_back, "-hand-back"),
-        (d.sync_ack, "-sync-ack"),
-        (d.defer_duplicates, "-defer-duplicates"),
-        (d.done_key, "-done-key"),
+        (d.check.reads_key(), "-duplicate-check"),
+        (d.check.on_server_times(), "-server-clock"),
+        (d.start.revision_checked(), "-revision-start"),
+        (d.busy_buffer.hands_back(), "-hand-back"),
+        (d.finish_ack.sync(), "-sync-ack"),
+        (d.duplicate.deferred(), "-defer-duplicates"),
+        (d.finish_key.marks_done(), "-done-key"),
     ] {
         if on {
             flags.push(flag.to_string());

@@ -395,7 +395,11 @@ impl LiveOutcome {
         }
         out.push_str(&self.evidence.to_string());
         let d = o.design.model();
-        if d.server_clock || d.hand_back || d.defer_duplicates || d.done_key {
+        if d.check.on_server_times()
+            || d.busy_buffer.hands_back()
+            || d.duplicate.deferred()
+            || d.finish_key.marks_done()
+        {
             let c = self.costs;
             let per_1000 = |n: u64| n as f64 * 1000.0 / o.asks.max(1) as f64;
             out.push_str(&format!(

@@ -324,7 +324,7 @@ pub async fn replay(
                 proxies[b].set_delay(Duration::ZERO);
                 // With hand-back the model naks an answer landing on a busy
                 // builder.
-                let handed_back = design.model().hand_back
+                let handed_back = design.model().busy_buffer.hands_back()
                     && builder_view(&step.before, &script.builders[b])
                         .run
                         .is_some();
@@ -411,7 +411,7 @@ pub async fn replay(
             Action::Drop(b) => {
                 // Deferring duplicates, the builder leaves it to its ack
                 // wait (unless its key was left done).
-                let defer = design.model().defer_duplicates;
+                let defer = design.model().duplicate.deferred();
                 builders[b]
                     .drop_duplicate()
                     .await?

@@ -188,7 +188,10 @@ pub fn validate_run_under(
     options: &crate::validate::Options,
 ) -> Result<crate::validate::Verdict, String> {
     use slotcheck_models::events;
-    let design = slotcheck_models::link::design_named(design).expect("a link design");
+    // `live` took the name already, a composition included.
+    let design = slotcheck_models::link::design_named(design)
+        .or_else(|| slotcheck_models::link::compose(design).ok())
+        .expect("a link design");
     let mut parsed = events::parse("live", log).map_err(|e| format!("the live log: {e}"))?;
     let lines = parsed.link_lines();
     super::validate::link_verdict_under(design, model, &parsed.header, lines, options)

@@ -323,6 +323,9 @@ fn link(
     log: Log,
 ) -> Result<Vec<DesignResult>, String> {
     let designs: Vec<&'static link::Design> = match &args.design {
+        Some(name) if name.contains('+') => {
+            vec![link::compose(name).map_err(|e| format!("--design: {e}"))?]
+        }
         Some(name) => vec![link::design_named(name).ok_or_else(|| {
             let names: Vec<&str> = link::all_designs().map(|d| d.name).collect();
             format!(

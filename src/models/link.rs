@@ -9,18 +9,25 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value};
 use slotcheck_models::link::{
-    all_designs, coverage, design_named, Action, Bounds, Link, Options, State, DESIGNS,
+    all_designs, compose, composition_help, coverage, design_named, Action, Bounds, Link, Options,
+    State, DESIGNS, REPAIR_PARTS,
 };
 use slotcheck_models::NamedOptions;
 
 pub fn model_for(design: &str, bounds: Bounds, options: Options) -> Result<Link, String> {
-    let design = design_named(design).ok_or_else(|| {
-        let known: Vec<&str> = all_designs().map(|d| d.name).collect();
-        format!(
-            "--model link: unknown design `{design}` (known: {})",
-            known.join(", ")
-        )
-    })?;
+    // A composition's error says which part is wrong; a plain name's lists
+    // the names, as before compositions.
+    let composed = design.contains('+').then(|| compose(design));
+    let design = match composed {
+        Some(composed) => composed.map_err(|e| format!("--model link: {e}"))?,
+        None => design_named(design).ok_or_else(|| {
+            let known: Vec<&str> = all_designs().map(|d| d.name).collect();
+            format!(
+                "--model link: unknown design `{design}` (known: {})",
+                known.join(", ")
+            )
+        })?,
+    };
     let mut model = Link::new(design, bounds);
     model.options = options;
     Ok(model)
@@ -102,11 +109,38 @@ impl ToolModel for Link {
     }
 
     fn designs_help() -> String {
-        let mut text = String::from("Link designs (--model link):");
+        let mut text = String::from(
+            "Link designs (--model link), each as what it changes in the contract's steps (1 fetch, 2 read, 3 decide, 4 run, 5 finish), and its cost:",
+        );
         for d in all_designs() {
-            text.push_str(&format!("\n  {}: {}", d.name, d.summary));
+            text.push_str(&format!(
+                "\n\n  {}: {}\n    cost: {}",
+                d.name, d.change, d.cost
+            ));
+        }
+        text.push_str(&format!(
+            "\n\n  Or compose one, {} (docs/link-repairs.md):",
+            composition_help()
+        ));
+        for r in &REPAIR_PARTS {
+            text.push_str(&format!("\n    +{}: {}", r.name, r.change));
         }
         text
+    }
+
+    fn design_note(name: &str) -> Result<(&'static str, &'static str, &'static str), String> {
+        if name.contains('+') {
+            return compose(name).map(|d| (d.name, d.summary, d.cost));
+        }
+        Self::design_notes()
+            .into_iter()
+            .find(|(n, _, _)| *n == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown design `{name}` (known: {})",
+                    Self::design_names().join(", ")
+                )
+            })
     }
 
     fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {
@@ -118,6 +152,11 @@ impl ToolModel for Link {
     }
 
     fn with_design(&self, design: &str) -> Result<Self, String> {
+        if design.contains('+') {
+            let mut model = Link::new(compose(design)?, self.bounds);
+            model.options = self.options;
+            return Ok(model);
+        }
         let d = design_named(design).ok_or_else(|| {
             format!(
                 "unknown design `{design}` (known: {})",
@@ -235,8 +274,9 @@ impl ToolModel for Link {
             .get("design")
             .and_then(Value::as_str)
             .ok_or("`#meta` has no `design`")?;
-        let design =
-            design_named(design).ok_or_else(|| format!("unknown link design `{design}`"))?;
+        let design = design_named(design)
+            .or_else(|| compose(design).ok())
+            .ok_or_else(|| format!("unknown link design `{design}`"))?;
         let (mut model, names) = meta_bounds_and_options(&Link::new(design, DEFAULT_BOUNDS), meta)?;
         for name in names {
             model.options.set(&name)?;

@@ -283,8 +283,10 @@ pub fn for_model<J: ForModel>(name: &str, job: J) -> Option<J::Out> {
     }
 }
 
-/// The model that has a design of this name, if any.
+/// The model that has a design of this name, if any; a composition's is
+/// its base's (`after-1649+hand-back` is link's).
 pub fn model_of_design(design: &str) -> Option<&'static str> {
+    let design = design.split('+').next().unwrap_or_default();
     struct Has<'a>(&'a str);
     impl ForModel for Has<'_> {
         type Out = bool;

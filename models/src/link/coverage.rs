@@ -181,36 +181,36 @@ impl Record {
 /// `time.rs`: what its code allows under any option, fault and bounds.
 pub fn paths(d: &Design) -> Vec<Path> {
     use Path::*;
-    let check = d.duplicate_check;
+    let check = d.check.reads_key();
     let all = true;
     // A drop acks a done key, and every duplicate unless they are deferred.
-    let drop_acks = check && (!d.defer_duplicates || d.done_key);
+    let drop_acks = check && (!d.duplicate.deferred() || d.finish_key.marks_done());
     [
         (Fetch, all),
         // 30 ms waits leave no margin under nats.go's expiry today; with
         // `expiry-less-10ms` they do, and a slow answer is possible.
-        (FetchGivesUp, !d.fetch_margin),
+        (FetchGivesUp, !d.fetch_wait.leaves_margin()),
         (SlowAnswer, all),
         (FetchEarlier, all),
         (AnswerBusy, all),
         (AnswerIdle, all),
-        (LandHandBack, d.hand_back),
-        (LandBusy, !d.hand_back),
+        (LandHandBack, d.busy_buffer.hands_back()),
+        (LandBusy, !d.busy_buffer.hands_back()),
         (LandIdle, all),
         (ReadUnchecked, !check),
         (ReadNoKey, check),
-        (ReadDoneKey, check && d.done_key),
+        (ReadDoneKey, check && d.finish_key.marks_done()),
         (ReadFreshKey, check),
         (ReadOwnKey, check),
         (ReadStaleKey, check),
-        (StartConflict, d.revision_start),
-        (DropDeferred, d.defer_duplicates),
+        (StartConflict, d.start.revision_checked()),
+        (DropDeferred, d.duplicate.deferred()),
         (DropAcked, drop_acks),
         // Without the check no step reads a key, and the stored state
         // forgets them all (`reduce.rs`): a put finds none to overwrite.
         (StartOverKey, check),
         (Start, all),
-        (StartHandsBack, d.hand_back),
+        (StartHandsBack, d.busy_buffer.hands_back()),
         (AckRemoves, all),
         (AckRemovesHeld, all),
         (AckAlreadyGone, all),
@@ -229,9 +229,9 @@ pub fn paths(d: &Design) -> Vec<Path> {
         (HeartbeatExhausted, all),
         (FinishResult, all),
         (FinishAgain, all),
-        (FinishAckLost, !d.sync_ack),
-        (FinishKeyDeleted, !d.done_key),
-        (FinishKeyDone, d.done_key),
+        (FinishAckLost, !d.finish_ack.sync()),
+        (FinishKeyDeleted, !d.finish_key.marks_done()),
+        (FinishKeyDone, d.finish_key.marks_done()),
         (TickRedelivers, all),
         (TickLastDelivery, all),
         (TickBesideHeartbeat, all),

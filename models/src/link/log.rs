@@ -158,7 +158,7 @@ pub(crate) enum Check {
 /// What a drop did after it decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DropThen {
-    /// Left to its ack wait (`defer_duplicates`).
+    /// Left to its ack wait (`Duplicate::LeftToAckWait`).
     Deferred,
     /// Acked (a [`Record::Ack`] follows).
     Acked,

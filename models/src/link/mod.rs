@@ -12,6 +12,7 @@
 //! (`pack.rs`).
 
 mod bounds;
+mod compose;
 pub mod coverage;
 mod design;
 mod log;
@@ -25,7 +26,11 @@ mod time;
 pub mod trace;
 
 pub use bounds::Bounds;
-pub use design::{all_designs, design_named, Design, DESIGNS, REPAIRS};
+pub use compose::{compose, composition_help, REPAIR_PARTS};
+pub use design::{
+    all_designs, design_named, BusyBuffer, Design, Duplicate, DuplicateCheck, FetchWait, FinishAck,
+    FinishKey, StartPut, DESIGNS, REPAIRS,
+};
 pub(crate) use log::Log;
 pub use progress::{ASKS_COMPLETE, BUILDERS_FREE};
 
@@ -112,7 +117,7 @@ pub struct Key {
     /// by every builder's clock (see [`Link::stale_at`]); a done key's is
     /// not clamped, since it counts until the end of its TTL.
     pub age: u8,
-    /// Put by a finish that keeps the key (`done_key`): the ask has its
+    /// Put by a finish that keeps the key (`FinishKey::MarkedDone`): the ask has its
     /// result, and any copy of it handed out again is acked and not run.
     pub done: bool,
 }
@@ -150,7 +155,7 @@ pub struct Decided {
     /// The key named another builder, fresh by this builder's clock.
     pub duplicate: bool,
     /// Another builder wrote the key since the read, so a revision-checked
-    /// put fails (kept only by designs with `revision_start`).
+    /// put fails (kept only by designs with `StartPut::RevisionChecked`).
     pub conflict: bool,
 }
 
@@ -526,7 +531,7 @@ impl Link {
     /// fetch gave up, unless the network is slower than the margin
     /// (`--slow-answers`).
     pub fn has_margin(&self) -> bool {
-        design::fetch_margin_us(self.design.fetch_wait_ms, self.options.expiry_less_10ms)
+        design::fetch_margin_us(self.design.fetch_wait.ms(), self.options.expiry_less_10ms)
             >= design::MIN_FETCH_MARGIN_US
     }
 
@@ -538,7 +543,7 @@ impl Link {
 
     /// Whether a builder reads the key and acts on it in separate steps.
     pub fn splits_start(&self) -> bool {
-        self.design.duplicate_check && !self.options.atomic_start
+        self.design.check.reads_key() && !self.options.atomic_start
     }
 
     /// Something must happen before time may pass: an idle builder reads its

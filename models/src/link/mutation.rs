@@ -171,13 +171,13 @@ impl Mutation {
             | Mutation::DropWithoutAck
             | Mutation::KeyNotPutAtStart
             | Mutation::HeartbeatWithoutKey
-            | Mutation::KeyNotDeleted => design.duplicate_check,
-            Mutation::ServerClockOnOwnClock => design.server_clock,
-            Mutation::RevisionUnchecked => design.revision_start,
-            Mutation::KeptWhileBusy => design.hand_back,
-            Mutation::SyncAckNotRetried => design.sync_ack,
-            Mutation::DuplicateAcked => design.defer_duplicates,
-            Mutation::DoneKeyDeleted => design.done_key,
+            | Mutation::KeyNotDeleted => design.check.reads_key(),
+            Mutation::ServerClockOnOwnClock => design.check.on_server_times(),
+            Mutation::RevisionUnchecked => design.start.revision_checked(),
+            Mutation::KeptWhileBusy => design.busy_buffer.hands_back(),
+            Mutation::SyncAckNotRetried => design.finish_ack.sync(),
+            Mutation::DuplicateAcked => design.duplicate.deferred(),
+            Mutation::DoneKeyDeleted => design.finish_key.marks_done(),
             _ => true,
         }
     }
@@ -248,25 +248,25 @@ impl Link {
         self.mutation == Some(m)
     }
 
-    /// The design's repair switches as this model's steps take them: each
-    /// on unless the mutant undoes it.
+    /// The design's repaired parts as this model's steps take them: each
+    /// the repair's choice unless the mutant undoes it.
     pub(crate) fn server_clock(&self) -> bool {
-        self.design.server_clock && !self.mutated(Mutation::ServerClockOnOwnClock)
+        self.design.check.on_server_times() && !self.mutated(Mutation::ServerClockOnOwnClock)
     }
     pub(crate) fn revision_start(&self) -> bool {
-        self.design.revision_start && !self.mutated(Mutation::RevisionUnchecked)
+        self.design.start.revision_checked() && !self.mutated(Mutation::RevisionUnchecked)
     }
     pub(crate) fn hand_back(&self) -> bool {
-        self.design.hand_back && !self.mutated(Mutation::KeptWhileBusy)
+        self.design.busy_buffer.hands_back() && !self.mutated(Mutation::KeptWhileBusy)
     }
     pub(crate) fn sync_ack(&self) -> bool {
-        self.design.sync_ack && !self.mutated(Mutation::SyncAckNotRetried)
+        self.design.finish_ack.sync() && !self.mutated(Mutation::SyncAckNotRetried)
     }
     pub(crate) fn defer_duplicates(&self) -> bool {
-        self.design.defer_duplicates && !self.mutated(Mutation::DuplicateAcked)
+        self.design.duplicate.deferred() && !self.mutated(Mutation::DuplicateAcked)
     }
     pub(crate) fn done_key(&self) -> bool {
-        self.design.done_key && !self.mutated(Mutation::DoneKeyDeleted)
+        self.design.finish_key.marks_done() && !self.mutated(Mutation::DoneKeyDeleted)
     }
 
     /// Whether a key `age_here` old by the reader's clock (`age` by the

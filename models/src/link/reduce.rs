@@ -64,13 +64,13 @@ fn permutations(n: usize) -> Vec<Renaming> {
 impl Link {
     /// Whether some step reads a running key: the duplicate check's get.
     pub fn reads_keys(&self) -> bool {
-        self.design.duplicate_check
+        self.design.check.reads_key()
     }
 
     /// Whether some step reads a builder's clock: the duplicate check's
     /// freshness on the builder's own clock.
     pub fn reads_offsets(&self) -> bool {
-        self.design.duplicate_check
+        self.design.check.reads_key()
             && !self.server_clock()
             && self.mutation != Some(Mutation::FreshOnServerClock)
     }

@@ -171,11 +171,11 @@ fn decide(m: &Link, s: &mut State, b: Bid, log: &mut Log) -> Decided {
         conflict: false,
     };
     let check = match s.keys[a as usize] {
-        _ if !m.design.duplicate_check => Check::Unchecked,
+        _ if !m.design.check.reads_key() => Check::Unchecked,
         None => Check::NoKey,
         Some(key) => {
             // Seen is server time; freshness is judged on this builder's
-            // clock, or with `server_clock` on a second time the server
+            // clock, or with `DuplicateCheck::ServerClock` a second time the server
             // stamps. A key left done is a duplicate, of any age.
             let clock = if m.server_clock() { 0 } else { offset };
             let fresh = !key.done && m.is_fresh(key.age as i16, key.age as i16 + clock as i16);
@@ -370,7 +370,7 @@ fn end_build(m: &Link, s: &mut State, b: Bid, acked: bool, log: &mut Log) {
         ack(m, s, b, a, log);
     }
     // The source deletes the pull request's key, whoever put it last;
-    // `done_key` keeps it, marked done, to the end of its TTL.
+    // `FinishKey::MarkedDone` keeps it, marked done, to the end of its TTL.
     if m.done_key() {
         s.keys[a as usize] = Some(Key::put(b, true));
         wrote_key(m, s, b, a);

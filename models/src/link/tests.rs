@@ -125,7 +125,7 @@ fn only_designs_without_the_margin_have_late_answers() {
         let m = Link::new(design, Bounds::default());
         assert_eq!(
             enabled(&m, &m.initial_states()[0]).contains(&Action::FetchLate(0)),
-            !design.fetch_margin,
+            !design.fetch_wait.leaves_margin(),
             "{}",
             design.name
         );
@@ -611,7 +611,12 @@ fn the_clients_expiry_rules_leave_these_margins() {
     assert_eq!(fetch_margin_us(19, true), 0);
     for design in all_designs() {
         let mut m = Link::new(design, Bounds::default());
-        assert_eq!(m.has_margin(), design.fetch_margin, "{}", design.name);
+        assert_eq!(
+            m.has_margin(),
+            design.fetch_wait.leaves_margin(),
+            "{}",
+            design.name
+        );
         m.options.expiry_less_10ms = true;
         assert!(m.has_margin(), "{}: 10 ms whatever the wait", design.name);
     }
@@ -746,4 +751,51 @@ fn the_redelivery_queue_comes_before_the_never_delivered_and_a_nak_joins_its_bac
         naked.messages.iter().map(|m| m.queue).collect::<Vec<_>>(),
         [0, 1, 2]
     );
+}
+
+/// Each named repair is after-1649 composed with its part, and the four of
+/// after-1649-repaired are that design: the names are aliases.
+#[test]
+fn the_named_repairs_are_compositions_of_after_1649() {
+    use super::{compose, REPAIRS, REPAIR_PARTS};
+    for repair in &REPAIR_PARTS {
+        let named = format!("after-1649-{}", repair.name);
+        let composed = compose(&format!("after-1649+{}", repair.name)).unwrap();
+        assert_eq!(composed.name, named);
+        assert!(REPAIRS.iter().any(|d| d.name == named));
+    }
+    let repaired = compose("after-1649+done-key+server-clock+defer-duplicates+hand-back").unwrap();
+    assert_eq!(repaired.name, "after-1649-repaired");
+}
+
+/// A composition no name has gets the canonical name (the repairs in their
+/// table's order), a change in the contract's steps, and is made once.
+#[test]
+fn a_new_composition_is_named_by_its_parts() {
+    use super::compose;
+    let d = compose("after-1649+sync-ack+hand-back").unwrap();
+    assert_eq!(d.name, "after-1649+hand-back+sync-ack");
+    assert_eq!(
+        d.change,
+        "after-1649, but a busy builder hands back what lands with a nak; step 5's ack is synchronous, retried until confirmed."
+    );
+    assert!(d.busy_buffer.hands_back() && d.finish_ack.sync());
+    assert!(std::ptr::eq(
+        d,
+        compose("after-1649+hand-back+sync-ack").unwrap()
+    ));
+    // A repair of step 3 needs a base that makes the duplicate check.
+    assert!(compose("before-1649+hand-back").is_ok());
+    assert!(compose("before-1649+done-key")
+        .unwrap_err()
+        .contains("duplicate check"));
+    assert!(compose("after-1649-hand-back+hand-back")
+        .unwrap_err()
+        .contains("changes nothing"));
+    assert!(compose("after-1649+bogus")
+        .unwrap_err()
+        .contains("unknown repair"));
+    assert!(compose("after-1650+hand-back")
+        .unwrap_err()
+        .contains("unknown design"));
 }

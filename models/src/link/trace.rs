@@ -256,7 +256,11 @@ impl LinkTrace {
             late_by: header.heartbeat_late_s.filter(|&s| s > 0).unwrap_or(600),
             max_deliver,
             slow_answers: if margin { cap(empty) } else { 0 },
-            lost_acks: if design.sync_ack { 0 } else { cap(finishes) },
+            lost_acks: if design.finish_ack.sync() {
+                0
+            } else {
+                cap(finishes)
+            },
             naks: cap(naks),
             ack_wait: header.ack_wait_s.unwrap_or(timings.ack_wait),
             heartbeat_every: header.heartbeat_every_s.unwrap_or(timings.heartbeat_every),
@@ -269,7 +273,7 @@ impl LinkTrace {
         model.options = options;
         let clocked = builders
             .iter()
-            .map(|b| design.duplicate_check && !design.server_clock && judged.contains(b))
+            .map(|b| design.check.on_builder_clock() && judged.contains(b))
             .collect();
         let builder_of = |k: usize| match &events[k].1.event {
             Event::Publish { .. } | Event::Server { .. } => None,
