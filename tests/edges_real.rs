@@ -550,13 +550,15 @@ fn check_on_mariadb_keeps_its_timeout_through_the_server_start() {
                 "--on",
                 "mariadb",
                 "--timeout",
-                "1",
+                "0.5",
             ],
         ),
         Duration::from_secs(60),
-        "check --on mariadb --timeout 1",
+        "check --on mariadb --timeout 0.5",
     );
-    // The server takes seconds to install and start; the budget holds.
+    // The server takes a second or more to install and start (the whole
+    // run, search and server, came in under one second on a quiet
+    // machine); half a second is cut, and the budget holds.
     assert!(
         started.elapsed() < Duration::from_secs(4),
         "{:?}",
