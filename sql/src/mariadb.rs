@@ -76,6 +76,10 @@ impl Server {
             // 0.7 s to remove on a disk that discards what is freed, past a
             // --timeout.
             .arg("--debug-no-sync")
+            // Its bootstrap server's temporary tables in the folder too: an
+            // installer stopped mid-bootstrap (a --timeout) left them in
+            // $TMPDIR.
+            .env("TMPDIR", &dir)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             // Out of the terminal's process group: Ctrl-C reaches only
