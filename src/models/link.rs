@@ -129,18 +129,8 @@ impl ToolModel for Link {
     }
 
     fn design_note(name: &str) -> Result<(&'static str, &'static str, &'static str), String> {
-        if name.contains('+') {
-            return compose(name).map(|d| (d.name, d.summary, d.cost));
-        }
-        Self::design_notes()
-            .into_iter()
-            .find(|(n, _, _)| *n == name)
-            .ok_or_else(|| {
-                format!(
-                    "unknown design `{name}` (known: {})",
-                    Self::design_names().join(", ")
-                )
-            })
+        // A named design or a composition: compose reads both.
+        compose(name).map(|d| (d.name, d.summary, d.cost))
     }
 
     fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {
