@@ -92,6 +92,19 @@ pub trait Packed: Model {
     fn pack(&self, state: &Self::State, words: &mut [u64]);
     /// The state `pack` wrote.
     fn unpack(&self, words: &[u64]) -> Self::State;
+
+    /// Packs the state `action` leads to from `state` into `words` (zeroed),
+    /// or says there is none. A model whose states are large may do it
+    /// with fewer copies than `next_state` and `pack`.
+    fn pack_next(&self, state: &Self::State, action: Self::Action, words: &mut [u64]) -> bool {
+        match self.next_state(state, action) {
+            Some(next) => {
+                self.pack(&next, words);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// Writes fields of given widths one after the other into words.

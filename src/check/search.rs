@@ -407,11 +407,10 @@ where
                             owing
                         });
                         for (j, action) in actions.drain(..).enumerate() {
-                            let Some(next) = model.next_state(&state, action) else {
-                                continue;
-                            };
                             words.fill(0);
-                            model.pack(&next, &mut words);
+                            if !model.pack_next(&state, action, &mut words) {
+                                continue;
+                            }
                             succ.push(Successor {
                                 from: i,
                                 action: u8::try_from(j).expect("at most 256 actions from a state"),
@@ -421,10 +420,9 @@ where
                             succ_words.extend_from_slice(&words);
                         }
                     }
-                    std::hint::black_box(
-                        succ.iter()
-                            .fold(0, |x, s| x ^ table.peek(s.fp) ^ mine.mine.peek(s.fp)),
-                    );
+                    std::hint::black_box(succ.iter().fold(0, |x, s| {
+                        x ^ table.peek_slot(s.fp) ^ mine.mine.peek_slot(s.fp)
+                    }));
                     for (n, s) in succ.iter().enumerate() {
                         let words = &succ_words[n * k..(n + 1) * k];
                         let fp = s.fp;
@@ -560,7 +558,7 @@ where
                 // The place of a candidate a few ahead in this list read
                 // now, so that its miss overlaps the inserts before it.
                 if let Some(&ahead) = lists[l].get(at[l] + AHEAD * stride + 1) {
-                    warm ^= shards[Table::shard_of(ahead) % per_group].peek(ahead);
+                    warm ^= shards[Table::shard_of(ahead) % per_group].peek_slot(ahead);
                 }
                 let fp = record[1];
                 if shards[Table::shard_of(fp) % per_group].insert(fp) {

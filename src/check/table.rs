@@ -7,6 +7,8 @@
 //! state's number beside its fingerprint (4 bytes a slot), for the progress
 //! check's steps.
 
+use super::memory::prefer_huge_pages;
+
 /// Shards: enough that growing one is a small step, and that threads
 /// inserting into disjoint groups of them stay balanced.
 pub const SHARDS: usize = 1024;
@@ -65,6 +67,11 @@ impl Shard {
         self.slots.get(i).copied().unwrap_or(0) ^ number
     }
 
+    /// [`Shard::peek`] of the slot alone, for a look that needs no number.
+    pub fn peek_slot(&self, fp: u64) -> u64 {
+        self.slots.get(self.index_or_zero(fp)).copied().unwrap_or(0)
+    }
+
     fn index_or_zero(&self, fp: u64) -> usize {
         if self.slots.is_empty() {
             0
@@ -121,8 +128,11 @@ impl Shard {
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(64);
         let old = std::mem::replace(&mut self.slots, vec![0; size]);
+        prefer_huge_pages(&self.slots);
         let old_numbers = if self.numbered {
-            std::mem::replace(&mut self.numbers, vec![0; size])
+            let old = std::mem::replace(&mut self.numbers, vec![0; size]);
+            prefer_huge_pages(&self.numbers);
+            old
         } else {
             Vec::new()
         };
@@ -202,6 +212,11 @@ impl Table {
     /// See [`Shard::peek`].
     pub fn peek(&self, fp: u64) -> u64 {
         self.shards[Self::shard_of(fp)].peek(fp)
+    }
+
+    /// See [`Shard::peek_slot`].
+    pub fn peek_slot(&self, fp: u64) -> u64 {
+        self.shards[Self::shard_of(fp)].peek_slot(fp)
     }
 
     pub fn insert(&mut self, fp: u64) -> bool {

@@ -648,17 +648,49 @@ impl Stovepipe {
     /// Applies an action, saying what happened into `log`.
     pub(crate) fn apply(&self, state: &State, action: Action, log: &mut Log) -> State {
         let mut next = *state;
-        match action {
-            Action::Arrive => handlers::arrive(&mut next, log),
-            Action::Deliver { request, kind } => broker::deliver(&mut next, request, kind, log),
-            Action::Step(i) => handlers::step(self, &mut next, i, log),
-            Action::FinishBuild(r) => handlers::finish_build(&mut next, r, log),
-            Action::Crash(i) => handlers::crash(self, &mut next, i, log),
-            Action::Stall(i) => handlers::stall(self, &mut next, i, log),
-            Action::Abort(i) => handlers::abort(self, &mut next, i, log),
-        }
-        next.forget(|w| self.remembered(w));
+        self.apply_to(&mut next, action, log);
         next
+    }
+
+    /// [`Stovepipe::apply`] in place (a state is hundreds of bytes, and the
+    /// search makes millions of successors: it copies each once).
+    pub(crate) fn apply_to(&self, next: &mut State, action: Action, log: &mut Log) {
+        match action {
+            Action::Arrive => handlers::arrive(next, log),
+            Action::Deliver { request, kind } => broker::deliver(next, request, kind, log),
+            Action::Step(i) => handlers::step(self, next, i, log),
+            Action::FinishBuild(r) => handlers::finish_build(next, r, log),
+            Action::Crash(i) => handlers::crash(self, next, i, log),
+            Action::Stall(i) => handlers::stall(self, next, i, log),
+            Action::Abort(i) => handlers::abort(self, next, i, log),
+        }
+        if self.forget_dead_reads {
+            next.forget_keyed(|key| self.remembered_by_key(key));
+        } else {
+            next.forget(|w| self.remembered(w));
+        }
+    }
+
+    /// [`Stovepipe::remembered`] by a worker's [`state::MEMORY_KEYS`] key,
+    /// worked out once a key and kept (it depends on nothing else while
+    /// dead reads are forgotten).
+    fn remembered_by_key(&self, key: usize) -> u32 {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static KEPT: [AtomicU8; state::MEMORY_KEYS] =
+            [const { AtomicU8::new(u8::MAX) }; state::MEMORY_KEYS];
+        let encode = state::fresh_bits;
+        #[cfg(test)]
+        if handlers::CLAIM_FORGETS_QUEUE.get() {
+            return encode(self.remembered(&state::worker_of_memory_key(key)));
+        }
+        match KEPT[key].load(Ordering::Relaxed) {
+            u8::MAX => {
+                let kept = encode(self.remembered(&state::worker_of_memory_key(key)));
+                KEPT[key].store(kept as u8, Ordering::Relaxed);
+                kept
+            }
+            kept => kept as u32,
+        }
     }
 }
 

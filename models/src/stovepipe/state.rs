@@ -11,9 +11,10 @@
 //! messages and workers by name. For the checker the state packs further
 //! into a few 64-bit words ([`Packed`]): 32 bytes for three requests.
 
+use super::log::Log;
 use super::{
-    Bounds, Build, Delivery, Fresh, Message, MessageKind, Pc, Req, RequestState, Stovepipe, Worker,
-    MAX_FAULTS, MAX_REQUESTS,
+    Action, Bounds, Build, Delivery, Fresh, Message, MessageKind, Pc, Req, RequestState, Stovepipe,
+    Worker, MAX_FAULTS, MAX_REQUESTS,
 };
 use crate::{BitReader, BitWriter, Packed};
 
@@ -76,13 +77,31 @@ fn kind_index(kind: MessageKind) -> usize {
 
 fn encode_worker(w: Worker) -> u32 {
     let mut word = 0;
-    let fresh = w.fresh.request as u32 | (w.fresh.queue as u32) << 1 | (w.fresh.head as u32) << 2;
-    W_FRESH.set(&mut word, fresh);
+    W_FRESH.set(&mut word, fresh_bits(w.fresh));
     W_HOLDS.set(&mut word, w.holds_message as u32);
     W_PC.set(&mut word, w.pc.code());
     W_KIND.set(&mut word, kind_index(w.message) as u32);
     W_REQUEST.set(&mut word, w.request as u32);
     word
+}
+
+/// A worker's read as its word keeps it.
+pub(crate) fn fresh_bits(f: Fresh) -> u32 {
+    f.request as u32 | (f.queue as u32) << 1 | (f.head as u32) << 2
+}
+
+/// A worker's message kind, step and fresh bits: all that what it keeps
+/// of its read depends on (11 bits).
+pub(crate) const MEMORY_KEYS: usize = 1 << 11;
+
+fn memory_key(word: u32) -> usize {
+    (W_FRESH.get(word) | (word >> W_PC.0 & 0xff) << W_FRESH.1) as usize
+}
+
+/// A worker with the kind, step and read of `key` (on request 0).
+pub(crate) fn worker_of_memory_key(key: usize) -> Worker {
+    let key = key as u32;
+    decode_worker((key & 7) | (key >> W_FRESH.1) << W_PC.0)
 }
 
 fn decode_worker(word: u32) -> Worker {
@@ -292,6 +311,18 @@ impl State {
         self.workers[..n].sort_unstable();
     }
 
+    /// [`State::forget`] on the words: what a worker keeps depends on its
+    /// message kind, step and read alone, its [`memory_key`], so `kept`
+    /// maps that key to the fresh bits kept (a lookup; this runs for every
+    /// worker of every successor).
+    pub(crate) fn forget_keyed(&mut self, kept: impl Fn(usize) -> u32) {
+        let n = self.workers_len();
+        for word in &mut self.workers[..n] {
+            W_FRESH.set(word, kept(memory_key(*word)));
+        }
+        self.workers[..n].sort_unstable();
+    }
+
     // Fault budgets.
 
     pub fn crashes_left(&self) -> u8 {
@@ -375,12 +406,19 @@ impl Packed for Stovepipe {
             out.put(s.requests[r] as u64, REQUEST_BITS);
         }
         let rbits = request_bits(&self.bounds);
+        // A worker's word is its request above its other fields, so its
+        // first bits are the packed worker.
         for &word in &s.workers[..s.workers_len()] {
-            let low = word & ((1 << W_REQUEST.0) - 1);
-            out.put(low as u64, W_REQUEST.0);
-            out.put(W_REQUEST.get(word) as u64, rbits);
+            out.put(word as u64, W_REQUEST.0 + rbits);
         }
         out.finish();
+    }
+
+    fn pack_next(&self, s: &State, action: Action, words: &mut [u64]) -> bool {
+        let mut next = *s;
+        self.apply_to(&mut next, action, &mut Log::quiet());
+        self.pack(&next, words);
+        true
     }
 
     fn unpack(&self, words: &[u64]) -> State {
@@ -396,9 +434,7 @@ impl Packed for Stovepipe {
         }
         let rbits = request_bits(&self.bounds);
         for i in 0..s.workers_len() {
-            let low = input.get(W_REQUEST.0) as u32;
-            let request = input.get(rbits) as u32;
-            s.workers[i] = low | request << W_REQUEST.0;
+            s.workers[i] = input.get(W_REQUEST.0 + rbits) as u32;
         }
         s
     }
