@@ -799,7 +799,7 @@ impl Stovepipe {
         // Equal workers are interchangeable: acting on the first of a run of
         // equals stands for all of them.
         let n = s.workers_len();
-        let distinct = |i: usize| i == 0 || s.worker(i) != s.worker(i - 1);
+        let distinct = |i: usize| i == 0 || !s.same_workers(i, i - 1);
         for i in (0..n).filter(|&i| distinct(i)) {
             actions.push(Action::Step(i));
         }

@@ -173,6 +173,7 @@ pub(crate) enum Decision {
 
 /// The one hook where operators act: `decision` as the design makes it, or
 /// as `operator` (the mutation's, at its own step) changes it.
+#[inline]
 pub(crate) fn decide(operator: Option<Operator>, decision: Decision) -> bool {
     use Decision as D;
     use Operator as O;

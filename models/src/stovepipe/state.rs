@@ -267,6 +267,11 @@ impl State {
         decode_worker(self.workers[i])
     }
 
+    /// Whether the workers at `i` and `j` are equal (their words are).
+    pub fn same_workers(&self, i: usize, j: usize) -> bool {
+        self.workers[i] == self.workers[j]
+    }
+
     pub fn workers(&self) -> impl Iterator<Item = Worker> + '_ {
         self.workers[..self.workers_len()]
             .iter()
