@@ -192,6 +192,15 @@ impl MessageKind {
         self.handler() == Handler::Dlq
     }
 
+    /// The dead letter that replaces this message when it runs out of
+    /// deliveries.
+    pub fn dead(self) -> MessageKind {
+        match self {
+            MessageKind::Process => MessageKind::DeadProcess,
+            _ => MessageKind::DeadSignal,
+        }
+    }
+
     /// `process(R1)`, `dead(R1)`.
     pub fn render(self, r: Req) -> String {
         let name = match self {
