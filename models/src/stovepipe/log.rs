@@ -117,7 +117,10 @@ pub(crate) enum Record {
     Refused { step: Pc, records: Vec<Record> },
     /// A worker's step ended: from `from` it goes on to `to` (`None`: its
     /// handler ended, with an ack or a hold). The last record of every
-    /// worker's step.
+    /// worker's step: where the handler went is its own decision, which no
+    /// primitive records, and coverage's paths and mutation's sites are
+    /// read from it ([`Taken`]); the story and the system's log say nothing
+    /// of it.
     Next {
         handler: Handler,
         from: Pc,
@@ -411,7 +414,8 @@ pub enum Write {
     Transaction(Option<RequestState>),
 }
 
-/// What a step does, as the site log records it.
+/// What a step does, as a mutant's site knows it (read off the step's
+/// records: [`Taken`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Primitive {
     Read,

@@ -79,22 +79,10 @@ impl Turn<'_> {
     pub(super) fn read(&mut self, pc: Pc) -> Result<Reading, Pc> {
         let r = self.worker.request;
         let split = self.model.options.split_read;
-        let mut reading = match pc {
-            Pc::ReadQueue { request } => Reading {
-                request,
-                slots: self.view_now(),
-                latest_head: false,
-            },
-            Pc::ReadHead { request, slots } => Reading {
-                request,
-                slots,
-                latest_head: false,
-            },
-            _ => Reading {
-                request: self.state.request(r),
-                slots: self.view_now(),
-                latest_head: false,
-            },
+        let (request, slots) = match pc {
+            Pc::ReadQueue { request } => (request, self.view_now()),
+            Pc::ReadHead { request, slots } => (request, slots),
+            _ => (self.state.request(r), self.view_now()),
         };
         let (row, queue, arrived) = (
             self.state.request(r),
@@ -104,18 +92,10 @@ impl Turn<'_> {
         let read_request = pc == Pc::Read;
         let read_queue = matches!(pc, Pc::ReadQueue { .. }) || (pc == Pc::Read && !split);
         let read_head = !split || matches!(pc, Pc::ReadHead { .. });
-        let fresh = &mut self.worker.fresh;
-        if read_request {
-            fresh.request = true;
-            self.refreshed.request = true;
-        }
-        if read_queue {
-            fresh.queue = true;
-            self.refreshed.queue = true;
-        }
-        if read_head {
-            fresh.head = true;
-            self.refreshed.head = true;
+        for fresh in [&mut self.worker.fresh, &mut self.refreshed] {
+            fresh.request |= read_request;
+            fresh.queue |= read_queue;
+            fresh.head |= read_head;
         }
         self.log.record(|| Record::Read {
             request: read_request.then_some((r, row)),
@@ -126,17 +106,18 @@ impl Turn<'_> {
         if split && pc == Pc::Read {
             return Err(Pc::ReadQueue { request: row });
         }
-        if let Pc::ReadQueue { request } = pc {
-            return Err(Pc::ReadHead {
-                request,
-                slots: reading.slots,
-            });
+        if let Pc::ReadQueue { .. } = pc {
+            return Err(Pc::ReadHead { request, slots });
         }
-        reading.latest_head = self.decide(Decision::LatestHead {
+        let latest_head = self.decide(Decision::LatestHead {
             request: r,
             arrived,
         });
-        Ok(reading)
+        Ok(Reading {
+            request,
+            slots,
+            latest_head,
+        })
     }
 
     /// Whether `dlq` releases R's slot, by what its read saw.
@@ -430,38 +411,43 @@ impl Turn<'_> {
     /// waits for a durable write; if one already happened since this worker's
     /// read, the message is visible at once (see the README's choices).
     pub(super) fn hold(&mut self) {
-        let (r, kind) = (self.worker.request, self.worker.message);
-        let hold = |log: &mut Log, outcome| {
-            log.record(|| Record::Hold {
-                request: r,
-                kind,
-                outcome,
-            })
-        };
-        if !self.worker.holds_message {
-            hold(self.log, HoldOutcome::HandedOutAgain);
-            return;
-        }
+        let (r, kind, held) = (
+            self.worker.request,
+            self.worker.message,
+            self.worker.holds_message,
+        );
         let outdated = !self.worker.fresh.all() || self.model.design.gate.hold_outdated(self.state);
-        let (status, outcome) = if outdated {
-            (Delivery::Visible, HoldOutcome::Visible)
+        let counts = held
+            && self.decide(Decision::HoldCountsAttempt {
+                dead: kind.is_dead(),
+            });
+        let outcome = if !held {
+            HoldOutcome::HandedOutAgain
+        } else if counts {
+            HoldOutcome::CountsAttempt
+        } else if outdated {
+            HoldOutcome::Visible
         } else {
-            (Delivery::Parked, HoldOutcome::Parked)
+            HoldOutcome::Parked
         };
-        let attempts = self.state.message(r, kind).map_or(0, |m| m.attempts);
-        if self.decide(Decision::HoldCountsAttempt {
-            dead: kind.is_dead(),
-        }) {
-            hold(self.log, HoldOutcome::CountsAttempt);
-            let attempts = attempts + 1;
-            if attempts >= self.model.bounds.max_deliveries {
-                dead_letter(self.state, r, kind, attempts, self.log);
-            } else {
-                self.state.set_message(r, kind, Some((status, attempts)));
-            }
+        self.log.record(|| Record::Hold {
+            request: r,
+            kind,
+            outcome,
+        });
+        if !held {
             return;
         }
-        self.state.set_message(r, kind, Some((status, attempts)));
-        hold(self.log, outcome);
+        let status = if outdated {
+            Delivery::Visible
+        } else {
+            Delivery::Parked
+        };
+        let attempts = self.state.message(r, kind).map_or(0, |m| m.attempts) + u8::from(counts);
+        if counts && attempts >= self.model.bounds.max_deliveries {
+            dead_letter(self.state, r, kind, attempts, self.log);
+        } else {
+            self.state.set_message(r, kind, Some((status, attempts)));
+        }
     }
 }
