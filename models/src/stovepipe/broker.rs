@@ -4,7 +4,7 @@
 //! until a durable write wakes it. The handlers (`handlers.rs`) and a
 //! worker's turn (`turn.rs`) both act through these rules.
 
-use super::log::{Log, Observation};
+use super::log::{Log, Record};
 use super::{Delivery, Fresh, MessageKind, Pc, Req, State, Stovepipe, Worker};
 
 /// A message is published, visible, no attempt used.
@@ -25,18 +25,10 @@ pub(super) fn deliver(state: &mut State, r: Req, kind: MessageKind, log: &mut Lo
         holds_message: true,
         fresh: Fresh::NONE,
     });
-    log.observe(|_| Observation::Deliver {
+    log.record(|| Record::Deliver {
         request: r,
         kind,
         attempt: m.attempts + 1,
-    });
-    log.say(|l| {
-        format!(
-            "deliver {} to worker {} (attempt {})",
-            kind.render(r),
-            l.next_worker,
-            m.attempts + 1
-        )
     });
 }
 
@@ -55,45 +47,40 @@ pub(super) fn expire(
     };
     if kind.is_dead() {
         state.set_message(r, kind, Some((Delivery::Visible, 0)));
-        log.say(|_| format!("{} is visible again", kind.render(r)));
+        log.record(|| Record::Visible {
+            request: r,
+            kind,
+            attempts: 0,
+        });
         return;
     }
     let attempts = m.attempts + 1;
     if attempts < max {
         state.set_message(r, kind, Some((Delivery::Visible, attempts)));
-        log.say(|_| {
-            format!(
-                "{} is visible again ({attempts} of {max} attempts used)",
-                kind.render(r)
-            )
+        log.record(|| Record::Visible {
+            request: r,
+            kind,
+            attempts,
         });
         return;
     }
-    dead_letter(model, state, r, kind, attempts, log);
+    dead_letter(state, r, kind, attempts, log);
 }
 
 /// Out of deliveries after `attempts`: the message is replaced by `dead(R)`.
 pub(super) fn dead_letter(
-    model: &Stovepipe,
     state: &mut State,
     r: Req,
     kind: MessageKind,
     attempts: u8,
     log: &mut Log,
 ) {
-    let max = model.bounds.max_deliveries;
     state.set_message(r, kind, None);
-    let dead = match kind {
-        MessageKind::Process => MessageKind::DeadProcess,
-        _ => MessageKind::DeadSignal,
-    };
-    publish(state, r, dead);
-    log.say(|_| {
-        format!(
-            "{} ran out of deliveries ({attempts} of {max}); publish {}",
-            kind.render(r),
-            dead.render(r)
-        )
+    publish(state, r, kind.dead());
+    log.record(|| Record::DeadLetter {
+        request: r,
+        kind,
+        attempts,
     });
 }
 

@@ -1,31 +1,30 @@
 //! Coverage marks: every path a handler's step can take, named, and which
 //! of them a design's runs reach. A path is a step of a handler and where
-//! it went (with, for a write, whether it won), recorded by `step` for
-//! every step (`Log::path`), so no handler carries marks of its own. Which
+//! it went (with, for a write, whether it won), read off the records every
+//! step leaves (`log.rs`'s `Taken`), so no handler carries marks of its own. Which
 //! paths a design has is the table below, read from its parts in the order
 //! of `handlers.rs`; a test explores every design and fails on a path the
 //! table does not list (a new branch needs its line here).
 
 use super::design::{Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead};
-use super::log::Log;
 pub use super::log::Path;
+use super::log::{Log, Record, Taken};
 use super::{Handler, Pc, Stovepipe};
 use crate::walk;
 use std::collections::BTreeSet;
 
-/// Every step of every reachable state, each told to a fresh log from
-/// `log` and handed to `keep`: the model explored whole, under a budget
-/// (see [`walk::each_step_within`]; `None` when `go_on` said stop).
+/// Every step of every reachable state, each step's records handed to
+/// `keep`: the model explored whole, under a budget (see
+/// [`walk::each_step_within`]; `None` when `go_on` said stop).
 pub(super) fn each_step_within(
     model: &Stovepipe,
     go_on: &mut dyn FnMut(usize) -> bool,
-    log: fn() -> Log,
-    keep: &mut dyn FnMut(Log),
+    keep: &mut dyn FnMut(&[Record]),
 ) -> Option<()> {
     walk::each_step_within(model, go_on, &mut |state, action| {
-        let mut step_log = log();
-        let next = model.apply(state, action, &mut step_log);
-        keep(step_log);
+        let mut log = Log::recording();
+        let next = model.apply(state, action, &mut log);
+        keep(&log.records());
         next
     })
 }
@@ -38,8 +37,8 @@ pub fn reach_within(
     go_on: &mut dyn FnMut(usize) -> bool,
     reached: &mut BTreeSet<Path>,
 ) -> Option<()> {
-    each_step_within(model, go_on, Log::recording_paths, &mut |log| {
-        reached.extend(log.paths())
+    each_step_within(model, go_on, &mut |records| {
+        reached.extend(Taken::of(records).and_then(|taken| taken.path()))
     })
 }
 

@@ -10,11 +10,11 @@
 
 use super::broker::{durable_write, expire, publish};
 use super::design::{Admit, Design, Dlq, Gate, Resume, SlotField, StaleHead};
-use super::log::{Log, Observation};
+use super::log::{CrashOutcome, Log, Record};
 use super::turn::Turn;
 use super::{
-    request_name, Build, Fresh, Handler, MessageKind, Pc, Req, RequestState, SlotView, Slots,
-    State, Stovepipe, MAX_REQUESTS,
+    Build, Fresh, Handler, MessageKind, Pc, Req, RequestState, SlotView, Slots, State, Stovepipe,
+    MAX_REQUESTS,
 };
 
 /// `process(R)`: read, then by what was read: ack a terminal request, submit a
@@ -169,35 +169,23 @@ fn admit(turn: &mut Turn, pc: Pc) -> Pc {
 /// terminal, guarded by the queue row's version.
 fn reap(turn: &mut Turn) -> Pc {
     if !turn.queue_unchanged() {
-        turn.observe_reap(0, false);
-        turn.say(|| "reap: the queue row changed since the read, nothing written".to_string());
+        turn.reaped(0, 0, false);
         return Pc::Read;
     }
     let Slots::Owners(set) = turn.slots() else {
         unreachable!("the reaping gate needs an owner set")
     };
-    let terminal = (0..MAX_REQUESTS)
-        .filter(|&o| set & (1 << o) != 0 && turn.reaps(turn.state_of(o)))
-        .fold(0u32, |acc, o| acc | 1 << o);
-    turn.observe_reap(terminal, true);
+    let owners = |keep: &dyn Fn(RequestState) -> bool| {
+        (0..MAX_REQUESTS)
+            .filter(|&o| set & (1 << o) != 0 && keep(turn.state_of(o)))
+            .fold(0u32, |acc, o| acc | 1 << o)
+    };
+    let terminal = owners(&|state| turn.reaps(state));
+    let left = owners(&RequestState::is_terminal) & !terminal;
+    turn.reaped(terminal, left, true);
     if terminal == 0 {
-        let left = (0..MAX_REQUESTS).any(|o| set & (1 << o) != 0 && turn.state_of(o).is_terminal());
-        turn.say(move || {
-            if left {
-                "reap: nothing reaped, though an owner's request is terminal (a mutant)".to_string()
-            } else {
-                "reap: no owner's request is terminal".to_string()
-            }
-        });
         return Pc::Hold;
     }
-    turn.say(|| {
-        let names: Vec<String> = (0..MAX_REQUESTS)
-            .filter(|o| terminal & (1 << o) != 0)
-            .map(request_name)
-            .collect();
-        format!("reap {}: terminal", names.join(", "))
-    });
     turn.write_slots(Slots::Owners(set & !terminal));
     // Re-read and re-gate, with the slot free.
     Pc::Read
@@ -274,14 +262,18 @@ pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log
         again: false,
     };
     let next = match pc {
-        Pc::Ack => {
-            turn.ack();
-            turn.log.path(handler, pc, None);
-            return;
-        }
-        Pc::Hold => {
-            turn.hold();
-            turn.log.path(handler, pc, None);
+        Pc::Ack | Pc::Hold => {
+            if pc == Pc::Ack {
+                turn.ack();
+            } else {
+                turn.hold();
+            }
+            let from = pc;
+            turn.log.record(|| Record::Next {
+                handler,
+                from,
+                to: None,
+            });
             return;
         }
         _ => match handler {
@@ -305,8 +297,11 @@ pub(super) fn step(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log
         handler.name()
     );
     let next = if turn.again { pc } else { next };
-    turn.log.site_next(next);
-    turn.log.path(handler, pc, Some(next));
+    turn.log.record(|| Record::Next {
+        handler,
+        from: pc,
+        to: Some(next),
+    });
     let mut worker = turn.worker;
     worker.pc = next;
     turn.state.add_worker(worker);
@@ -380,15 +375,7 @@ pub(super) fn arrive(state: &mut State, log: &mut Log) {
     state.for_each_worker(|w| w.fresh.head = false);
     publish(state, r, MessageKind::Process);
     durable_write(state);
-    log.observe(|_| Observation::Arrive(r));
-    log.note(|l| l.versions.requests[r as usize] = 1);
-    log.say(|_| {
-        format!(
-            "{} arrives (accepted, the latest head); publish {}",
-            request_name(r),
-            MessageKind::Process.render(r)
-        )
-    });
+    log.record(|| Record::Arrive(r));
 }
 
 /// A running build finishes and publishes `signal`.
@@ -396,14 +383,7 @@ pub(super) fn finish_build(state: &mut State, r: Req, log: &mut Log) {
     state.set_build(r, Build::Finished);
     publish(state, r, MessageKind::Signal);
     durable_write(state);
-    log.observe(|_| Observation::FinishBuild(r));
-    log.say(|_| {
-        format!(
-            "build {} finishes; publish {}",
-            request_name(r),
-            MessageKind::Signal.render(r)
-        )
-    });
+    log.record(|| Record::FinishBuild(r));
 }
 
 /// Fault: the worker dies between two steps.
@@ -411,23 +391,20 @@ pub(super) fn crash(model: &Stovepipe, state: &mut State, i: usize, log: &mut Lo
     let worker = state.remove_worker(i);
     state.spend_crash();
     let (r, kind) = (worker.request, worker.message);
-    if worker.holds_message {
-        log.say(|_| "crash".to_string());
-        expire(model, state, r, kind, log);
+    let outcome = if worker.holds_message {
+        CrashOutcome::Held
     } else if state.message(r, kind).is_some() {
-        log.say(|_| {
-            format!(
-                "crash; {} was already handed out again, so nothing is redelivered",
-                kind.render(r)
-            )
-        });
+        CrashOutcome::HandedOutAgain
     } else {
-        log.say(|_| {
-            format!(
-                "crash; {} was already handed out again and is gone",
-                kind.render(r)
-            )
-        });
+        CrashOutcome::Gone
+    };
+    log.record(|| Record::Crash {
+        request: r,
+        kind,
+        outcome,
+    });
+    if worker.holds_message {
+        expire(model, state, r, kind, log);
     }
 }
 
@@ -439,7 +416,7 @@ pub(super) fn stall(model: &Stovepipe, state: &mut State, i: usize, log: &mut Lo
     let (r, kind) = (worker.request, worker.message);
     state.add_worker(worker);
     state.spend_stall();
-    log.say(|_| "stall past the visibility timeout".to_string());
+    log.record(|| Record::Stall);
     expire(model, state, r, kind, log);
 }
 
@@ -458,19 +435,12 @@ fn won_then(won: bool, next: Pc) -> Pc {
 /// reads again from the start of its handler.
 pub(super) fn abort(model: &Stovepipe, state: &mut State, i: usize, log: &mut Log) {
     let before = *state;
-    log.refused(|dry| {
+    log.refused(state.worker(i).pc, |dry| {
         let mut scratch = before;
         step(model, &mut scratch, i, dry);
     });
     let mut worker = state.remove_worker(i);
-    let pc = worker.pc;
     worker.pc = Pc::Read;
     worker.fresh = Fresh::NONE;
     state.add_worker(worker);
-    log.say(|_| {
-        format!(
-            "the database refuses the {} step (a serialization failure, a deadlock): nothing written; read again",
-            super::trace::step_name(pc)
-        )
-    });
 }

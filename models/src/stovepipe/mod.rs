@@ -9,8 +9,9 @@
 //! which the handlers ask at the step where the choice acts; `compose.rs`
 //! builds one from named parts. The state (`state.rs`) holds only what a future
 //! step can use: no version numbers and no read values, just whether each row
-//! a worker read is still as it read it. Stories recompute the versions and
-//! values they show by replaying the path (`log.rs`).
+//! a worker read is still as it read it. Each step leaves one record of what
+//! it did (`log.rs`); stories and `validate` recompute the versions and
+//! values they show by replaying the path's records.
 
 mod broker;
 mod compose;
@@ -190,6 +191,15 @@ impl MessageKind {
 
     pub fn is_dead(self) -> bool {
         self.handler() == Handler::Dlq
+    }
+
+    /// The dead letter that replaces this message when it runs out of
+    /// deliveries.
+    pub fn dead(self) -> MessageKind {
+        match self {
+            MessageKind::Process => MessageKind::DeadProcess,
+            _ => MessageKind::DeadSignal,
+        }
     }
 
     /// `process(R1)`, `dead(R1)`.
@@ -645,7 +655,7 @@ impl Stovepipe {
         }
     }
 
-    /// Applies an action, saying what happened into `log`.
+    /// Applies an action, recording what it did in `log`.
     pub(crate) fn apply(&self, state: &State, action: Action, log: &mut Log) -> State {
         let mut next = *state;
         self.apply_to(&mut next, action, log);

@@ -8,14 +8,15 @@
 //! handlers and designs are the same code for every mutant.
 //!
 //! Which mutants a design has is found, not listed: the model is explored
-//! once with a log that records which primitive each step performs
+//! once and each step's records show which primitive it performed
 //! ([`sites`]), and each operator applies to the steps whose primitive it
 //! changes ([`mutations`]).
 
 use super::coverage::each_step_within;
-use super::log::Log;
-// The site log's records, defined with the log (`log.rs`) and shown here
-// too: a mutant is named by its site and changes what a step does there.
+use super::log::Taken;
+// The sites as the records show them, defined with the records (`log.rs`)
+// and shown here too: a mutant is named by its site and changes what a step
+// does there.
 pub use super::log::{Primitive, Site, SiteUse, Write};
 use super::{Build, Handler, Pc, Req, RequestState, Stovepipe};
 use std::collections::BTreeSet;
@@ -224,7 +225,7 @@ pub(crate) fn write_at(mutation: Option<Mutation>, site: Site, asked: Write) -> 
 }
 
 /// Every step the model takes on its bounds, and what each does: the model
-/// explored whole, each step told to a log that records its primitives.
+/// explored whole, each step's primitives read off its records.
 pub fn sites(model: &Stovepipe) -> BTreeSet<SiteUse> {
     sites_within(model, &mut |_| true).expect("an unbounded listing finishes")
 }
@@ -237,8 +238,10 @@ pub fn sites_within(
     go_on: &mut dyn FnMut(usize) -> bool,
 ) -> Option<BTreeSet<SiteUse>> {
     let mut uses = BTreeSet::new();
-    each_step_within(model, go_on, Log::recording_sites, &mut |log| {
-        uses.extend(log.sites())
+    each_step_within(model, go_on, &mut |records| {
+        if let Some(taken) = Taken::of(records) {
+            uses.extend(taken.sites());
+        }
     })?;
     Some(uses)
 }

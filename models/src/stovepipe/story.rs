@@ -1,7 +1,10 @@
 //! Telling a path of the stovepipe model as the source tells SP-OCT-003:
 //! numbered steps, each naming its actor and what it did, with the rows that
-//! changed. The checked state keeps no versions and no read values; the
-//! teller replays the path with a [`Ledger`] that counts them.
+//! changed. What each step says is in `say.rs`, told from the records it
+//! left (`log.rs`). The checked state keeps no versions and no read values;
+//! the teller replays the path with a [`Ledger`] that counts them.
+
+mod say;
 
 use super::log::{Ledger, Log, Seen, Versions};
 use super::{
@@ -115,9 +118,10 @@ impl Tracker {
     /// Applies `action` and tells it: the step, with the ledger kept up to
     /// date and every worker's label carried over.
     fn take(&mut self, model: &Stovepipe, state: &State, action: Action) -> (State, StoryStep) {
-        let mut log = Log::telling(self.ledger(action));
+        let mut log = Log::recording();
         let next = model.apply(state, action, &mut log);
-        let (mut text, ledger) = log.finish();
+        let mut ledger = self.ledger(action);
+        let mut text = model.say(&log.records(), &mut ledger);
         let actor = self.actor(state, action);
         let before_rows = rows(model, state, Some(&self.versions));
         let after_rows = rows(model, &next, Some(&ledger.versions));

@@ -1,11 +1,11 @@
 //! A queue's event log read against the stovepipe model: each model step
-//! says, through its [`Log`], what the system would log for it (an
-//! [`Observation`], from the handlers themselves), and a logged event is a
-//! step whose observation is the same event. The cursor carries what the
+//! leaves records of what it did (`log.rs`), what the system would log for
+//! it is read off them (`trace/observe.rs`), and a logged event is a step
+//! whose observation is the same event. The cursor carries what the
 //! checked state does not keep: row versions, what each worker read, and
 //! which of the log's workers each model worker is.
 
-use super::log::{Ledger, Log, Observation, Seen, Versions};
+use super::log::{Ledger, Log, Seen, Versions};
 use super::story::{acting_index, carry_labels};
 use super::{Action, Bounds, Build, Design, Req, State, Stovepipe, MAX_FAULTS, MAX_REQUESTS};
 use crate::events::stovepipe::{Event, MessageName};
@@ -17,8 +17,8 @@ mod observe;
 mod order;
 mod versions;
 
-pub use observe::step_name;
-use observe::{kinds, message_name};
+pub use super::log::step_name;
+use observe::{kinds, message_name, observe, Observation};
 use versions::Bases;
 
 /// A model worker as the validator knows it: the log's worker id (once a
@@ -264,14 +264,14 @@ impl QueueTrace {
     /// the cursor after it and what it would log.
     fn take(&self, c: &Cursor, action: Action, bind: Option<u32>) -> (Cursor, Vec<Observation>) {
         let acting = acting_index(action);
-        let ledger = Ledger {
+        let mut ledger = Ledger {
             versions: c.versions,
             seen: acting.map_or(Seen::default(), |i| c.tags[i].seen),
             next_worker: 0,
         };
-        let mut log = Log::observing(ledger);
+        let mut log = Log::recording();
         let next = self.model.apply(&c.state, action, &mut log);
-        let (observed, ledger) = log.finish_observing();
+        let observed = observe(&log.records(), &mut ledger, self.model.design.slots);
         let moved = match action {
             Action::Deliver { .. } => Some(Tag {
                 id: bind,

@@ -1,18 +1,21 @@
 //! A worker's turn and its primitives: the reads, the CASes and the
 //! transaction, the submit, the cancel, the ack and the hold. Each is one
-//! step of the contract; a mutant changes one at a single hook
-//! ([`Turn::decide`], answered in `mutation.rs`), so that the handlers and
-//! the design are the same code for every mutant.
+//! step of the contract: it changes the state and records what it did
+//! (`log.rs`); the words are the story's. A mutant changes one at a single
+//! hook ([`Turn::decide`], answered in `mutation.rs`), so that the handlers
+//! and the design are the same code for every mutant.
 
 use super::broker::{dead_letter, durable_write};
-use super::log::{Log, Observation, Primitive, Seen, Site, Write};
+use super::log::{
+    AckOutcome, HoldOutcome, Log, Outcome, Record, Site, SlotWrite, SubmitOutcome, Write,
+};
 use super::mutation::{self, Decision, Operator};
 use super::{
-    request_name, Build, Delivery, Fresh, Pc, Req, RequestState, SlotView, Slots, State, Stovepipe,
-    Worker,
+    Build, Delivery, Fresh, Pc, Req, RequestState, SlotView, Slots, State, Stovepipe, Worker,
 };
 
-/// A worker's turn: the world, the worker taken out of it, and what is said.
+/// A worker's turn: the world, the worker taken out of it, and the records
+/// of what it does.
 pub struct Turn<'a> {
     pub(crate) model: &'a Stovepipe,
     pub(crate) state: &'a mut State,
@@ -76,22 +79,10 @@ impl Turn<'_> {
     pub(super) fn read(&mut self, pc: Pc) -> Result<Reading, Pc> {
         let r = self.worker.request;
         let split = self.model.options.split_read;
-        let mut reading = match pc {
-            Pc::ReadQueue { request } => Reading {
-                request,
-                slots: self.view_now(),
-                latest_head: false,
-            },
-            Pc::ReadHead { request, slots } => Reading {
-                request,
-                slots,
-                latest_head: false,
-            },
-            _ => Reading {
-                request: self.state.request(r),
-                slots: self.view_now(),
-                latest_head: false,
-            },
+        let (request, slots) = match pc {
+            Pc::ReadQueue { request } => (request, self.view_now()),
+            Pc::ReadHead { request, slots } => (request, slots),
+            _ => (self.state.request(r), self.view_now()),
         };
         let (row, queue, arrived) = (
             self.state.request(r),
@@ -101,80 +92,32 @@ impl Turn<'_> {
         let read_request = pc == Pc::Read;
         let read_queue = matches!(pc, Pc::ReadQueue { .. }) || (pc == Pc::Read && !split);
         let read_head = !split || matches!(pc, Pc::ReadHead { .. });
-        let fresh = &mut self.worker.fresh;
-        if read_request {
-            fresh.request = true;
-            self.refreshed.request = true;
+        for fresh in [&mut self.worker.fresh, &mut self.refreshed] {
+            fresh.request |= read_request;
+            fresh.queue |= read_queue;
+            fresh.head |= read_head;
         }
-        if read_queue {
-            fresh.queue = true;
-            self.refreshed.queue = true;
-        }
-        if read_head {
-            fresh.head = true;
-            self.refreshed.head = true;
-        }
-        self.log.observe(|l| Observation::Read {
-            request: read_request.then(|| (r, row, l.versions.requests[r as usize])),
-            queue: read_queue.then_some((queue, l.versions.queue)),
+        self.log.record(|| Record::Read {
+            request: read_request.then_some((r, row)),
+            queue: read_queue.then_some(queue),
             head: read_head.then(|| arrived - 1),
             split,
-        });
-        self.log.note(|l| {
-            if read_request {
-                l.seen = Seen::default();
-                l.seen.request = Some((row, l.versions.requests[r as usize]));
-            }
-            if read_queue {
-                l.seen.queue = Some((queue, l.versions.queue));
-            }
-            if read_head {
-                l.seen.head = Some(arrived);
-            }
-        });
-        self.log.say(|l| {
-            let mut parts = Vec::new();
-            if read_request {
-                let version = l.versions.requests[r as usize];
-                parts.push(format!(
-                    "read {} {} v{version}",
-                    request_name(r),
-                    row.name()
-                ));
-            }
-            if read_queue {
-                let words = format!("queue {} v{}", queue.render(), l.versions.queue);
-                parts.push(if read_request {
-                    words
-                } else {
-                    format!("read {words}")
-                });
-            }
-            if read_head {
-                let words = format!("latest head {}", request_name(arrived - 1));
-                parts.push(if read_request {
-                    words
-                } else {
-                    format!("read {words}")
-                });
-            }
-            parts.join(", ")
         });
         if split && pc == Pc::Read {
             return Err(Pc::ReadQueue { request: row });
         }
-        if let Pc::ReadQueue { request } = pc {
-            return Err(Pc::ReadHead {
-                request,
-                slots: reading.slots,
-            });
+        if let Pc::ReadQueue { .. } = pc {
+            return Err(Pc::ReadHead { request, slots });
         }
-        reading.latest_head = self.decide(Decision::LatestHead {
+        let latest_head = self.decide(Decision::LatestHead {
             request: r,
             arrived,
         });
-        self.log.site(self.site(), Primitive::Read, None);
-        Ok(reading)
+        Ok(Reading {
+            request,
+            slots,
+            latest_head,
+        })
     }
 
     /// Whether `dlq` releases R's slot, by what its read saw.
@@ -190,12 +133,7 @@ impl Turn<'_> {
         let queue = self.slots_now();
         self.worker.fresh.queue = true;
         self.refreshed.queue = true;
-        self.log
-            .observe(|l| Observation::RereadQueue(queue, l.versions.queue));
-        self.log
-            .note(|l| l.seen.queue = Some((queue, l.versions.queue)));
-        self.log
-            .say(|l| format!("re-read queue {} v{}", queue.render(), l.versions.queue));
+        self.log.record(|| Record::RereadQueue(queue));
         self.view_now()
     }
 
@@ -205,18 +143,7 @@ impl Turn<'_> {
         let row = self.state.request(r);
         self.worker.fresh.request = true;
         self.refreshed.request = true;
-        self.log
-            .observe(|l| Observation::RereadRequest(r, row, l.versions.requests[r as usize]));
-        self.log
-            .note(|l| l.seen.request = Some((row, l.versions.requests[r as usize])));
-        self.log.say(|l| {
-            format!(
-                "re-read {} {} v{}",
-                request_name(r),
-                row.name(),
-                l.versions.requests[r as usize]
-            )
-        });
+        self.log.record(|| Record::RereadRequest(r, row));
         row
     }
 
@@ -256,47 +183,29 @@ impl Turn<'_> {
             self.again = true;
             return false;
         }
-        let site = self.site();
-        let won = match mutation::write_at(self.model.mutation, site, asked) {
-            Write::ClaimSlot => {
-                let (slots, r) = (self.model.design.slots, self.worker.request);
-                self.cas_queue(|now| slots.claimed(now, r))
-            }
+        let r = self.worker.request;
+        match mutation::write_at(self.model.mutation, self.site(), asked) {
+            Write::ClaimSlot => self.cas_queue(SlotWrite::Claim(r)),
             Write::ReleaseSlot => {
-                let (slots, r) = (self.model.design.slots, self.worker.request);
-                let (twice, mutated) = (
-                    self.decide(Decision::ReleaseTwice),
-                    self.model.mutation.is_some(),
-                );
-                self.cas_queue(|now| match slots.released(now, r) {
-                    Some(once) if twice => slots.released(once, r).unwrap_or(once),
-                    Some(once) => once,
-                    // A mutant may release what it does not hold.
-                    None if mutated => now,
-                    None => panic!("a release is decided at the read that saw R's slot"),
-                })
+                let twice = self.decide(Decision::ReleaseTwice);
+                self.cas_queue(SlotWrite::Release { request: r, twice })
             }
             Write::Request(to) => self.cas_request_row(to),
             Write::Transaction(to) => self.transaction(to),
-        };
-        self.log.site(site, Primitive::Write(asked), Some(won));
-        won
-    }
-
-    /// Whether a CAS at this step wins: its row is as read (a mutant may
-    /// not care).
-    fn wins(&self, fresh: bool) -> bool {
-        self.decide(Decision::CasWins { fresh })
-    }
-
-    /// A winning write that a mutant does not make.
-    fn skipped(&mut self) -> bool {
-        if !self.decide(Decision::WriteMade) {
-            self.log
-                .say(|_| "the write is skipped (a mutant), as if made".to_string());
-            return true;
         }
-        false
+    }
+
+    /// What a write whose rows are `fresh`, as read, does: a CAS wins only
+    /// then (a mutant may not care), and a winning write is made (unless a
+    /// mutant skips it).
+    fn outcome(&self, fresh: bool) -> Outcome {
+        if !self.decide(Decision::CasWins { fresh }) {
+            Outcome::Lost
+        } else if self.decide(Decision::WriteMade) {
+            Outcome::Won
+        } else {
+            Outcome::Skipped
+        }
     }
 
     /// Checks that the step at hand was declared to use `row` of its read.
@@ -314,49 +223,30 @@ impl Turn<'_> {
     /// CAS the queue's slot field to `write` of its value: succeeds only if
     /// the queue row is still at the version last read (the value written is
     /// then derived from the row as read), and bumps the version.
-    fn cas_queue(&mut self, write: impl Fn(Slots) -> Slots) -> bool {
+    fn cas_queue(&mut self, write: SlotWrite) -> bool {
         self.uses(|f| f.queue, "queue");
-        let won = self.wins(self.worker.fresh.queue);
-        // The reap logs a statement of its own.
-        if self.worker.pc != Pc::Reap {
-            let step = self.worker.pc;
-            self.log.observe(|l| {
-                let (read, version) = l.seen.queue.expect("a CAS follows a read");
-                Observation::CasQueue {
-                    expected: version,
-                    set: write(read),
-                    won,
-                    step,
-                }
-            });
+        let (now, step) = (self.slots_now(), self.worker.pc);
+        let outcome = self.outcome(self.worker.fresh.queue);
+        self.log.record(|| Record::CasQueue {
+            write,
+            now,
+            outcome,
+            step,
+        });
+        if outcome != Outcome::Won {
+            return outcome.won();
         }
-        if !won {
-            self.log.say(|l| {
-                let (read, version) = l.seen.queue.expect("a CAS follows a read");
-                format!(
-                    "CAS queue {} -> {} lost (queue is at v{}, read v{version})",
-                    read.render(),
-                    write(read).value(),
-                    l.versions.queue
-                )
-            });
-            return false;
+        let field = self.model.design.slots;
+        if let SlotWrite::Release { request, .. } = write {
+            assert!(
+                self.model.mutation.is_some() || field.released(now, request).is_some(),
+                "a release is decided at the read that saw R's slot"
+            );
         }
-        if self.skipped() {
-            return true;
-        }
-        let before = self.slots_now();
-        let after = write(before);
-        self.model.design.slots.write(self.state, after);
+        field.write(self.state, write.over(field, now));
         self.state.for_each_worker(|w| w.fresh.queue = false);
         self.worker.fresh.queue = true;
         self.refreshed.queue = true;
-        self.log.note(|l| {
-            l.versions.queue += 1;
-            l.seen.queue = Some((after, l.versions.queue));
-        });
-        self.log
-            .say(|_| format!("CAS queue {} -> {}", before.render(), after.value()));
         durable_write(self.state);
         true
     }
@@ -364,36 +254,19 @@ impl Turn<'_> {
     /// The CAS of R's row of [`Turn::cas_request`].
     fn cas_request_row(&mut self, to: RequestState) -> bool {
         self.uses(|f| f.request, "request");
-        let r = self.worker.request;
-        let won = self.wins(self.worker.fresh.request);
-        let step = self.worker.pc;
-        self.log.observe(|l| Observation::CasRequest {
+        let (r, step) = (self.worker.request, self.worker.pc);
+        let now = self.state.request(r);
+        let outcome = self.outcome(self.worker.fresh.request);
+        self.log.record(|| Record::CasRequest {
             request: r,
-            expected: l.seen.request.expect("a CAS follows a read").1,
             set: to,
-            won,
+            now,
+            outcome,
             step,
         });
-        if !won {
-            let now = self.state.request(r);
-            self.log.say(|l| {
-                let (read, version) = l.seen.request.expect("a CAS follows a read");
-                format!(
-                    "CAS {} {} -> {} lost ({} is {} v{}, read v{version})",
-                    request_name(r),
-                    read.name(),
-                    to.name(),
-                    request_name(r),
-                    now.name(),
-                    l.versions.requests[r as usize]
-                )
-            });
-            return false;
+        if outcome != Outcome::Won {
+            return outcome.won();
         }
-        if self.skipped() {
-            return true;
-        }
-        let before = self.state.request(r);
         self.state.set_request(r, to);
         self.state.for_each_worker(|w| {
             if w.request == r {
@@ -401,12 +274,6 @@ impl Turn<'_> {
             }
         });
         self.refreshed.request = true;
-        self.log.note(|l| {
-            l.versions.requests[r as usize] += 1;
-            l.seen.request = Some((to, l.versions.requests[r as usize]));
-        });
-        self.log
-            .say(|_| format!("CAS {} {} -> {}", request_name(r), before.name(), to.name()));
         durable_write(self.state);
         true
     }
@@ -415,61 +282,21 @@ impl Turn<'_> {
     fn transaction(&mut self, to: Option<RequestState>) -> bool {
         self.uses(|f| f.queue, "queue");
         self.uses(|f| f.request, "request");
-        let (slots, r) = (self.model.design.slots, self.worker.request);
-        let what = |l: &super::log::Ledger, queue: Slots, row: RequestState| {
-            let mut what = format!(
-                "queue {} -> {}",
-                queue.render(),
-                slots.claimed(queue, r).value()
-            );
-            if let Some(to) = to {
-                what.push_str(&format!(
-                    ", {} {} -> {}",
-                    request_name(r),
-                    row.name(),
-                    to.name()
-                ));
-            }
-            let _ = l;
-            what
-        };
-        let won = self.wins(self.worker.fresh.queue && self.worker.fresh.request);
-        let step = self.worker.pc;
-        self.log.observe(|l| {
-            let (queue, queue_version) = l.seen.queue.expect("a transaction follows a read");
-            let (_, row_version) = l.seen.request.expect("a transaction follows a read");
-            Observation::Transaction {
-                request: r,
-                queue_expected: queue_version,
-                request_expected: to.map(|_| row_version),
-                slots: slots.claimed(queue, r),
-                state: to,
-                won,
-                step,
-            }
-        });
-        if !won {
-            let (queue_now, row_now) = (self.slots_now(), self.state.request(r));
-            self.log.say(|l| {
-                let (queue, queue_version) = l.seen.queue.expect("a transaction follows a read");
-                let (row, row_version) = l.seen.request.expect("a transaction follows a read");
-                format!(
-                    "transaction lost ({}): queue is {} v{} (read v{queue_version}), {} is {} v{} (read v{row_version})",
-                    what(l, queue, row),
-                    queue_now.value(),
-                    l.versions.queue,
-                    request_name(r),
-                    row_now.name(),
-                    l.versions.requests[r as usize]
-                )
-            });
-            return false;
-        }
-        if self.skipped() {
-            return true;
-        }
+        let (field, r, step) = (self.model.design.slots, self.worker.request, self.worker.pc);
         let (queue, row) = (self.slots_now(), self.state.request(r));
-        slots.write(self.state, slots.claimed(queue, r));
+        let outcome = self.outcome(self.worker.fresh.queue && self.worker.fresh.request);
+        self.log.record(|| Record::Transaction {
+            request: r,
+            state: to,
+            queue,
+            row,
+            outcome,
+            step,
+        });
+        if outcome != Outcome::Won {
+            return outcome.won();
+        }
+        field.write(self.state, field.claimed(queue, r));
         self.state.for_each_worker(|w| w.fresh.queue = false);
         if let Some(to) = to {
             self.state.set_request(r, to);
@@ -481,22 +308,6 @@ impl Turn<'_> {
         }
         self.refreshed.queue = true;
         self.refreshed.request = true;
-        let written = slots.claimed(queue, r);
-        self.log.say(|l| {
-            format!(
-                "transaction on queue and {}: {}",
-                request_name(r),
-                what(l, queue, row)
-            )
-        });
-        self.log.note(|l| {
-            l.versions.queue += 1;
-            l.seen.queue = Some((written, l.versions.queue));
-            if let Some(to) = to {
-                l.versions.requests[r as usize] += 1;
-                l.seen.request = Some((to, l.versions.requests[r as usize]));
-            }
-        });
         durable_write(self.state);
         true
     }
@@ -529,24 +340,15 @@ impl Turn<'_> {
     /// version, which the caller checked ([`Turn::queue_unchanged`]).
     pub fn write_slots(&mut self, after: Slots) {
         assert!(self.worker.fresh.queue, "a guarded write of a row read");
-        self.cas_queue(|_| after);
+        self.cas_queue(SlotWrite::Set(after));
     }
 
-    /// The reap's statement, as the system logs it: the owners it removed
-    /// (none: nothing was terminal) and whether the queue row was still as
-    /// read.
-    pub fn observe_reap(&mut self, removed: u32, won: bool) {
-        self.log.site(self.site(), Primitive::Other, Some(won));
-        self.log.observe(|l| Observation::Reap {
-            expected: l.seen.queue.expect("a reap follows a read").1,
-            removed,
-            won,
-        });
-    }
-
-    /// Something a design's own step says.
-    pub fn say(&mut self, line: impl FnOnce() -> String) {
-        self.log.say(|_| line());
+    /// The reap's statement, as the system logs it: the owners it removes
+    /// (none: nothing was terminal), the terminal owners it leaves (a
+    /// mutant), and whether the queue row was still as read. Its write is
+    /// [`Turn::write_slots`].
+    pub fn reaped(&mut self, removed: u32, left: u32, won: bool) {
+        self.log.record(|| Record::Reap { removed, left, won });
     }
 
     /// Cancel R's build by request ID, and wait until it has stopped: a
@@ -558,105 +360,82 @@ impl Turn<'_> {
         let r = self.worker.request;
         let was = self.state.build(r);
         self.state.set_build(r, Build::Finished);
-        self.log.observe(|_| Observation::CancelBuild {
-            request: r,
-            stopped: was == Build::Running,
-        });
-        match was {
-            Build::Running => {
-                self.log
-                    .say(|_| format!("cancel build {}: it stops, no signal", request_name(r)));
-                durable_write(self.state);
-            }
-            Build::NotSubmitted => {
-                self.log.say(|_| {
-                    format!(
-                        "cancel build {}: not submitted; recorded, so a later submit starts nothing",
-                        request_name(r)
-                    )
-                });
-                durable_write(self.state);
-            }
-            Build::Finished => self
-                .log
-                .say(|_| format!("cancel build {}: already stopped", request_name(r))),
+        self.log.record(|| Record::CancelBuild { request: r, was });
+        if was != Build::Finished {
+            durable_write(self.state);
         }
     }
 
     /// Submit R's build; idempotent by request ID.
     pub fn submit_build(&mut self) {
         let r = self.worker.request;
-        self.log.site(self.site(), Primitive::Submit, None);
         let build = self.state.build(r);
-        let submitted = self.decide(Decision::Submitted);
-        let started = submitted && self.decide(Decision::SubmitStarts { build });
-        self.log.observe(|_| Observation::Submit {
-            request: r,
-            started,
-        });
-        if !submitted {
-            self.log
-                .say(|_| format!("submit build {}: skipped (a mutant)", request_name(r)));
-        } else if started {
-            self.state.set_build(r, Build::Running);
-            self.log.say(|_| match build {
-                Build::Finished => format!(
-                    "submit build {}: it starts again (a mutant: not idempotent)",
-                    request_name(r)
-                ),
-                _ => format!("submit build {}: it starts", request_name(r)),
-            });
-            durable_write(self.state);
+        let outcome = if !self.decide(Decision::Submitted) {
+            SubmitOutcome::Skipped
+        } else if !self.decide(Decision::SubmitStarts { build }) {
+            SubmitOutcome::AlreadySubmitted
+        } else if build == Build::Finished {
+            SubmitOutcome::StartsAgain
         } else {
-            self.log.say(|_| {
-                format!(
-                    "submit build {}: already submitted, nothing starts",
-                    request_name(r)
-                )
-            });
+            SubmitOutcome::Starts
+        };
+        self.log.record(|| Record::Submit {
+            request: r,
+            outcome,
+        });
+        if outcome.started() {
+            self.state.set_build(r, Build::Running);
+            durable_write(self.state);
         }
     }
 
     /// Ack: removes the message, unless the worker no longer holds it.
     pub(super) fn ack(&mut self) {
         let (r, kind) = (self.worker.request, self.worker.message);
-        self.log.observe(|_| Observation::Ack { request: r, kind });
-        if self.worker.pc == Pc::Ack {
-            self.log.site(self.site(), Primitive::Ack, None);
-            if !self.decide(Decision::AckRemoves) {
-                self.log
-                    .say(|_| format!("ack {}: skipped (a mutant)", kind.render(r)));
-                return;
-            }
-        }
-        if self.worker.holds_message && self.state.message(r, kind).is_some() {
+        let outcome = if self.worker.pc == Pc::Ack && !self.decide(Decision::AckRemoves) {
+            AckOutcome::Skipped
+        } else if self.worker.holds_message && self.state.message(r, kind).is_some() {
             self.state.set_message(r, kind, None);
-            self.log.say(|_| format!("ack {}", kind.render(r)));
+            AckOutcome::Removes
         } else {
-            self.log.say(|_| {
-                format!(
-                    "ack {}: changes nothing, the message was handed out again",
-                    kind.render(r)
-                )
-            });
-        }
+            AckOutcome::HandedOutAgain
+        };
+        self.log.record(|| Record::Ack {
+            request: r,
+            kind,
+            outcome,
+        });
     }
 
     /// Hold: park the message without counting an attempt. A parked message
     /// waits for a durable write; if one already happened since this worker's
     /// read, the message is visible at once (see the README's choices).
     pub(super) fn hold(&mut self) {
-        let (r, kind) = (self.worker.request, self.worker.message);
-        self.log.observe(|_| Observation::Hold { request: r, kind });
-        let k = self.model.bounds.max_concurrent;
+        let (r, kind, held) = (
+            self.worker.request,
+            self.worker.message,
+            self.worker.holds_message,
+        );
         let outdated = !self.worker.fresh.all() || self.model.design.gate.hold_outdated(self.state);
-        if !self.worker.holds_message {
-            self.log.say(|_| {
-                format!(
-                    "hold {}: changes nothing, the message was handed out again",
-                    kind.render(r)
-                )
+        let counts = held
+            && self.decide(Decision::HoldCountsAttempt {
+                dead: kind.is_dead(),
             });
+        let outcome = if !held {
+            HoldOutcome::HandedOutAgain
+        } else if counts {
+            HoldOutcome::CountsAttempt
+        } else if outdated {
+            HoldOutcome::Visible
+        } else {
+            HoldOutcome::Parked
+        };
+        self.log.record(|| Record::Hold {
+            request: r,
+            kind,
+            outcome,
+        });
+        if !held {
             return;
         }
         let status = if outdated {
@@ -664,34 +443,11 @@ impl Turn<'_> {
         } else {
             Delivery::Parked
         };
-        self.log.site(self.site(), Primitive::Hold, None);
-        let attempts = self.state.message(r, kind).map_or(0, |m| m.attempts);
-        if self.decide(Decision::HoldCountsAttempt {
-            dead: kind.is_dead(),
-        }) {
-            let attempts = attempts + 1;
-            self.log
-                .say(|_| "the hold counts an attempt (a mutant)".to_string());
-            if attempts >= self.model.bounds.max_deliveries {
-                dead_letter(self.model, self.state, r, kind, attempts, self.log);
-            } else {
-                self.state.set_message(r, kind, Some((status, attempts)));
-            }
-            return;
+        let attempts = self.state.message(r, kind).map_or(0, |m| m.attempts) + u8::from(counts);
+        if counts && attempts >= self.model.bounds.max_deliveries {
+            dead_letter(self.state, r, kind, attempts, self.log);
+        } else {
+            self.state.set_message(r, kind, Some((status, attempts)));
         }
-        self.state.set_message(r, kind, Some((status, attempts)));
-        self.log.say(|l| {
-            let seen = l.seen.queue.expect("a hold follows a read").0;
-            let why = format!(
-                "hold {}: gate closed ({} >= K {k})",
-                kind.render(r),
-                seen.gate_words()
-            );
-            if outdated {
-                format!("{why}, but a write since the read makes it visible at once")
-            } else {
-                format!("{why}, parked until a durable write")
-            }
-        });
     }
 }

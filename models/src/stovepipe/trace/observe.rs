@@ -1,13 +1,216 @@
-//! How what a step would log compares with a logged event: the model's
-//! observations (`log.rs`'s `Observation`, recorded by the handlers through
-//! their `Log`) in the log's own words, with the log's names.
+//! What a system logs for each step of the stovepipe model, read off the
+//! records the step left (`log.rs`), the one account of what it did, with
+//! the versions the validator's ledger counts; and how that compares with
+//! a logged event, in the log's own words, with the log's names.
 
 use super::QueueTrace;
 use crate::events::stovepipe::{
     Event, MessageName, QueueRow, RequestRow, RowName, RowState, RowWrite, Values,
 };
-use crate::stovepipe::log::Observation;
-use crate::stovepipe::{MessageKind, Pc, Req, RequestState, Slots, MAX_REQUESTS};
+use crate::stovepipe::log::{step_name, Ledger, Record, SlotWrite};
+use crate::stovepipe::{Build, MessageKind, Pc, Req, RequestState, SlotField, Slots, MAX_REQUESTS};
+
+/// What a step would log, in the model's terms (requests by index, rows
+/// with the model's versions).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Observation {
+    Arrive(Req),
+    Deliver {
+        request: Req,
+        kind: MessageKind,
+        attempt: u8,
+    },
+    /// The parts a read took: all three, or with split reads one.
+    Read {
+        request: Option<(Req, RequestState, u16)>,
+        queue: Option<(Slots, u16)>,
+        head: Option<Req>,
+        split: bool,
+    },
+    RereadQueue(Slots, u16),
+    RereadRequest(Req, RequestState, u16),
+    CasQueue {
+        expected: u16,
+        set: Slots,
+        won: bool,
+        step: Pc,
+    },
+    CasRequest {
+        request: Req,
+        expected: u16,
+        set: RequestState,
+        won: bool,
+        step: Pc,
+    },
+    Transaction {
+        request: Req,
+        queue_expected: u16,
+        /// With a request write: the version R's row had to be at.
+        request_expected: Option<u16>,
+        slots: Slots,
+        state: Option<RequestState>,
+        won: bool,
+        step: Pc,
+    },
+    Reap {
+        expected: u16,
+        removed: u32,
+        won: bool,
+    },
+    Submit {
+        request: Req,
+        started: bool,
+    },
+    CancelBuild {
+        request: Req,
+        stopped: bool,
+    },
+    Ack {
+        request: Req,
+        kind: MessageKind,
+    },
+    Hold {
+        request: Req,
+        kind: MessageKind,
+    },
+    FinishBuild(Req),
+    /// A write the database refused (option `aborts`): as logged with
+    /// `aborted: true` and `won: false`.
+    Refused(Box<Observation>),
+}
+
+/// What a step that left `records` logs, in order, with the versions of
+/// `ledger`, which is then as the step leaves it. A step no system logs
+/// (an expiry, a crash, a stall) logs nothing.
+pub(super) fn observe(
+    records: &[Record],
+    ledger: &mut Ledger,
+    field: SlotField,
+) -> Vec<Observation> {
+    let mut lines = Vec::new();
+    for record in records {
+        observe_record(record, ledger, field, &mut lines);
+        ledger.note(record, field);
+    }
+    lines
+}
+
+/// What one record logs, from `l`, the ledger before it.
+fn observe_record(record: &Record, l: &Ledger, field: SlotField, lines: &mut Vec<Observation>) {
+    let read = "a write follows a read";
+    let line = match *record {
+        Record::Arrive(r) => Observation::Arrive(r),
+        Record::Deliver {
+            request,
+            kind,
+            attempt,
+        } => Observation::Deliver {
+            request,
+            kind,
+            attempt,
+        },
+        Record::Read {
+            request,
+            queue,
+            head,
+            split,
+        } => Observation::Read {
+            request: request.map(|(r, row)| (r, row, l.versions.requests[r as usize])),
+            queue: queue.map(|slots| (slots, l.versions.queue)),
+            head,
+            split,
+        },
+        Record::RereadQueue(slots) => Observation::RereadQueue(slots, l.versions.queue),
+        Record::RereadRequest(r, row) => {
+            Observation::RereadRequest(r, row, l.versions.requests[r as usize])
+        }
+        // The reap's write: its statement is what the system logs.
+        Record::CasQueue {
+            write: SlotWrite::Set(_),
+            ..
+        } => return,
+        Record::CasQueue {
+            write,
+            outcome,
+            step,
+            ..
+        } => {
+            let (slots, version) = l.seen.queue.expect(read);
+            Observation::CasQueue {
+                expected: version,
+                set: write.over(field, slots),
+                won: outcome.won(),
+                step,
+            }
+        }
+        Record::CasRequest {
+            request,
+            set,
+            outcome,
+            step,
+            ..
+        } => Observation::CasRequest {
+            request,
+            expected: l.seen.request.expect(read).1,
+            set,
+            won: outcome.won(),
+            step,
+        },
+        Record::Transaction {
+            request,
+            state,
+            outcome,
+            step,
+            ..
+        } => {
+            let (slots, queue_version) = l.seen.queue.expect(read);
+            let (_, row_version) = l.seen.request.expect(read);
+            Observation::Transaction {
+                request,
+                queue_expected: queue_version,
+                request_expected: state.map(|_| row_version),
+                slots: SlotWrite::Claim(request).over(field, slots),
+                state,
+                won: outcome.won(),
+                step,
+            }
+        }
+        Record::Reap { removed, won, .. } => Observation::Reap {
+            expected: l.seen.queue.expect("a reap follows a read").1,
+            removed,
+            won,
+        },
+        Record::Submit { request, outcome } => Observation::Submit {
+            request,
+            started: outcome.started(),
+        },
+        Record::CancelBuild { request, was } => Observation::CancelBuild {
+            request,
+            stopped: was == Build::Running,
+        },
+        Record::Ack { request, kind, .. } => Observation::Ack { request, kind },
+        Record::Hold { request, kind, .. } => Observation::Hold { request, kind },
+        Record::FinishBuild(r) => Observation::FinishBuild(r),
+        // What the refused step would have logged, each marked refused;
+        // the ledger is left as it is.
+        Record::Refused { ref records, .. } => {
+            let mut dry = *l;
+            let refused = observe(records, &mut dry, field);
+            lines.extend(
+                refused
+                    .into_iter()
+                    .map(|o| Observation::Refused(Box::new(o))),
+            );
+            return;
+        }
+        Record::Visible { .. }
+        | Record::DeadLetter { .. }
+        | Record::Crash { .. }
+        | Record::Stall
+        | Record::Next { .. } => return,
+    };
+    lines.push(line);
+}
 
 pub(super) fn message_name(kind: MessageKind) -> MessageName {
     match kind {
@@ -33,18 +236,6 @@ pub(super) fn row_state(state: RequestState) -> RowState {
         RequestState::Superseded => RowState::Superseded,
         RequestState::DeadLettered => RowState::DeadLettered,
     }
-}
-
-/// A step's name as a log gives it: `write_processing` for `WriteProcessing`.
-pub fn step_name(pc: Pc) -> String {
-    let mut name = String::new();
-    for (i, c) in pc.name().chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            name.push('_');
-        }
-        name.push(c.to_ascii_lowercase());
-    }
-    name
 }
 
 impl QueueTrace {
