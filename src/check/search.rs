@@ -23,9 +23,11 @@
 //! With progress properties asked for, it also keeps the graph the progress
 //! check walks ([`Kept`]): which states owe something, and each such state's
 //! steps as state numbers (a few bytes a step), found while expanding it,
-//! so that no state is expanded twice. A step's target may be numbered only
-//! in the next level, so a level's steps are kept as fingerprints until the
-//! level after it is numbered (the table then keeps numbers too).
+//! so that no state is expanded twice. A step's target seen before is
+//! numbered already, and its number is read where the expansion looks it
+//! up; a new one is numbered only in the next level, so its step is kept as
+//! a fingerprint until the level after it is numbered (the table then
+//! keeps numbers too).
 
 use super::kept::{Kept, Part};
 use super::table::{fingerprint, Shard, Table, SHARDS};
@@ -41,6 +43,8 @@ use std::time::{Duration, Instant};
 const AHEAD: usize = 8;
 /// States a thread takes at a time.
 const CHUNK: usize = 256;
+/// A step's target not numbered yet (numbered with the next level).
+const UNNUMBERED: u32 = u32::MAX;
 /// How often a thread looks at the process's memory.
 const MEMORY_EVERY: Duration = Duration::from_millis(20);
 /// A discovery's key when it is an initial state: this bit and its index.
@@ -83,6 +87,9 @@ struct ChunkSteps {
     owing: Vec<bool>,
     counts: Vec<u32>,
     fingerprints: Vec<u64>,
+    /// Beside each step, its target's number if it was numbered when the
+    /// step was made ([`UNNUMBERED`] if it is numbered with the next level).
+    numbers: Vec<u32>,
     stutters: Vec<u32>,
 }
 
@@ -367,6 +374,7 @@ where
                         owing: Vec::with_capacity(CHUNK),
                         counts: Vec::with_capacity(CHUNK),
                         fingerprints: Vec::new(),
+                        numbers: Vec::new(),
                         stutters: Vec::new(),
                     });
                     // Every successor of the chunk first, then one look
@@ -420,17 +428,28 @@ where
                             succ_words.extend_from_slice(&words);
                         }
                     }
+                    // An owing state's steps need their targets' numbers too.
                     std::hint::black_box(succ.iter().fold(0, |x, s| {
-                        x ^ table.peek_slot(s.fp) ^ mine.mine.peek_slot(s.fp)
+                        let place = match (keep, s.owing) {
+                            (true, true) => table.peek(s.fp),
+                            _ => table.peek_slot(s.fp),
+                        };
+                        x ^ place ^ mine.mine.peek_slot(s.fp)
                     }));
                     for (n, s) in succ.iter().enumerate() {
                         let words = &succ_words[n * k..(n + 1) * k];
                         let fp = s.fp;
-                        if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
-                            steps.fingerprints.push(fp);
-                            steps.counts[s.from - from] += 1;
-                        }
-                        if table.contains(fp) {
+                        let seen = match steps.as_mut().filter(|_| s.owing) {
+                            Some(steps) => {
+                                let number = table.number(fp);
+                                steps.fingerprints.push(fp);
+                                steps.numbers.push(number.unwrap_or(UNNUMBERED));
+                                steps.counts[s.from - from] += 1;
+                                number.is_some()
+                            }
+                            None => table.contains(fp),
+                        };
+                        if seen {
                             continue;
                         }
                         // A set or a list that doubles holds its old copy
@@ -717,23 +736,30 @@ where
                 let mut stutters = Vec::new();
                 for chunk in run {
                     let base = (expanded_from + chunk.chunk * CHUNK) as u32;
-                    // Every step's place read first: their misses overlap.
+                    // Every new target's place read first: their misses
+                    // overlap.
                     std::hint::black_box(
                         chunk
                             .fingerprints
                             .iter()
-                            .fold(0, |x, &fp| x ^ table.peek(fp)),
+                            .zip(&chunk.numbers)
+                            .filter(|&(_, &n)| n == UNNUMBERED)
+                            .fold(0, |x, (&fp, _)| x ^ table.peek(fp)),
                     );
                     let mut at = 0usize;
                     for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
-                        let fps = &chunk.fingerprints[at..at + count as usize];
+                        let range = at..at + count as usize;
                         at += count as usize;
+                        let steps = chunk.fingerprints[range.clone()]
+                            .iter()
+                            .zip(&chunk.numbers[range]);
                         part.push(
                             owing,
-                            fps.iter().map(|&fp| {
-                                table
+                            steps.map(|(&fp, &n)| match n {
+                                UNNUMBERED => table
                                     .number(fp)
-                                    .expect("every step leads to a numbered state")
+                                    .expect("every step leads to a numbered state"),
+                                n => n,
                             }),
                         );
                     }
