@@ -144,6 +144,37 @@ pub fn show_size(bytes: u64) -> String {
     }
 }
 
+/// Asks Linux to back `buffer` with huge pages (2 MiB) where it can: a
+/// fingerprint table is read at random, and with 4 KiB pages nearly every
+/// look misses the TLB as well as the cache, and each page is faulted in
+/// on its own. Most systems give transparent huge pages only where asked
+/// (`madvise`). A hint: nothing changes if it is refused.
+pub fn prefer_huge_pages<T>(buffer: &[T]) {
+    const HUGE: usize = 2 << 20;
+    let start = buffer.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(buffer);
+    let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+    if to > from {
+        advise_huge(from, to - from);
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge(from: usize, len: usize) {
+    extern "C" {
+        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+    }
+    const MADV_HUGEPAGE: i32 = 14;
+    // SAFETY: advice on whole pages inside a live allocation; it changes
+    // how they are backed, never their contents.
+    unsafe {
+        madvise(from as *mut std::ffi::c_void, len, MADV_HUGEPAGE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge(_from: usize, _len: usize) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,34 +233,3 @@ mod tests {
         assert!(default_budget().unwrap() > resident_bytes().unwrap());
     }
 }
-
-/// Asks Linux to back `buffer` with huge pages (2 MiB) where it can: a
-/// fingerprint table is read at random, and with 4 KiB pages nearly every
-/// look misses the TLB as well as the cache, and each page is faulted in
-/// on its own. Most systems give transparent huge pages only where asked
-/// (`madvise`). A hint: nothing changes if it is refused.
-pub fn prefer_huge_pages<T>(buffer: &[T]) {
-    const HUGE: usize = 2 << 20;
-    let start = buffer.as_ptr() as usize;
-    let end = start + std::mem::size_of_val(buffer);
-    let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-    if to > from {
-        advise_huge(from, to - from);
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn advise_huge(from: usize, len: usize) {
-    extern "C" {
-        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-    }
-    const MADV_HUGEPAGE: i32 = 14;
-    // SAFETY: advice on whole pages inside a live allocation; it changes
-    // how they are backed, never their contents.
-    unsafe {
-        madvise(from as *mut std::ffi::c_void, len, MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge(_from: usize, _len: usize) {}
