@@ -443,3 +443,73 @@ impl BenchReport {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(design: &str, threads: usize, seconds: f64) -> SearchFigures {
+        SearchFigures {
+            bounds: "N3 K2 c2 s1".into(),
+            bytes_per_state: None,
+            design: design.into(),
+            first_violation_seconds: None,
+            peak_mib: None,
+            seconds,
+            states: 10,
+            states_per_second: 1.0,
+            threads,
+            unique: 5,
+            phases: PhaseSeconds {
+                expand: 4.0 / threads as f64,
+                graph: 1.0,
+                insert: 0.5,
+                number: 0.25,
+                progress: 0.3,
+            },
+        }
+    }
+
+    /// Only a design searched with one thread and with two has its phases
+    /// shown, and what the phases leave of its seconds is `other`.
+    #[test]
+    fn the_phase_table_pairs_thread_counts_and_shows_what_is_left() {
+        let report = BenchReport {
+            checks: vec![
+                row("owner-keyed", 1, 7.0),
+                row("owner-keyed", 2, 4.0),
+                row("claim-first", 1, 9.0),
+            ],
+            command_timeout: Vec::new(),
+            mutate: None,
+            stopped: None,
+            progress: Vec::new(),
+            spin: None,
+            timeout: Vec::new(),
+            validate: None,
+            validate_link: None,
+        };
+        let text = report.phases_text();
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains("N3 K2")).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert!(!text.contains("claim-first"), "{text}");
+        let words: Vec<&str> = rows[0].split_whitespace().collect();
+        // bounds (four words), design, t, expand, insert, number, graph,
+        // progress, other: 7 - (4 + 0.5 + 0.25 + 1 + 0.3).
+        assert_eq!(
+            &words[4..],
+            [
+                "owner-keyed",
+                "1",
+                "4.00",
+                "0.50",
+                "0.25",
+                "1.00",
+                "0.30",
+                "0.95"
+            ]
+        );
+        let words: Vec<&str> = rows[1].split_whitespace().collect();
+        assert_eq!(&words[5..7], ["2", "2.00"]);
+    }
+}
