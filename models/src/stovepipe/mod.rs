@@ -339,7 +339,37 @@ impl Pc {
             Pc::ReadHead { request, slots } => {
                 plain + 5 + request as u32 * 4 + slots.has_slot as u32 * 2 + slots.full as u32
             }
-            _ => PLAIN_PCS.iter().position(|&p| p == self).unwrap() as u32,
+            plain => plain.plain_code(),
+        }
+    }
+
+    /// A step's place in [`PLAIN_PCS`], by a match rather than a search of
+    /// the list (every worker's word is encoded with it; a test holds the
+    /// two in the same order).
+    fn plain_code(self) -> u32 {
+        match self {
+            Pc::Read => 0,
+            Pc::Hold => 1,
+            Pc::Ack => 2,
+            Pc::SubmitBuild => 3,
+            Pc::ReleaseBeforeSupersede => 4,
+            Pc::Supersede => 5,
+            Pc::Claim => 6,
+            Pc::WriteProcessing => 7,
+            Pc::CountUp => 8,
+            Pc::RereadQueueForCountUp => 9,
+            Pc::RereadRequest => 10,
+            Pc::Unwind => 11,
+            Pc::RereadQueueForUnwind => 12,
+            Pc::Release => 13,
+            Pc::WriteOutcome => 14,
+            Pc::SupersedeThenRelease => 15,
+            Pc::Reap => 16,
+            Pc::CancelBuild { release: false } => 17,
+            Pc::CancelBuild { release: true } => 18,
+            Pc::ReadQueue { .. } | Pc::ReadHead { .. } => {
+                unreachable!("a read part has its own codes")
+            }
         }
     }
 
@@ -684,6 +714,7 @@ impl Stovepipe {
     /// [`Stovepipe::remembered`] by a worker's [`state::MEMORY_KEYS`] key,
     /// worked out once a key and kept (it depends on nothing else while
     /// dead reads are forgotten).
+    #[inline]
     fn remembered_by_key(&self, key: usize) -> u32 {
         use std::sync::atomic::{AtomicU8, Ordering};
         static KEPT: [AtomicU8; state::MEMORY_KEYS] =

@@ -282,9 +282,11 @@ impl State {
     pub fn add_worker(&mut self, worker: Worker) {
         let n = self.workers_len();
         assert!(n < MAX_WORKERS, "more workers than a run can have");
-        self.workers[n] = encode_worker(worker);
+        let word = encode_worker(worker);
+        let at = self.workers[..n].partition_point(|&w| w < word);
+        self.workers.copy_within(at..n, at + 1);
+        self.workers[at] = word;
         self.workers_len += 1;
-        self.workers[..=n].sort_unstable();
     }
 
     /// Takes the worker at `i` out.

@@ -464,3 +464,16 @@ fn every_reachable_state_unpacks_to_itself() {
         crate::assert_every_reachable_state_unpacks(&m, 20_000, design.name);
     }
 }
+
+#[test]
+fn every_step_code_reads_back_as_its_step() {
+    for (i, &pc) in PLAIN_PCS.iter().enumerate() {
+        assert_eq!(pc.code(), i as u32, "{pc:?}");
+    }
+    for code in 0..64 {
+        let plain = PLAIN_PCS.len() as u32;
+        if code < plain + 5 + 5 * 4 {
+            assert_eq!(Pc::from_code(code).code(), code);
+        }
+    }
+}
