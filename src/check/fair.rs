@@ -213,19 +213,21 @@ struct Frame {
 /// subgraph); each component is given to `on_scc` as soon as it is
 /// complete. False when `go_on` said stop. The frames' steps share one
 /// stack, so that a state's visit allocates nothing.
-fn tarjan(
-    succ: &mut dyn FnMut(u32, &mut Vec<u32>),
-    roots: &mut dyn Iterator<Item = u32>,
-    marks: &mut dyn Marks,
-    on_scc: &mut dyn FnMut(Vec<u32>),
-    go_on: &mut dyn FnMut() -> bool,
+/// Generic rather than dynamic: the whole graph's walk calls `succ` and
+/// the marks for every state and step.
+fn tarjan<K: Marks>(
+    succ: &mut impl FnMut(u32, &mut Vec<u32>),
+    roots: &mut impl Iterator<Item = u32>,
+    marks: &mut K,
+    on_scc: &mut impl FnMut(Vec<u32>),
+    go_on: &mut impl FnMut() -> bool,
 ) -> bool {
     let mut counter = 1u32;
     let mut stack: Vec<u32> = Vec::new();
     let mut calls: Vec<Frame> = Vec::new();
     let mut edges: Vec<u32> = Vec::new();
     let mut push = |v: u32,
-                    marks: &mut dyn Marks,
+                    marks: &mut K,
                     stack: &mut Vec<u32>,
                     calls: &mut Vec<Frame>,
                     edges: &mut Vec<u32>| {

@@ -134,7 +134,7 @@ impl Kept {
 
     /// Each step of state `n` given to `each`, in the order of its actions
     /// (nothing allocated: the progress walk reads every owing state's).
-    pub fn steps_into(&self, n: u32, each: &mut dyn FnMut(u32)) {
+    pub fn steps_into(&self, n: u32, mut each: impl FnMut(u32)) {
         let n = n as usize;
         let mut at = self.starts[n / EVERY] as usize + self.offsets[n] as usize;
         let count = get(&self.bytes, &mut at) as usize;
