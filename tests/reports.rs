@@ -319,3 +319,35 @@ fn a_table_printed_a_row_at_a_time_lines_up_under_its_heading() {
          a-long-design      1  none\n"
     );
 }
+
+/// `compare --findings` tells each link design by what it changes in the
+/// contract's steps (its `change`), as stovepipe's tells its designs, not
+/// by its one-line summary: the JSON and the HTML report read the same
+/// field, a named design's or a composition's.
+#[test]
+fn link_findings_give_each_design_its_change() {
+    use slotcheck_models::link::design_named;
+    let output = slotcheck(&[
+        "compare",
+        "--model",
+        "link",
+        "--findings",
+        "--scenarios",
+        &format!("{ROOT}/scenarios/link-lost-ack-rebuild.toml"),
+        "--design",
+        "after-1649",
+        "--design",
+        "after-1649+sync-ack",
+        "--json",
+        "--quiet",
+    ]);
+    let json: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let designs = json["designs"].as_array().expect("designs");
+    let named = design_named("after-1649").unwrap();
+    assert_eq!(designs[0]["name"], "after-1649");
+    assert_eq!(designs[0]["change"], named.change);
+    // after-1649+sync-ack is the named repair after-1649-sync-ack.
+    let repaired = design_named("after-1649-sync-ack").unwrap();
+    assert_eq!(designs[1]["change"], repaired.change, "{}", designs[1]);
+    assert_ne!(repaired.change, repaired.summary);
+}

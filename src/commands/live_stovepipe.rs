@@ -564,9 +564,11 @@ fn design_table(backend: &Backend, args: &LiveArgs, d: Dialect) -> Result<u8, St
         args.runs,
         args.seed
     );
-    // Printed a row at a time, as each design's runs end.
+    // Printed a row at a time, as each design's runs end: the design
+    // column as wide as the longest name, known before the first row.
+    let widest = DESIGNS.iter().map(|d| d.name.len()).max().unwrap_or(0);
     let table = TextTable::new(vec![
-        Column::left("design").at_least(36),
+        Column::left("design").at_least(widest),
         Column::right("runs").at_least(4),
         Column::right("queues").at_least(6),
         Column::right("statements").at_least(10),

@@ -101,7 +101,7 @@ impl ToolModel for Link {
     }
 
     fn design_notes() -> Vec<(&'static str, &'static str, &'static str)> {
-        all_designs().map(|d| (d.name, d.summary, d.cost)).collect()
+        all_designs().map(|d| (d.name, d.change, d.cost)).collect()
     }
 
     fn stories_page() -> &'static str {
@@ -130,7 +130,7 @@ impl ToolModel for Link {
 
     fn design_note(name: &str) -> Result<(&'static str, &'static str, &'static str), String> {
         // A named design or a composition: compose reads both.
-        compose(name).map(|d| (d.name, d.summary, d.cost))
+        compose(name).map(|d| (d.name, d.change, d.cost))
     }
 
     fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {

@@ -15,8 +15,8 @@ pub struct Design {
     /// One sentence for reports.
     pub summary: &'static str,
     /// What the design changes in the contract's steps (1 fetch, 2 read, 3
-    /// decide, 4 run, 5 finish): which step, and why. For `--help` and the
-    /// README.
+    /// decide, 4 run, 5 finish): which step, and why. For `--help`, the
+    /// README and the findings report (`compare --findings`: HTML, JSON).
     pub change: &'static str,
     /// What it costs in JetStream terms: the source's designs in full, the
     /// repairs against after-1649.
