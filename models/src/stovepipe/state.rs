@@ -120,7 +120,7 @@ fn decode_worker(word: u32) -> Worker {
 }
 
 impl State {
-    pub fn initial(crashes: u8, stalls: u8) -> State {
+    pub const fn initial(crashes: u8, stalls: u8) -> State {
         State {
             count: 0,
             arrived: 0,
@@ -330,6 +330,19 @@ impl State {
         self.workers[..n].sort_unstable();
     }
 
+    /// Becomes `from` in all that is used: the counts, the first `requests`
+    /// requests' words and the workers (what lies beyond is left as it was).
+    fn copy_used(&mut self, from: &State, requests: usize) {
+        let n = from.workers_len();
+        self.count = from.count;
+        self.arrived = from.arrived;
+        self.crashes_left = from.crashes_left;
+        self.stalls_left = from.stalls_left;
+        self.workers_len = from.workers_len;
+        self.requests[..requests].copy_from_slice(&from.requests[..requests]);
+        self.workers[..n].copy_from_slice(&from.workers[..n]);
+    }
+
     // Fault budgets.
 
     pub fn crashes_left(&self) -> u8 {
@@ -421,10 +434,20 @@ impl Packed for Stovepipe {
         out.finish();
     }
 
+    /// The step is taken on a scratch state of this thread's, into which
+    /// only what `s` uses is copied (a few words of its hundreds of bytes):
+    /// what lies beyond is never read before `pack`, which reads only what
+    /// is used.
     fn pack_next(&self, s: &State, action: Action, words: &mut [u64]) -> bool {
-        let mut next = *s;
-        self.apply_to(&mut next, action, &mut Log::quiet());
-        self.pack(&next, words);
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<State> =
+                const { std::cell::RefCell::new(State::initial(0, 0)) };
+        }
+        SCRATCH.with_borrow_mut(|next| {
+            next.copy_used(s, self.bounds.requests as usize);
+            self.apply_to(next, action, &mut Log::quiet());
+            self.pack(next, words);
+        });
         true
     }
 
