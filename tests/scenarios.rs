@@ -1071,3 +1071,18 @@ fn the_whole_guard_refuses_a_property_no_scenario_expects_until_it_is_blessed() 
     let guarded = run(&["check"]);
     assert_eq!(code(&guarded), 0, "{}", stderr(&guarded));
 }
+
+#[test]
+fn bless_leaves_a_slow_file_alone_under_skip_slow() {
+    // nightly-n3-k2 takes hours on every design: --skip-slow must not run it.
+    let original = shipped("nightly-n3-k2");
+    let dir = scratch("bless-slow");
+    let file = dir.join("nightly-n3-k2.toml");
+    std::fs::write(&file, &original).unwrap();
+    let out = slotcheck(&["check", "--bless", "--skip-slow", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("skipped: slow (--skip-slow)"), "{said}");
+    assert!(said.contains("1 slow skipped"), "{said}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+}

@@ -97,7 +97,7 @@ pub struct ScenarioArgs {
     /// Scenario runs: run every design of each file's model on every property and write the
     /// expectations into the files (new designs and properties added, changed verdicts and
     /// lengths rewritten), printing each change as a diff line; comments and stories stay.
-    /// With --design, --property, --only: only those.
+    /// With --design, --property, --only: only those; with --skip-slow, not the slow files.
     #[arg(long)]
     pub bless: bool,
 }

@@ -255,9 +255,10 @@ trait Plan {
     /// The `#meta` of the scenario's first design's model: what
     /// `ToolModel::from_meta` rebuilds any design from on these bounds.
     fn meta(&self) -> Json;
-    /// Every design the file names, then every other design of the model, on
-    /// every property of the model: what `check --bless` writes.
-    fn bless(&self, limits: &Limits) -> Vec<bless::Blessed>;
+    /// Every design the file names, then every other design of the model
+    /// (those `chosen` takes), on every property of the model: what `check
+    /// --bless` writes.
+    fn bless(&self, limits: &Limits, chosen: &dyn Fn(&str) -> bool) -> Vec<bless::Blessed>;
     /// Every design of the model on the scenario's bounds: its paths and
     /// the ones its steps take (`check --coverage`), or what cut the run.
     fn coverage(&self, limits: &Limits, chosen: &dyn Fn(&str) -> bool) -> Vec<coverage::Reached>;

@@ -114,7 +114,7 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
         model_meta(&self.every_design[0].1)
     }
 
-    fn bless(&self, limits: &Limits) -> Vec<super::bless::Blessed> {
+    fn bless(&self, limits: &Limits, chosen: &dyn Fn(&str) -> bool) -> Vec<super::bless::Blessed> {
         let named = self.designs.iter().map(|d| (d.design.clone(), &d.model));
         let others = self
             .every_design
@@ -123,6 +123,7 @@ impl<M: ToolModel> Plan for ModelPlan<M> {
             .map(|(name, model)| (name.clone(), model));
         named
             .chain(others)
+            .filter(|(design, _)| chosen(design))
             .map(|(design, model)| {
                 let mut names: Vec<&'static str> =
                     model.properties().iter().map(|p| p.name).collect();

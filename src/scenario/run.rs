@@ -402,11 +402,16 @@ pub fn bless_command(paths: &[PathBuf], selection: &Selection, limits: &Limits) 
         Ok(s) => s,
         Err(e) => return fail(e.to_string()),
     };
-    let (mut changed, mut changes, mut inconclusive) = (0, 0, 0);
+    let (mut changed, mut changes, mut inconclusive, mut skipped) = (0, 0, 0, 0);
     for scenario in &scenarios {
         let file = &scenario.heading.file;
-        let mut blessed = scenario.plan.bless(limits);
-        blessed.retain(|b| selection.design(&b.design));
+        if selection.skip_slow && scenario.slow {
+            println!("{}: skipped: slow (--skip-slow)", file.display());
+            skipped += 1;
+            continue;
+        }
+        // Only the designs asked for are run.
+        let mut blessed = scenario.plan.bless(limits, &|d| selection.design(d));
         for b in &mut blessed {
             b.results
                 .retain(|(property, _)| selection.property(property));
@@ -434,10 +439,15 @@ pub fn bless_command(paths: &[PathBuf], selection: &Selection, limits: &Limits) 
         }
     }
     println!(
-        "blessed {}: {} rewritten, {}{}",
-        crate::report::count(scenarios.len() as u64, "scenario file"),
+        "blessed {}: {} rewritten, {}{}{}",
+        crate::report::count((scenarios.len() - skipped) as u64, "scenario file"),
         changed,
         crate::report::count(changes as u64, "changed line"),
+        if skipped > 0 {
+            format!(", {skipped} slow skipped")
+        } else {
+            String::new()
+        },
         if inconclusive > 0 {
             format!(
                 ", {} left as written (cut short)",
