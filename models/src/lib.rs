@@ -107,6 +107,35 @@ pub trait Packed: Model {
     }
 }
 
+/// The records of a step, kept only when asked for: a check keeps none,
+/// and builds none (a record is made by its closure only while recording).
+/// Each model's `Log` is this over its own `Record`.
+pub(crate) struct Recorder<R> {
+    records: Option<Vec<R>>,
+}
+
+impl<R> Recorder<R> {
+    pub fn quiet() -> Self {
+        Recorder { records: None }
+    }
+
+    pub fn recording() -> Self {
+        Recorder {
+            records: Some(Vec::new()),
+        }
+    }
+
+    pub fn record(&mut self, record: impl FnOnce() -> R) {
+        if let Some(records) = &mut self.records {
+            records.push(record());
+        }
+    }
+
+    pub fn records(self) -> Vec<R> {
+        self.records.unwrap_or_default()
+    }
+}
+
 /// Writes fields of given widths one after the other into words.
 pub struct BitWriter<'a> {
     words: &'a mut [u64],

@@ -202,30 +202,8 @@ pub(crate) enum Progress {
     Exhausted,
 }
 
-/// The records of a step, kept only when asked for: a check keeps none, and
-/// builds none.
-pub(crate) struct Log {
-    records: Option<Vec<Record>>,
-}
-
-impl Log {
-    pub fn quiet() -> Self {
-        Log { records: None }
-    }
-    pub fn recording() -> Self {
-        Log {
-            records: Some(Vec::new()),
-        }
-    }
-    pub fn record(&mut self, record: impl FnOnce() -> Record) {
-        if let Some(records) = &mut self.records {
-            records.push(record());
-        }
-    }
-    pub fn records(self) -> Vec<Record> {
-        self.records.unwrap_or_default()
-    }
-}
+/// The records of a step, kept only when asked for.
+pub(crate) type Log = crate::Recorder<Record>;
 
 /// A branch of a step, by where it sits in `steps.rs` and `time.rs`: what
 /// a step's records mark for coverage (`coverage.rs` names them and lists

@@ -219,28 +219,10 @@ pub(crate) enum CrashOutcome {
     Gone,
 }
 
-/// The records of a step, kept only when asked for: a check keeps none.
-pub(crate) struct Log {
-    records: Option<Vec<Record>>,
-}
+/// The records of a step, kept only when asked for.
+pub(crate) type Log = crate::Recorder<Record>;
 
 impl Log {
-    pub fn quiet() -> Self {
-        Log { records: None }
-    }
-
-    pub fn recording() -> Self {
-        Log {
-            records: Some(Vec::new()),
-        }
-    }
-
-    pub fn record(&mut self, record: impl FnOnce() -> Record) {
-        if let Some(records) = &mut self.records {
-            records.push(record());
-        }
-    }
-
     /// The database refuses the write at `step`: what `take` would have
     /// done, taken on a copy of the world, as one [`Record::Refused`].
     pub fn refused(&mut self, step: Pc, take: impl FnOnce(&mut Log)) {
@@ -252,10 +234,6 @@ impl Log {
                 records: dry.records(),
             });
         }
-    }
-
-    pub fn records(self) -> Vec<Record> {
-        self.records.unwrap_or_default()
     }
 }
 
