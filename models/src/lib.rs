@@ -107,6 +107,14 @@ pub trait Packed: Model {
     }
 }
 
+/// Whether `design` already has the choice `apply` makes: applying it
+/// changes nothing (a repair of either model's compositions).
+pub(crate) fn already_chosen<D: Copy + PartialEq>(apply: fn(&mut D), design: &D) -> bool {
+    let mut applied = *design;
+    apply(&mut applied);
+    applied == *design
+}
+
 /// The records of a step, kept only when asked for: a check keeps none,
 /// and builds none (a record is made by its closure only while recording).
 /// Each model's `Log` is this over its own `Record`.

@@ -213,6 +213,7 @@ struct Frame {
 /// subgraph); each component is given to `on_scc` as soon as it is
 /// complete. False when `go_on` said stop. The frames' steps share one
 /// stack, so that a state's visit allocates nothing.
+///
 /// Generic rather than dynamic: the whole graph's walk calls `succ` and
 /// the marks for every state and step.
 fn tarjan<K: Marks>(
@@ -382,7 +383,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
     // itself.
     let single = |v: u32| {
         let mut back = false;
-        kept.steps_into(v, &mut |w| back |= w == v);
+        kept.steps_into(v, |w| back |= w == v);
         back || kept.stutters.binary_search(&v).is_ok()
     };
     let mut marks = vec![0u32; n];
@@ -390,7 +391,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
     let mut components = Vec::new();
     let mut finished = tarjan(
         &mut |v, out| {
-            kept.steps_into(v, &mut |w| {
+            kept.steps_into(v, |w| {
                 if owing(w) {
                     out.push(w)
                 }

@@ -128,7 +128,7 @@ impl Kept {
     /// The steps of state `n`, in the order of its actions.
     pub fn steps(&self, n: u32) -> Vec<u32> {
         let mut steps = Vec::new();
-        self.steps_into(n, &mut |to| steps.push(to));
+        self.steps_into(n, |to| steps.push(to));
         steps
     }
 

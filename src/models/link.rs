@@ -109,23 +109,13 @@ impl ToolModel for Link {
     }
 
     fn designs_help() -> String {
-        let mut text = String::from(
+        super::designs_help_text(
             "Link designs (--model link), each as what it changes in the contract's steps (1 fetch, 2 read, 3 decide, 4 run, 5 finish), and its cost:",
-        );
-        for d in all_designs() {
-            text.push_str(&format!(
-                "\n\n  {}: {}\n    cost: {}",
-                d.name, d.change, d.cost
-            ));
-        }
-        text.push_str(&format!(
-            "\n\n  Or compose one, {} (docs/link-repairs.md):",
-            composition_help()
-        ));
-        for r in &REPAIR_PARTS {
-            text.push_str(&format!("\n    +{}: {}", r.name, r.change));
-        }
-        text
+            all_designs().map(|d| (d.name, d.change, d.cost)),
+            &composition_help(),
+            "docs/link-repairs.md",
+            REPAIR_PARTS.iter().map(|r| (r.name, r.change)),
+        )
     }
 
     fn design_note(name: &str) -> Result<(&'static str, &'static str, &'static str), String> {

@@ -310,6 +310,27 @@ pub fn model_flag(name: &str) -> String {
     }
 }
 
+/// A model's part of `--design`'s long help: a heading, each design as its
+/// change and its cost, then how to compose one (`composition`, the book's
+/// `page`) from `repairs`, each as its name and change.
+pub fn designs_help_text<'a>(
+    heading: &str,
+    designs: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    composition: &str,
+    page: &str,
+    repairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let mut text = heading.to_string();
+    for (name, change, cost) in designs {
+        text.push_str(&format!("\n\n  {name}: {change}\n    cost: {cost}"));
+    }
+    text.push_str(&format!("\n\n  Or compose one, {composition} ({page}):"));
+    for (name, change) in repairs {
+        text.push_str(&format!("\n    +{name}: {change}"));
+    }
+    text
+}
+
 /// `--design`'s long help: every model's designs.
 pub fn designs_help() -> String {
     [Stovepipe::designs_help(), Link::designs_help()].join("\n\n")

@@ -209,23 +209,13 @@ impl ToolModel for Stovepipe {
     }
 
     fn designs_help() -> String {
-        let mut text = String::from(
+        super::designs_help_text(
             "Stovepipe designs, each as what it changes in the contract's admit table (a gate, b claim, c processing write, d submit, and the release rules), and its cost:",
-        );
-        for d in DESIGNS {
-            text.push_str(&format!(
-                "\n\n  {}: {}\n    cost: {}",
-                d.name, d.change, d.cost
-            ));
-        }
-        text.push_str(&format!(
-            "\n\n  Or compose one, {} (docs/designs.md):",
-            composition_help()
-        ));
-        for r in &REPAIRS {
-            text.push_str(&format!("\n    +{}: {}", r.name, r.change));
-        }
-        text
+            DESIGNS.iter().map(|d| (d.name, d.change, d.cost)),
+            &composition_help(),
+            "docs/designs.md",
+            REPAIRS.iter().map(|r| (r.name, r.change)),
+        )
     }
 
     fn from_flags(flags: &ModelArgs, design: &str) -> Result<Self, String> {

@@ -730,7 +730,15 @@ impl Stovepipe {
                 KEPT[key].store(kept as u8, Ordering::Relaxed);
                 kept
             }
-            kept => kept as u32,
+            kept => {
+                // The one table serves every model: it must not depend on
+                // the design.
+                debug_assert_eq!(
+                    kept as u32,
+                    encode(self.remembered(&state::worker_of_memory_key(key)))
+                );
+                kept as u32
+            }
         }
     }
 }
