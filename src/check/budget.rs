@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 /// a cancelled run ends as a reached deadline does, its reports written.
 static CANCELLED: AtomicBool = AtomicBool::new(false);
 
-/// Asks every run of the process to stop (async-signal-safe: one store).
-pub fn cancel() {
-    CANCELLED.store(true, Ordering::Relaxed);
+/// Asks every run of the process to stop, and says whether it was asked
+/// before (async-signal-safe: one swap, so that of two signals taken at
+/// once by two threads exactly one is the first).
+pub fn cancel() -> bool {
+    CANCELLED.swap(true, Ordering::SeqCst)
 }
 
 pub fn cancelled() -> bool {

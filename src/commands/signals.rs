@@ -6,7 +6,7 @@
 
 #[cfg(unix)]
 mod unix {
-    use crate::check::budget::{cancel, cancelled};
+    use crate::check::budget::cancel;
 
     extern "C" {
         fn signal(signum: i32, handler: usize) -> usize;
@@ -17,9 +17,13 @@ mod unix {
     const SIGINT: i32 = 2;
     const SIGTERM: i32 = 15;
 
-    /// Only async-signal-safe calls: an atomic load and store, write, _exit.
+    /// Only async-signal-safe calls: an atomic swap, write, _exit. Whether
+    /// this is the second signal is decided once, by the swap: two signals
+    /// taken at once by two threads once both chose the first's words and
+    /// then one of them the second's exit, saying nothing of it.
     extern "C" fn on_signal(signum: i32) {
-        let said: &[u8] = if cancelled() {
+        let second = cancel();
+        let said: &[u8] = if second {
             b"\nslotcheck: a second signal: stopped at once, nothing written\n"
         } else {
             b"\nslotcheck: stopping as at a deadline, writing the reports (a second signal stops at once)\n"
@@ -27,11 +31,10 @@ mod unix {
         // SAFETY: writing a static buffer to stderr; ending the process.
         unsafe {
             write(2, said.as_ptr(), said.len());
-            if cancelled() {
+            if second {
                 _exit(128 + signum);
             }
         }
-        cancel();
     }
 
     /// A write to a closed pipe then fails (EPIPE) rather than ending the
