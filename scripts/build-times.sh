@@ -23,6 +23,10 @@ trap 'exit 143' TERM
 git clone -q --no-hardlinks . "$tmp/clone"
 cd "$tmp/clone"
 export CARGO_TARGET_DIR="$tmp/target" CARGO_TERM_COLOR=never
+# As a new user runs them: none of our own switches inherited. Run from
+# `scripts/readme.sh --big`, the clone's README test would otherwise see
+# SLOTCHECK_README_BIG and run this script again, inside itself, for ever.
+while read -r name; do unset "$name"; done < <(compgen -e | grep '^SLOTCHECK_' || true)
 
 # step NAME COMMAND...: runs it, its output in $tmp/out, and prints a line.
 step() {
