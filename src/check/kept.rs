@@ -23,6 +23,9 @@ const EVERY: usize = 16;
 pub(crate) struct Kept {
     /// Bit `n`: some progress property is pending in state `n`.
     owing: Vec<u64>,
+    /// Each state's [`slotcheck_models::Narrated::cycle_class`]: a cycle's
+    /// states share it.
+    classes: Vec<u8>,
     len: usize,
     /// Each state's steps, one after the other (see the module's comment).
     bytes: Vec<u8>,
@@ -67,12 +70,16 @@ impl Kept {
         self.owing[n as usize / 64] >> (n % 64) & 1 == 1
     }
 
+    pub fn class(&self, n: u32) -> u8 {
+        self.classes[n as usize]
+    }
+
     /// Adds the next state: whether it owes something, and its steps (none
     /// for a state that owes nothing).
     #[cfg(test)]
-    pub fn push(&mut self, owing: bool, steps: impl ExactSizeIterator<Item = u32>) {
+    pub fn push(&mut self, owing: bool, class: u8, steps: impl ExactSizeIterator<Item = u32>) {
         let mut part = Part::new(self.len);
-        part.push(owing, steps);
+        part.push(owing, class, steps);
         self.append(part);
     }
 
@@ -80,6 +87,7 @@ impl Kept {
     pub fn append(&mut self, part: Part) {
         assert_eq!(part.first, self.len, "parts are appended in order");
         let base = self.bytes.len() as u64;
+        self.classes.extend_from_slice(&part.classes);
         for (owing, at) in part.owing.into_iter().zip(part.offsets) {
             let n = self.len;
             if n.is_multiple_of(64) {
@@ -113,7 +121,7 @@ impl Kept {
         // The parts hold the level's bytes and an offset a state until
         // they are appended.
         let parts = more + states * 5;
-        more + parts + moved + (states / EVERY + 1) * 8 + states * 2 + states / 8 + 8
+        more + parts + moved + (states / EVERY + 1) * 8 + states * 4 + states / 8 + 8
     }
 
     /// Makes room for such a level, so that the lists move (if at all) only
@@ -123,6 +131,7 @@ impl Kept {
         self.starts.reserve(states / EVERY + 1);
         self.offsets.reserve(states);
         self.owing.reserve(states / 64 + 1);
+        self.classes.reserve(states);
     }
 
     /// The steps of state `n`, in the order of its actions.
@@ -153,6 +162,7 @@ pub(crate) struct Part {
     /// The number of its first state.
     first: usize,
     owing: Vec<bool>,
+    classes: Vec<u8>,
     bytes: Vec<u8>,
     /// Per state, where its steps start in `bytes`.
     offsets: Vec<u32>,
@@ -163,15 +173,18 @@ impl Part {
         Part {
             first,
             owing: Vec::new(),
+            classes: Vec::new(),
             bytes: Vec::new(),
             offsets: Vec::new(),
         }
     }
 
-    /// Adds the next state: whether it owes something, and its steps.
-    pub fn push(&mut self, owing: bool, steps: impl ExactSizeIterator<Item = u32>) {
+    /// Adds the next state: whether it owes something, its cycle class,
+    /// and its steps.
+    pub fn push(&mut self, owing: bool, class: u8, steps: impl ExactSizeIterator<Item = u32>) {
         let n = self.first + self.owing.len();
         self.owing.push(owing);
+        self.classes.push(class);
         self.offsets
             .push(u32::try_from(self.bytes.len()).expect("a part under 4 GiB"));
         put(&mut self.bytes, steps.len() as u64);
@@ -205,12 +218,13 @@ mod tests {
             } else {
                 Vec::new()
             };
-            kept.push(owing, steps.iter().copied());
+            kept.push(owing, n as u8, steps.iter().copied());
             all.push((owing, steps));
         }
         assert_eq!(kept.len(), 1000);
         for (n, (owing, steps)) in all.iter().enumerate() {
             assert_eq!(kept.owing(n as u32), *owing);
+            assert_eq!(kept.class(n as u32), n as u8);
             assert_eq!(&kept.steps(n as u32), steps);
         }
     }
@@ -224,7 +238,7 @@ mod tests {
         for len in [7u32, 100, 333, 1, 59] {
             let mut part = Part::new(first as usize);
             for n in first..first + len {
-                part.push(n % 2 == 0, steps_of(n).into_iter());
+                part.push(n % 2 == 0, n as u8, steps_of(n).into_iter());
             }
             kept.append(part);
             first += len;
@@ -232,6 +246,7 @@ mod tests {
         assert_eq!(kept.len(), first as usize);
         for n in 0..first {
             assert_eq!(kept.owing(n), n % 2 == 0);
+            assert_eq!(kept.class(n), n as u8);
             assert_eq!(kept.steps(n), steps_of(n));
         }
     }

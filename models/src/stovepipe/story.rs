@@ -379,6 +379,12 @@ impl Narrated for Stovepipe {
         (!action.is_fault()).then(|| self.actor_of(s, action))
     }
 
+    /// Arrivals only grow and the faults left only shrink: a cycle keeps
+    /// all three.
+    fn cycle_class(&self, s: &State) -> u8 {
+        (s.arrived() << 5) ^ (s.crashes_left() << 2) ^ s.stalls_left()
+    }
+
     /// The split reads' reduction offers a reader's next part alone
     /// ([`Stovepipe::mid_split_read`]); every other step stays enabled.
     fn enabled_actions(&self, s: &State, actions: &mut Vec<Action>) {

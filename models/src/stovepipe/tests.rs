@@ -477,3 +477,56 @@ fn every_step_code_reads_back_as_its_step() {
         }
     }
 }
+
+/// What `cycle_class` mixes, arrivals and the faults left, no step undoes
+/// (a step keeps each or moves it its one way), so that every state of a
+/// cycle has one class and the progress walk may split the graph by it:
+/// on every design under each option that changes the steps, and on every
+/// mutant.
+#[test]
+fn no_step_undoes_an_arrival_or_a_spent_fault() {
+    use crate::NamedOptions;
+    let bounds = Bounds {
+        requests: 2,
+        max_concurrent: 1,
+        crashes: 1,
+        stalls: 1,
+        max_deliveries: 2,
+    };
+    let monotone = |m: &Stovepipe, most: usize| {
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = m.init_states();
+        let mut actions = Vec::new();
+        while let Some(s) = todo.pop() {
+            if seen.len() >= most || !seen.insert(s.clone()) {
+                continue;
+            }
+            actions.clear();
+            m.every_action(&s, &mut actions);
+            for &a in &actions {
+                let t = m.next_state(&s, a).unwrap();
+                let kept = t.arrived() >= s.arrived()
+                    && t.crashes_left() <= s.crashes_left()
+                    && t.stalls_left() <= s.stalls_left();
+                assert!(kept, "{:?} {a:?} from {s:?}", m.design.name);
+                todo.push(t);
+            }
+        }
+        seen.len()
+    };
+    let mut states = 0;
+    for design in DESIGNS {
+        for option in [None, Some("split-read"), Some("aborts"), Some("delayed-hold")] {
+            let mut m = Stovepipe::new(design, bounds);
+            if let Some(option) = option {
+                m.options.set(option).unwrap();
+            }
+            states += monotone(&m, 3_000);
+        }
+        let m = Stovepipe::new(design, bounds);
+        for mutation in super::mutation::mutations(&m) {
+            states += monotone(&m.mutant(mutation), 500);
+        }
+    }
+    assert!(states > 100_000, "{states}");
+}
