@@ -26,10 +26,10 @@
 //! disables, every class enabled somewhere in it (a fair loop). One thread,
 //! in the search's numbering: the same lasso whatever the thread count.
 
+use super::budget::Watch;
 use super::kept::Kept;
 use super::search::Searched;
 use super::{Cut, Limits};
-use super::budget::Watch;
 use slotcheck_models::{Narrated, Packed, Progress};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -367,8 +367,7 @@ fn walk(
         let mut watch = Watch::new(limits, started);
         let mut cut = None;
         let mut components = Vec::new();
-        let mut roots =
-            (0..n).filter(|&v| kept.owing(v) && walker[kept.class(v) as usize] == t);
+        let mut roots = (0..n).filter(|&v| kept.owing(v) && walker[kept.class(v) as usize] == t);
         tarjan(
             &mut |v, out| {
                 let class = kept.class(v);
@@ -466,74 +465,75 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
         cut = Some(walked);
     }
     let mut finished = cut.is_none();
-    let mut judge = |component: Vec<u32>, best: &mut Vec<Option<Candidate>>, cut: &mut Option<Cut>| {
-        let expanded = graph.expand_all(&component);
-        let mut sorted = component.clone();
-        sorted.sort_unstable();
-        for &v in &sorted {
-            let e = &expanded[&v];
-            if e.stutters {
-                for (p, &mask) in e.pending.iter().enumerate() {
-                    if mask != 0 {
-                        offer(best, p, v, Vec::new());
+    let mut judge =
+        |component: Vec<u32>, best: &mut Vec<Option<Candidate>>, cut: &mut Option<Cut>| {
+            let expanded = graph.expand_all(&component);
+            let mut sorted = component.clone();
+            sorted.sort_unstable();
+            for &v in &sorted {
+                let e = &expanded[&v];
+                if e.stutters {
+                    for (p, &mask) in e.pending.iter().enumerate() {
+                        if mask != 0 {
+                            offer(best, p, v, Vec::new());
+                        }
                     }
                 }
             }
-        }
-        let members: HashSet<u32> = component.iter().copied().collect();
-        if !fair_cycle(&members, &expanded) {
-            return;
-        }
-        for p in 0..progress.len() {
-            let all = sorted
-                .iter()
-                .fold(u64::MAX, |acc, v| acc & expanded[v].pending[p]);
-            let any = sorted.iter().fold(0, |acc, v| acc | expanded[v].pending[p]);
-            if all != 0 {
-                offer(best, p, sorted[0], sorted.clone());
-                continue;
+            let members: HashSet<u32> = component.iter().copied().collect();
+            if !fair_cycle(&members, &expanded) {
+                return;
             }
-            // Different things owed in different states: each thing again,
-            // on the states that owe it.
-            for bit in (0..64).filter(|b| any & (1u64 << b) != 0) {
-                let owing: HashSet<u32> = sorted
+            for p in 0..progress.len() {
+                let all = sorted
                     .iter()
-                    .copied()
-                    .filter(|v| expanded[v].pending[p] & (1 << bit) != 0)
-                    .collect();
-                let mut sub_marks: HashMap<u32, u32> = HashMap::new();
-                let mut parts = Vec::new();
-                let mut roots = sorted.iter().copied().filter(|v| owing.contains(v));
-                let finished = tarjan(
-                    &mut |v, out| {
-                        out.extend(
-                            expanded[&v]
-                                .edges
-                                .iter()
-                                .map(|e| e.0)
-                                .filter(|w| owing.contains(w)),
-                        )
-                    },
-                    &mut roots,
-                    &mut sub_marks,
-                    &mut |part| parts.push(part),
-                    &mut || go_on(cut),
-                );
-                if !finished {
-                    return;
+                    .fold(u64::MAX, |acc, v| acc & expanded[v].pending[p]);
+                let any = sorted.iter().fold(0, |acc, v| acc | expanded[v].pending[p]);
+                if all != 0 {
+                    offer(best, p, sorted[0], sorted.clone());
+                    continue;
                 }
-                for mut part in parts {
-                    let set: HashSet<u32> = part.iter().copied().collect();
-                    let sub: HashMap<u32, Expanded> =
-                        part.iter().map(|&v| (v, expanded[&v].clone())).collect();
-                    if fair_cycle(&set, &sub) {
-                        part.sort_unstable();
-                        offer(best, p, part[0], part);
+                // Different things owed in different states: each thing again,
+                // on the states that owe it.
+                for bit in (0..64).filter(|b| any & (1u64 << b) != 0) {
+                    let owing: HashSet<u32> = sorted
+                        .iter()
+                        .copied()
+                        .filter(|v| expanded[v].pending[p] & (1 << bit) != 0)
+                        .collect();
+                    let mut sub_marks: HashMap<u32, u32> = HashMap::new();
+                    let mut parts = Vec::new();
+                    let mut roots = sorted.iter().copied().filter(|v| owing.contains(v));
+                    let finished = tarjan(
+                        &mut |v, out| {
+                            out.extend(
+                                expanded[&v]
+                                    .edges
+                                    .iter()
+                                    .map(|e| e.0)
+                                    .filter(|w| owing.contains(w)),
+                            )
+                        },
+                        &mut roots,
+                        &mut sub_marks,
+                        &mut |part| parts.push(part),
+                        &mut || go_on(cut),
+                    );
+                    if !finished {
+                        return;
+                    }
+                    for mut part in parts {
+                        let set: HashSet<u32> = part.iter().copied().collect();
+                        let sub: HashMap<u32, Expanded> =
+                            part.iter().map(|&v| (v, expanded[&v].clone())).collect();
+                        if fair_cycle(&set, &sub) {
+                            part.sort_unstable();
+                            offer(best, p, part[0], part);
+                        }
                     }
                 }
             }
-        }
-    };
+        };
     for component in components {
         if !finished {
             break;

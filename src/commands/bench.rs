@@ -21,13 +21,16 @@ use slotcheck_models::{Narrated, Packed, PropertyKind};
 use stateright::Model;
 use std::time::{Duration, Instant};
 
+/// The recommended repair (the README's *What to merge*).
+const RECOMMENDED: &str = "owner-keyed-atomic-admit-supersede-first-dlq-cancels";
+
 /// The designs measured: the source's three and the recommended repair.
-const DESIGNS: [&str; 4] = [
-    "claim-first",
-    "fail-open",
-    "owner-keyed",
-    "owner-keyed-atomic-admit-dlq-cancels",
-];
+const DESIGNS: [&str; 4] = ["claim-first", "fail-open", "owner-keyed", RECOMMENDED];
+
+/// The split reads' row (`--large`): the recommended design on these
+/// bounds with `--option split-read`, beside its one-snapshot row.
+const SPLIT_BOUNDS: &str = "N3 K1 c1 s1";
+const SPLIT_ROW: &str = "N3 K1 c1 s1 split";
 
 fn bounds(requests: u8, max_concurrent: u8, crashes: u8, stalls: u8) -> Bounds {
     Bounds {
@@ -164,6 +167,17 @@ fn whole(measure: impl FnOnce() -> Measurement) -> Option<Measurement> {
 /// signal, the rows measured whole before it.
 pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
     let mut rows = measure_rows(matrix(large), &DESIGNS, progress);
+    if large {
+        let (_, bounds, _) = matrix(true)
+            .into_iter()
+            .find(|row| row.0 == SPLIT_BOUNDS)
+            .expect("the split reads' bounds are in the matrix");
+        let mut model = Stovepipe::new(design_named(RECOMMENDED).expect("a design"), bounds);
+        model.options.split_read = true;
+        rows.extend(whole(|| {
+            measure_one(SPLIT_ROW, RECOMMENDED, model, 1, progress)
+        }));
+    }
     for (name, bounds, designs, threads) in link_matrix(large) {
         for &design in designs {
             for &threads in threads {
@@ -201,12 +215,6 @@ fn measure_rows(
 /// The bounds `--scaling` measures: the large matrix's two-slot row, for
 /// the source's three designs and the recommended one.
 const SCALING: &str = "N3 K2 c2 s1";
-const SCALING_DESIGNS: [&str; 4] = [
-    "claim-first",
-    "fail-open",
-    "owner-keyed",
-    "owner-keyed-atomic-admit-supersede-first-dlq-cancels",
-];
 
 /// `--quick`: the matrix's first bounds alone.
 fn measure_quick(progress: bool) -> Vec<Measurement> {
@@ -221,7 +229,7 @@ fn measure_quick(progress: bool) -> Vec<Measurement> {
 }
 
 /// The design whose progress check is costed: the recommended one.
-const PROGRESS_DESIGN: &str = "owner-keyed-atomic-admit-supersede-first-dlq-cancels";
+const PROGRESS_DESIGN: &str = RECOMMENDED;
 
 /// The progress check's cost: `design` on `bounds` checked with its
 /// `always` and `sometimes` properties alone, then with every property, one
@@ -544,7 +552,7 @@ pub fn run(
                 .into_iter()
                 .filter(|(name, ..)| *name == SCALING)
                 .collect(),
-            &SCALING_DESIGNS,
+            &DESIGNS,
             progress,
         );
         let report = BenchReport {

@@ -327,6 +327,28 @@ impl BenchReport {
         )
     }
 
+    /// What split reads cost (`--large`): the row read in split reads
+    /// against the same design's one-snapshot row, one thread each.
+    fn split_line(&self) -> Option<String> {
+        let split = self
+            .checks
+            .iter()
+            .find(|m| m.threads == 1 && m.bounds.ends_with(" split"))?;
+        let bounds = split.bounds.trim_end_matches(" split");
+        let one = self
+            .checks
+            .iter()
+            .find(|m| m.threads == 1 && m.bounds == bounds && m.design == split.design)?;
+        Some(format!(
+            "split reads ({}, {bounds}, 1 thread): {} unique, {:.2}x the one-snapshot read's {}; {:.2} s\n",
+            split.design,
+            split.unique,
+            split.unique as f64 / one.unique.max(1) as f64,
+            one.unique,
+            split.seconds
+        ))
+    }
+
     /// The text `slotcheck bench` prints: the searches' table, its legend,
     /// the speed-ups of two threads, then a line per other measurement.
     pub fn text(&self) -> String {
@@ -360,7 +382,7 @@ impl BenchReport {
         }
         let mut out = searches.render(Style::plain());
         out.push_str(
-            "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders. t: threads.\n\
+            "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders; split = the same with --option split-read. t: threads.\n\
              B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation.\n",
         );
         let speedups: Vec<String> =
@@ -384,6 +406,9 @@ impl BenchReport {
                 "two threads against one: {}\n",
                 speedups.join("; ")
             ));
+        }
+        if let Some(line) = self.split_line() {
+            out.push_str(&line);
         }
         for t in &self.timeout {
             out.push_str(&format!(
@@ -511,5 +536,38 @@ mod tests {
         );
         let words: Vec<&str> = rows[1].split_whitespace().collect();
         assert_eq!(&words[5..7], ["2", "2.00"]);
+    }
+
+    /// The split reads' line sets the split row against the same design's
+    /// one-snapshot row on the same bounds, one thread each.
+    #[test]
+    fn the_split_line_divides_by_the_one_snapshot_row() {
+        let at = |bounds: &str, design: &str, threads: usize, unique: usize| SearchFigures {
+            bounds: bounds.into(),
+            unique,
+            ..row(design, threads, 2.5)
+        };
+        let mut report = BenchReport {
+            checks: vec![
+                at("N3 K1 c1 s1", "owner-keyed", 1, 100),
+                at("N3 K1 c1 s1", "recommended", 1, 400),
+                at("N3 K1 c1 s1", "recommended", 2, 400),
+                at("N3 K1 c1 s1 split", "recommended", 1, 1100),
+            ],
+            command_timeout: Vec::new(),
+            mutate: None,
+            stopped: None,
+            progress: Vec::new(),
+            spin: None,
+            timeout: Vec::new(),
+            validate: None,
+            validate_link: None,
+        };
+        assert_eq!(
+            report.split_line().as_deref(),
+            Some("split reads (recommended, N3 K1 c1 s1, 1 thread): 1100 unique, 2.75x the one-snapshot read's 400; 2.50 s\n")
+        );
+        report.checks.pop();
+        assert_eq!(report.split_line(), None);
     }
 }

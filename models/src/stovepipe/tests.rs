@@ -516,7 +516,12 @@ fn no_step_undoes_an_arrival_or_a_spent_fault() {
     };
     let mut states = 0;
     for design in DESIGNS {
-        for option in [None, Some("split-read"), Some("aborts"), Some("delayed-hold")] {
+        for option in [
+            None,
+            Some("split-read"),
+            Some("aborts"),
+            Some("delayed-hold"),
+        ] {
             let mut m = Stovepipe::new(design, bounds);
             if let Some(option) = option {
                 m.options.set(option).unwrap();
