@@ -370,7 +370,7 @@ pub fn command_overshoot(timeout: Duration) -> Result<Vec<(&'static str, f64, i3
 /// the recommended design: its mutants and the seconds they take.
 pub fn mutate_time(bounds: Bounds) -> (usize, f64) {
     let model = Stovepipe::new(
-        design_named("owner-keyed-atomic-admit-dlq-cancels").expect("a design"),
+        design_named(RECOMMENDED).expect("a design"),
         bounds,
     );
     let started = Instant::now();
@@ -416,7 +416,7 @@ fn figures_of(m: &Measurement) -> SearchFigures {
 pub fn validate_time(lines: usize) -> (usize, usize, f64, usize) {
     use slotcheck_models::events;
     use slotcheck_models::stovepipe::trace::{queues, simulated_log, QueueTrace};
-    let design = design_named("owner-keyed-atomic-admit-dlq-cancels").expect("a design");
+    let design = design_named(RECOMMENDED).expect("a design");
     let bounds = bounds(3, 1, 1, 1);
     let (total, interleaved) = interleaved_logs(lines, |n| {
         simulated_log(design, bounds, n as u64, &format!("q{n}"), 80)
@@ -599,7 +599,7 @@ pub fn run(
     } else {
         command_overshoot(timeout)?
     };
-    let design = "owner-keyed-atomic-admit-dlq-cancels".to_string();
+    let design = RECOMMENDED.to_string();
     let progress_costs = after(|| {
         if quick {
             let (name, bounds, _) = matrix(false)[0];
