@@ -369,10 +369,7 @@ pub fn command_overshoot(timeout: Duration) -> Result<Vec<(&'static str, f64, i3
 /// `slotcheck mutate` on `bounds` (the default ones, but for `--quick`), for
 /// the recommended design: its mutants and the seconds they take.
 pub fn mutate_time(bounds: Bounds) -> (usize, f64) {
-    let model = Stovepipe::new(
-        design_named(RECOMMENDED).expect("a design"),
-        bounds,
-    );
+    let model = Stovepipe::new(design_named(RECOMMENDED).expect("a design"), bounds);
     let started = Instant::now();
     let reports = mutate::run(
         &[vec![model]],

@@ -495,16 +495,10 @@ mod tests {
         }
     }
 
-    /// Only a design searched with one thread and with two has its phases
-    /// shown, and what the phases leave of its seconds is `other`.
-    #[test]
-    fn the_phase_table_pairs_thread_counts_and_shows_what_is_left() {
-        let report = BenchReport {
-            checks: vec![
-                row("owner-keyed", 1, 7.0),
-                row("owner-keyed", 2, 4.0),
-                row("claim-first", 1, 9.0),
-            ],
+    /// A report of these searches alone.
+    fn report(checks: Vec<SearchFigures>) -> BenchReport {
+        BenchReport {
+            checks,
             command_timeout: Vec::new(),
             mutate: None,
             stopped: None,
@@ -513,7 +507,18 @@ mod tests {
             timeout: Vec::new(),
             validate: None,
             validate_link: None,
-        };
+        }
+    }
+
+    /// Only a design searched with one thread and with two has its phases
+    /// shown, and what the phases leave of its seconds is `other`.
+    #[test]
+    fn the_phase_table_pairs_thread_counts_and_shows_what_is_left() {
+        let report = report(vec![
+            row("owner-keyed", 1, 7.0),
+            row("owner-keyed", 2, 4.0),
+            row("claim-first", 1, 9.0),
+        ]);
         let text = report.phases_text();
         let rows: Vec<&str> = text.lines().filter(|l| l.contains("N3 K2")).collect();
         assert_eq!(rows.len(), 2, "{text}");
@@ -547,22 +552,12 @@ mod tests {
             unique,
             ..row(design, threads, 2.5)
         };
-        let mut report = BenchReport {
-            checks: vec![
-                at("N3 K1 c1 s1", "owner-keyed", 1, 100),
-                at("N3 K1 c1 s1", "recommended", 1, 400),
-                at("N3 K1 c1 s1", "recommended", 2, 400),
-                at("N3 K1 c1 s1 split", "recommended", 1, 1100),
-            ],
-            command_timeout: Vec::new(),
-            mutate: None,
-            stopped: None,
-            progress: Vec::new(),
-            spin: None,
-            timeout: Vec::new(),
-            validate: None,
-            validate_link: None,
-        };
+        let mut report = report(vec![
+            at("N3 K1 c1 s1", "owner-keyed", 1, 100),
+            at("N3 K1 c1 s1", "recommended", 1, 400),
+            at("N3 K1 c1 s1", "recommended", 2, 400),
+            at("N3 K1 c1 s1 split", "recommended", 1, 1100),
+        ]);
         assert_eq!(
             report.split_line().as_deref(),
             Some("split reads (recommended, N3 K1 c1 s1, 1 thread): 1100 unique, 2.75x the one-snapshot read's 400; 2.50 s\n")

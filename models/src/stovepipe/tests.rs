@@ -486,13 +486,6 @@ fn every_step_code_reads_back_as_its_step() {
 #[test]
 fn no_step_undoes_an_arrival_or_a_spent_fault() {
     use crate::NamedOptions;
-    let bounds = Bounds {
-        requests: 2,
-        max_concurrent: 1,
-        crashes: 1,
-        stalls: 1,
-        max_deliveries: 2,
-    };
     let monotone = |m: &Stovepipe, most: usize| {
         let mut seen = std::collections::HashSet::new();
         let mut todo = m.init_states();
@@ -516,19 +509,21 @@ fn no_step_undoes_an_arrival_or_a_spent_fault() {
     };
     let mut states = 0;
     for design in DESIGNS {
-        for option in [
+        // Two requests on one slot, a crash and a stall.
+        let m = model(design.name, 2, 1);
+        let options = [
             None,
             Some("split-read"),
             Some("aborts"),
             Some("delayed-hold"),
-        ] {
-            let mut m = Stovepipe::new(design, bounds);
+        ];
+        for option in options {
+            let mut m = m;
             if let Some(option) = option {
                 m.options.set(option).unwrap();
             }
             states += monotone(&m, 3_000);
         }
-        let m = Stovepipe::new(design, bounds);
         for mutation in super::mutation::mutations(&m) {
             states += monotone(&m.mutant(mutation), 500);
         }
