@@ -27,7 +27,7 @@
 //! in the search's numbering: the same lasso whatever the thread count.
 
 use super::budget::Watch;
-use super::kept::Kept;
+use super::kept::{Kept, OWES_NOTHING};
 use super::search::Searched;
 use super::{Cut, Limits};
 use slotcheck_models::{Narrated, Packed, Progress};
@@ -346,10 +346,11 @@ fn walk(
 ) -> (Vec<Vec<u32>>, Option<Cut>) {
     let n = kept.len() as u32;
     let mut sizes = [0usize; 256];
-    for v in (0..n).filter(|&v| kept.owing(v)) {
+    for v in 0..n {
         sizes[kept.class(v) as usize] += 1;
     }
-    let mut classes: Vec<usize> = (0..256).filter(|&c| sizes[c] > 0).collect();
+    let owing = |c: usize| c != OWES_NOTHING as usize;
+    let mut classes: Vec<usize> = (0..256).filter(|&c| owing(c) && sizes[c] > 0).collect();
     classes.sort_by_key(|&c| std::cmp::Reverse(sizes[c]));
     let threads = limits.threads.clamp(1, classes.len().max(1));
     let mut loads = vec![0usize; threads];
@@ -367,12 +368,17 @@ fn walk(
         let mut watch = Watch::new(limits, started);
         let mut cut = None;
         let mut components = Vec::new();
-        let mut roots = (0..n).filter(|&v| kept.owing(v) && walker[kept.class(v) as usize] == t);
+        let mut roots = (0..n).filter(|&v| {
+            let class = kept.class(v) as usize;
+            owing(class) && walker[class] == t
+        });
         tarjan(
             &mut |v, out| {
+                // An owing state's own class: a step out of it, or to a
+                // state that owes nothing, is on no cycle to judge.
                 let class = kept.class(v);
                 kept.steps_into(v, |w| {
-                    if kept.owing(w) && kept.class(w) == class {
+                    if kept.class(w) == class {
                         out.push(w)
                     }
                 })

@@ -1,6 +1,7 @@
 //! The graph the progress check walks, kept by the search as it expands
-//! each state ([`Kept`]): which states owe something, and each such state's
-//! steps as state numbers, in the order of its actions.
+//! each state ([`Kept`]): which states owe something and each one's cycle
+//! class (a byte a state: the class, or [`OWES_NOTHING`]), and each such
+//! state's steps as state numbers, in the order of its actions.
 //!
 //! Compact, since it lives as long as the search and more: each state's
 //! steps are a count and then, per step, the distance from the state before
@@ -19,12 +20,15 @@
 /// States between two kept starts.
 const EVERY: usize = 16;
 
+/// The class kept for a state that owes nothing (an owing state's class
+/// 255 is kept as 254: classes that collide only make a part larger).
+pub(crate) const OWES_NOTHING: u8 = u8::MAX;
+
 #[derive(Default)]
 pub(crate) struct Kept {
-    /// Bit `n`: some progress property is pending in state `n`.
-    owing: Vec<u64>,
-    /// Each state's [`slotcheck_models::Narrated::cycle_class`]: a cycle's
-    /// states share it.
+    /// Each owing state's [`slotcheck_models::Narrated::cycle_class`] (a
+    /// cycle's states share it), [`OWES_NOTHING`] for the others: the walk
+    /// follows a step only to its own class, one look for both.
     classes: Vec<u8>,
     len: usize,
     /// Each state's steps, one after the other (see the module's comment).
@@ -66,10 +70,13 @@ impl Kept {
         self.len
     }
 
+    /// Whether some progress property is pending in state `n`.
+    #[cfg(test)]
     pub fn owing(&self, n: u32) -> bool {
-        self.owing[n as usize / 64] >> (n % 64) & 1 == 1
+        self.class(n) != OWES_NOTHING
     }
 
+    /// State `n`'s class if it owes something, else [`OWES_NOTHING`].
     pub fn class(&self, n: u32) -> u8 {
         self.classes[n as usize]
     }
@@ -88,14 +95,8 @@ impl Kept {
         assert_eq!(part.first, self.len, "parts are appended in order");
         let base = self.bytes.len() as u64;
         self.classes.extend_from_slice(&part.classes);
-        for (owing, at) in part.owing.into_iter().zip(part.offsets) {
+        for at in part.offsets {
             let n = self.len;
-            if n.is_multiple_of(64) {
-                self.owing.push(0);
-            }
-            if owing {
-                self.owing[n / 64] |= 1 << (n % 64);
-            }
             let at = base + at as u64;
             if n.is_multiple_of(EVERY) {
                 self.starts.push(at);
@@ -121,7 +122,7 @@ impl Kept {
         // The parts hold the level's bytes and an offset a state until
         // they are appended.
         let parts = more + states * 5;
-        more + parts + moved + (states / EVERY + 1) * 8 + states * 4 + states / 8 + 8
+        more + parts + moved + (states / EVERY + 1) * 8 + states * 4 + 8
     }
 
     /// Makes room for such a level, so that the lists move (if at all) only
@@ -130,7 +131,6 @@ impl Kept {
         self.bytes.reserve(steps * 5 + states * 5);
         self.starts.reserve(states / EVERY + 1);
         self.offsets.reserve(states);
-        self.owing.reserve(states / 64 + 1);
         self.classes.reserve(states);
     }
 
@@ -161,7 +161,6 @@ impl Kept {
 pub(crate) struct Part {
     /// The number of its first state.
     first: usize,
-    owing: Vec<bool>,
     classes: Vec<u8>,
     bytes: Vec<u8>,
     /// Per state, where its steps start in `bytes`.
@@ -172,7 +171,6 @@ impl Part {
     pub fn new(first: usize) -> Part {
         Part {
             first,
-            owing: Vec::new(),
             classes: Vec::new(),
             bytes: Vec::new(),
             offsets: Vec::new(),
@@ -182,9 +180,12 @@ impl Part {
     /// Adds the next state: whether it owes something, its cycle class,
     /// and its steps.
     pub fn push(&mut self, owing: bool, class: u8, steps: impl ExactSizeIterator<Item = u32>) {
-        let n = self.first + self.owing.len();
-        self.owing.push(owing);
-        self.classes.push(class);
+        let n = self.first + self.classes.len();
+        self.classes.push(if owing {
+            class.min(OWES_NOTHING - 1)
+        } else {
+            OWES_NOTHING
+        });
         self.offsets
             .push(u32::try_from(self.bytes.len()).expect("a part under 4 GiB"));
         put(&mut self.bytes, steps.len() as u64);
@@ -224,7 +225,12 @@ mod tests {
         assert_eq!(kept.len(), 1000);
         for (n, (owing, steps)) in all.iter().enumerate() {
             assert_eq!(kept.owing(n as u32), *owing);
-            assert_eq!(kept.class(n as u32), n as u8);
+            let class = if *owing {
+                (n as u8).min(254)
+            } else {
+                OWES_NOTHING
+            };
+            assert_eq!(kept.class(n as u32), class);
             assert_eq!(&kept.steps(n as u32), steps);
         }
     }
@@ -246,7 +252,12 @@ mod tests {
         assert_eq!(kept.len(), first as usize);
         for n in 0..first {
             assert_eq!(kept.owing(n), n % 2 == 0);
-            assert_eq!(kept.class(n), n as u8);
+            let class = if n % 2 == 0 {
+                (n as u8).min(254)
+            } else {
+                OWES_NOTHING
+            };
+            assert_eq!(kept.class(n), class);
             assert_eq!(kept.steps(n), steps_of(n));
         }
     }
