@@ -69,9 +69,12 @@ fn replays(whole: &Stovepipe, outcome: &Outcome<Stovepipe>, label: &str) {
 /// mixes where a stalled write lands between a redelivery's reads); two
 /// requests with each fault alone and together, two slots, and the options
 /// that change what follows a read (an abort restarts it; a delayed hold
-/// comes back whatever was written).
+/// comes back whatever was written); three requests with a crash, where a
+/// lone reader's first part goes first while two other requests' workers
+/// run. `SLOTCHECK_EXACTNESS=full` adds three requests with a stall, with
+/// and without delayed holds (tens of seconds each).
 fn grid() -> Vec<(Bounds, &'static [&'static str])> {
-    vec![
+    let mut grid: Vec<(Bounds, &'static [&'static str])> = vec![
         (bounds(1, 1, 1, 1, 2), &[]),
         (bounds(1, 1, 0, 2, 2), &[]),
         (bounds(2, 1, 0, 0, 2), &[]),
@@ -81,7 +84,13 @@ fn grid() -> Vec<(Bounds, &'static [&'static str])> {
         (bounds(2, 2, 0, 1, 2), &[]),
         (bounds(2, 1, 0, 1, 2), &["aborts"]),
         (bounds(2, 1, 0, 1, 2), &["delayed-hold"]),
-    ]
+        (bounds(3, 1, 1, 0, 1), &[]),
+    ];
+    if full() {
+        grid.push((bounds(3, 1, 0, 1, 1), &[]));
+        grid.push((bounds(3, 1, 0, 1, 1), &["delayed-hold"]));
+    }
+    grid
 }
 
 /// The model on `bounds` with `split-read` and `options`, reduced, and the
@@ -105,7 +114,12 @@ fn models(design: Design, bounds: Bounds, options: &[&str]) -> (Stovepipe, Stove
 /// setting, so that the designs take turns), within CI's time;
 /// `SLOTCHECK_EXACTNESS=full` (the nightly) runs every pair.
 fn sampled(i: usize, every: usize) -> bool {
-    std::env::var("SLOTCHECK_EXACTNESS").is_ok_and(|v| v == "full") || i.is_multiple_of(every)
+    full() || i.is_multiple_of(every)
+}
+
+/// `SLOTCHECK_EXACTNESS=full`: the nightly's whole grid.
+fn full() -> bool {
+    std::env::var("SLOTCHECK_EXACTNESS").is_ok_and(|v| v == "full")
 }
 
 #[test]
@@ -113,7 +127,7 @@ fn split_reads_reduced_give_every_verdict_and_shortest_length_of_every_interleav
     let (mut settings, mut fewer) = (0, 0);
     for (setting, (bounds, options)) in grid().into_iter().enumerate() {
         for (i, design) in DESIGNS.iter().enumerate() {
-            // One request: every design; two: every fourth.
+            // One request: every design; more: every fourth.
             if bounds.requests > 1 && !sampled(setting + i, 4) {
                 continue;
             }

@@ -599,8 +599,10 @@ pub struct Stovepipe {
     /// for the design itself.
     pub mutation: Option<mutation::Mutation>,
     /// With `split-read`, take a split read's next part at once after the
-    /// part before it, unless a write to the row just read comes between
-    /// (the default; see [`Stovepipe::mid_split_read`]). Off, every other
+    /// part before it, unless a write to the row just read comes between,
+    /// and its first part at once where no one else can write the row it
+    /// reads (the default; see [`Stovepipe::mid_split_read`] and
+    /// [`Stovepipe::first_part_alone`]). Off, every other
     /// step may fall between the parts, which reaches more states and the
     /// same verdicts and shortest paths' lengths: the split-read exactness
     /// test compares the two.
@@ -905,6 +907,63 @@ impl Stovepipe {
         })
     }
 
+    /// With `split-read` and [`Stovepipe::reduce_split_reads`], where no
+    /// other worker is mid-read ([`Stovepipe::mid_split_read`]): the worker
+    /// (its index) at a split read's first part, R's row, that holds its
+    /// message and whose row no step of another can write before this
+    /// worker's next step: R is terminal, or this worker is R's only one,
+    /// its message R's only message, and no build of R runs. It reads at
+    /// once, or crashes or stalls.
+    ///
+    /// Why: R's row is written only by a CAS or a transaction of a worker
+    /// of R that still has R as it read it, and each write makes the other
+    /// readers of R stale; so a terminal row is never written again (a
+    /// worker that reads it acks), and with no other worker of R, no
+    /// message another could take and no build whose `signal` would bring
+    /// one, no one writes R before this worker steps (its own crash or
+    /// stall may hand its message on, so those stay offered). Its read of
+    /// R therefore commutes with every step of another until then, and its
+    /// next parts are ordered as [`Stovepipe::mid_split_read`] orders them.
+    /// The step that brought the worker to its read commutes with every
+    /// step of another too: its delivery (no one else acts on a message in
+    /// flight) or a CAS it lost (that changes only the worker). Reorder a
+    /// shortest path: that step as late as it commutes, just before the
+    /// worker's next one. The path keeps its length and its last state,
+    /// and in it a state where such a worker waits at its read is followed
+    /// by a step of that worker. It does not end there either: without the
+    /// delivery or the lost CAS it would be shorter, and end in a state
+    /// that no property tells apart (a visible message for one in flight
+    /// with a worker that has done nothing; a worker back at its write).
+    ///
+    /// Not for a mutant, which may write a row it did not read, nor for a
+    /// reaping gate, whose reap writes the queue row and then reads again
+    /// (that write cannot go later), nor under `aborts`: there a worker
+    /// returns to its read with its message still held, so a fair cycle
+    /// (the database refusing for ever) may begin in a state where two
+    /// workers wait at their reads, which this order never reaches, and
+    /// its lasso would be longer.
+    pub fn first_part_alone(&self, s: &State) -> Option<usize> {
+        if !(self.options.split_read && self.reduce_split_reads)
+            || self.mutation.is_some()
+            || self.options.aborts
+            || self.design.gate == Gate::ReapThenHold
+        {
+            return None;
+        }
+        (0..s.workers_len()).find(|&i| {
+            let w = s.worker(i);
+            let r = w.request;
+            let holds = |m: Message| m.kind == w.message && m.status == Delivery::InFlight;
+            w.pc == Pc::Read
+                && w.holds_message
+                && s.message(r, w.message).is_some_and(holds)
+                && (s.request(r).is_terminal()
+                    || (s.build(r) != Build::Running
+                        && s.workers().filter(|o| o.request == r).count() == 1
+                        && s.messages().all(|m| m.request != r || holds(m))))
+        })
+    }
+
     /// Whether no write can change what `w`'s next part decides or keeps,
     /// so that it commutes with every other step. Of the head: once every
     /// request has arrived. And where the read only forgets the row (no
@@ -1006,6 +1065,18 @@ impl Model for Stovepipe {
         self.every_action(s, actions);
         if let Some(reader) = self.mid_split_read(s) {
             self.next_part_first(s, reader, from, actions);
+        } else if let Some(reader) = self.first_part_alone(s) {
+            // Its read, or a fault of its own.
+            let mut kept = from;
+            for j in from..actions.len() {
+                if let Action::Step(i) | Action::Crash(i) | Action::Stall(i) = actions[j] {
+                    if i == reader {
+                        actions[kept] = actions[j];
+                        kept += 1;
+                    }
+                }
+            }
+            actions.truncate(kept);
         }
     }
 

@@ -386,7 +386,9 @@ impl Narrated for Stovepipe {
     }
 
     /// The split reads' reduction offers a reader's next part alone
-    /// ([`Stovepipe::mid_split_read`]); every other step stays enabled.
+    /// ([`Stovepipe::mid_split_read`]), or a lone reader's first part and
+    /// its faults ([`Stovepipe::first_part_alone`]); every other step
+    /// stays enabled.
     fn enabled_actions(&self, s: &State, actions: &mut Vec<Action>) {
         self.every_action(s, actions)
     }

@@ -381,6 +381,72 @@ fn a_split_read_takes_three_steps_each_saying_what_it_read() {
 }
 
 #[test]
+fn a_lone_readers_first_part_is_offered_alone_with_its_faults() {
+    let mut m = model("claim-first", 2, 1);
+    m.options.split_read = true;
+    let offered = |s: &State| {
+        let mut actions = Vec::new();
+        m.actions(s, &mut actions);
+        actions
+    };
+    let every = |s: &State| {
+        let mut actions = Vec::new();
+        m.every_action(s, &mut actions);
+        actions
+    };
+    // R1's worker is R1's only one and holds R1's only message: no one
+    // else can write R1's row before it reads it.
+    let s = run(
+        &m,
+        &[
+            Action::Arrive,
+            Action::Arrive,
+            deliver(0, MessageKind::Process),
+        ],
+    );
+    assert_eq!(
+        offered(&s),
+        [Action::Step(0), Action::Crash(0), Action::Stall(0)]
+    );
+    assert!(
+        every(&s).contains(&deliver(1, MessageKind::Process)),
+        "the rest stays enabled, for fairness"
+    );
+    // After its stall another worker may take R1's message and write R1's
+    // row first: every step is offered.
+    let s = m.next_state(&s, Action::Stall(0)).unwrap();
+    assert_eq!(offered(&s), every(&s));
+    let s = m.next_state(&s, deliver(0, MessageKind::Process)).unwrap();
+    assert_eq!(offered(&s), every(&s));
+    // Without split reads, or under `aborts`, nothing is reduced.
+    let s = run(
+        &m,
+        &[
+            Action::Arrive,
+            Action::Arrive,
+            deliver(0, MessageKind::Process),
+        ],
+    );
+    for reading in [
+        Options::default(),
+        Options {
+            aborts: true,
+            split_read: true,
+            ..Options::default()
+        },
+    ] {
+        let other = Stovepipe {
+            options: reading,
+            ..m
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        other.actions(&s, &mut a);
+        other.every_action(&s, &mut b);
+        assert_eq!(a, b, "{reading:?}");
+    }
+}
+
+#[test]
 fn what_no_later_step_can_use_is_forgotten_so_such_states_are_one() {
     // A worker about to supersede R1 only asks whether R1's row is as it
     // read it: whether the queue row changed since is forgotten.
