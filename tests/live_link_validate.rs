@@ -51,7 +51,9 @@ fn every_live_run_of_every_design_validates() {
         .replace("{d}", design);
         if !text.contains(&expected) {
             return Err(format!(
-                "{design} seed {seed}: expected `{expected}`:\n{text}"
+                "{design} seed {seed}: expected `{expected}`, exit {}:\n{text}\nstderr: {}",
+                code(&out),
+                common::stderr(&out)
             ));
         }
         // The log on its own: the same verdict from `validate`.

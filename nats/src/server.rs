@@ -90,6 +90,22 @@ impl Server {
                 binary.display()
             ));
         }
+        // A port found free can be taken before the server binds it (a lost
+        // port race: rare, but many servers start at once in a loaded CI):
+        // then a new port and folder, twice more.
+        let lost_port =
+            |e: &String| e.contains("address already in use") || e.contains("a lost port race");
+        let mut tries = 1;
+        loop {
+            match Server::start_once(&binary) {
+                Err(e) if tries < 3 && lost_port(&e) => tries += 1,
+                started => return started,
+            }
+        }
+    }
+
+    /// One try of [`Server::start`], in a folder of its own.
+    fn start_once(binary: &Path) -> Result<Server, String> {
         let dir = std::env::temp_dir().join(format!(
             "slotcheck-nats-{}-{}",
             std::process::id(),
@@ -99,7 +115,7 @@ impl Server {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("{}: {e}", dir.display()))
-            .and_then(|()| Server::start_in(&binary, dir.clone()))
+            .and_then(|()| Server::start_in(binary, dir.clone()))
             .inspect_err(|_| {
                 let _ = std::fs::remove_dir_all(&dir);
             })
