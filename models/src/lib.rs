@@ -390,16 +390,6 @@ pub trait Narrated: Model {
         self.actions(state, actions)
     }
 
-    /// A value every state of one cycle shares: a mix of counts no step
-    /// undoes (one that only grows, one that only shrinks), so that two
-    /// states of different values lie on no cycle together and the
-    /// progress walk splits the graph by it, each part walked on its own
-    /// (on its own thread). Values that collide only make a part larger.
-    /// Default: one value, one part.
-    fn cycle_class(&self, _state: &Self::State) -> u8 {
-        0
-    }
-
     /// Whether the model's own bounds, not the design, stop a run in
     /// `state` (a horizon of time): a state where nothing fair can happen
     /// is then no progress violation. Default: never.

@@ -27,12 +27,11 @@
 //! in the search's numbering: the same lasso whatever the thread count.
 
 use super::budget::Watch;
-use super::kept::{Kept, OWES_NOTHING};
+use super::kept::Kept;
 use super::search::Searched;
 use super::{Cut, Limits};
 use slotcheck_models::{Narrated, Packed, Progress};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 /// A state number whose component is decided.
@@ -181,16 +180,12 @@ trait Marks {
     fn set(&mut self, n: u32, mark: u32);
 }
 
-/// Marks shared by the threads of a walk, each writing only its own
-/// states'.
-struct SharedMarks<'a>(&'a [AtomicU32]);
-
-impl Marks for SharedMarks<'_> {
+impl Marks for Vec<u32> {
     fn get(&self, n: u32) -> u32 {
-        self.0[n as usize].load(Ordering::Relaxed)
+        self[n as usize]
     }
     fn set(&mut self, n: u32, mark: u32) {
-        self.0[n as usize].store(mark, Ordering::Relaxed);
+        self[n as usize] = mark;
     }
 }
 
@@ -331,95 +326,6 @@ fn fair_cycle(members: &HashSet<u32>, expanded: &HashMap<u32, Expanded>) -> bool
     always.unwrap_or_default().iter().all(|c| taken.contains(c))
 }
 
-/// Tarjan's algorithm over the owing states, split by their cycle class
-/// ([`slotcheck_models::Narrated::cycle_class`]): every cycle lies within
-/// one class, so a step into another class is not followed and each class
-/// is walked on its own, whole by one thread (the largest classes first,
-/// each to the thread with the least so far). The components worth
-/// judging (more than one state, or `single`), in the order of their least
-/// state: the same whatever the thread count. A cut, if a budget ran out.
-fn walk(
-    kept: &Kept,
-    limits: &Limits,
-    started: Instant,
-    single: &(impl Fn(u32) -> bool + Sync),
-) -> (Vec<Vec<u32>>, Option<Cut>) {
-    let n = kept.len() as u32;
-    let mut sizes = [0usize; 256];
-    for v in 0..n {
-        sizes[kept.class(v) as usize] += 1;
-    }
-    let owing = |c: usize| c != OWES_NOTHING as usize;
-    let mut classes: Vec<usize> = (0..256).filter(|&c| owing(c) && sizes[c] > 0).collect();
-    classes.sort_by_key(|&c| std::cmp::Reverse(sizes[c]));
-    let threads = limits.threads.clamp(1, classes.len().max(1));
-    let mut loads = vec![0usize; threads];
-    let mut walker = [0usize; 256];
-    for c in classes {
-        let t = (0..threads).min_by_key(|&t| loads[t]).expect("a thread");
-        walker[c] = t;
-        loads[t] += sizes[c];
-    }
-    // Shared, but each state's mark is written only by its class's thread.
-    let marks: Vec<AtomicU32> = std::iter::repeat_with(|| AtomicU32::new(0))
-        .take(n as usize)
-        .collect();
-    let one = |t: usize| {
-        let mut watch = Watch::new(limits, started);
-        let mut cut = None;
-        let mut components = Vec::new();
-        let mut roots = (0..n).filter(|&v| {
-            let class = kept.class(v) as usize;
-            owing(class) && walker[class] == t
-        });
-        tarjan(
-            &mut |v, out| {
-                // An owing state's own class: a step out of it, or to a
-                // state that owes nothing, is on no cycle to judge.
-                let class = kept.class(v);
-                kept.steps_into(v, |w| {
-                    if kept.class(w) == class {
-                        out.push(w)
-                    }
-                })
-            },
-            &mut roots,
-            &mut SharedMarks(&marks),
-            &mut |component| {
-                // Most components are one state with no step back to
-                // itself and something fair to do: nothing to judge.
-                if component.len() > 1 || single(component[0]) {
-                    components.push(component);
-                }
-            },
-            &mut || {
-                cut = watch.over(0);
-                cut.is_none()
-            },
-        );
-        (components, cut)
-    };
-    let walked: Vec<(Vec<Vec<u32>>, Option<Cut>)> = if threads == 1 {
-        vec![one(0)]
-    } else {
-        std::thread::scope(|scope| {
-            let others: Vec<_> = (1..threads)
-                .map(|t| {
-                    let one = &one;
-                    scope.spawn(move || one(t))
-                })
-                .collect();
-            let mut all = vec![one(0)];
-            all.extend(others.into_iter().map(|h| h.join().expect("a walk thread")));
-            all
-        })
-    };
-    let cut = walked.iter().find_map(|(_, cut)| *cut);
-    let mut components: Vec<Vec<u32>> = walked.into_iter().flat_map(|(c, _)| c).collect();
-    components.sort_unstable_by_key(|c| c.iter().copied().min());
-    (components, cut)
-}
-
 pub(crate) fn find<M: Narrated + Packed + Sync>(
     model: &M,
     progress: &[Progress<M>],
@@ -439,8 +345,9 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
         k: model.packed_words(),
     };
     // The deadline, the memory budget (read from /proc at most every 20
-    // ms, as the search does, rather than every few hundred states) and a
-    // signal.
+    // ms, as the search does, rather than every 256 states: under a
+    // command's default budget the walk opened it tens of thousands of
+    // times on the two-slot bounds) and a signal.
     let mut watch = Watch::new(limits, started);
     let mut cut: Option<Cut> = None;
     let mut go_on = |cut: &mut Option<Cut>| {
@@ -459,6 +366,8 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
             });
         }
     };
+    let n = kept.len();
+    let owing = |v: u32| kept.owing(v);
     // One-state components worth judging: a stutter, or a step back to
     // itself.
     let single = |v: u32| {
@@ -466,11 +375,30 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
         kept.steps_into(v, |w| back |= w == v);
         back || kept.stutters.binary_search(&v).is_ok()
     };
-    let (components, walked) = walk(kept, limits, started, &single);
-    if let Some(walked) = walked {
-        cut = Some(walked);
-    }
-    let mut finished = cut.is_none();
+    let mut marks = vec![0u32; n];
+    let mut roots = (0..n as u32).filter(|&v| owing(v));
+    let mut components = Vec::new();
+    let mut finished = tarjan(
+        &mut |v, out| {
+            kept.steps_into(v, |w| {
+                if owing(w) {
+                    out.push(w)
+                }
+            })
+        },
+        &mut roots,
+        &mut marks,
+        &mut |component| {
+            // Most components are one state with no step back to itself
+            // and something fair to do: nothing to judge.
+            if component.len() == 1 && !single(component[0]) {
+                return;
+            }
+            components.push(component);
+        },
+        &mut || go_on(&mut cut),
+    );
+    drop(marks);
     let mut judge =
         |component: Vec<u32>, best: &mut Vec<Option<Candidate>>, cut: &mut Option<Cut>| {
             let expanded = graph.expand_all(&component);

@@ -1,7 +1,6 @@
 //! The graph the progress check walks, kept by the search as it expands
-//! each state ([`Kept`]): which states owe something and each one's cycle
-//! class (a byte a state: the class, or [`OWES_NOTHING`]), and each such
-//! state's steps as state numbers, in the order of its actions.
+//! each state ([`Kept`]): which states owe something, and each such state's
+//! steps as state numbers, in the order of its actions.
 //!
 //! Compact, since it lives as long as the search and more: each state's
 //! steps are a count and then, per step, the distance from the state before
@@ -20,16 +19,10 @@
 /// States between two kept starts.
 const EVERY: usize = 16;
 
-/// The class kept for a state that owes nothing (an owing state's class
-/// 255 is kept as 254: classes that collide only make a part larger).
-pub(crate) const OWES_NOTHING: u8 = u8::MAX;
-
 #[derive(Default)]
 pub(crate) struct Kept {
-    /// Each owing state's [`slotcheck_models::Narrated::cycle_class`] (a
-    /// cycle's states share it), [`OWES_NOTHING`] for the others: the walk
-    /// follows a step only to its own class, one look for both.
-    classes: Vec<u8>,
+    /// Bit `n`: some progress property is pending in state `n`.
+    owing: Vec<u64>,
     len: usize,
     /// Each state's steps, one after the other (see the module's comment).
     bytes: Vec<u8>,
@@ -70,23 +63,16 @@ impl Kept {
         self.len
     }
 
-    /// Whether some progress property is pending in state `n`.
-    #[cfg(test)]
     pub fn owing(&self, n: u32) -> bool {
-        self.class(n) != OWES_NOTHING
-    }
-
-    /// State `n`'s class if it owes something, else [`OWES_NOTHING`].
-    pub fn class(&self, n: u32) -> u8 {
-        self.classes[n as usize]
+        self.owing[n as usize / 64] >> (n % 64) & 1 == 1
     }
 
     /// Adds the next state: whether it owes something, and its steps (none
     /// for a state that owes nothing).
     #[cfg(test)]
-    pub fn push(&mut self, owing: bool, class: u8, steps: impl ExactSizeIterator<Item = u32>) {
+    pub fn push(&mut self, owing: bool, steps: impl ExactSizeIterator<Item = u32>) {
         let mut part = Part::new(self.len);
-        part.push(owing, class, steps);
+        part.push(owing, steps);
         self.append(part);
     }
 
@@ -94,9 +80,14 @@ impl Kept {
     pub fn append(&mut self, part: Part) {
         assert_eq!(part.first, self.len, "parts are appended in order");
         let base = self.bytes.len() as u64;
-        self.classes.extend_from_slice(&part.classes);
-        for at in part.offsets {
+        for (owing, at) in part.owing.into_iter().zip(part.offsets) {
             let n = self.len;
+            if n.is_multiple_of(64) {
+                self.owing.push(0);
+            }
+            if owing {
+                self.owing[n / 64] |= 1 << (n % 64);
+            }
             let at = base + at as u64;
             if n.is_multiple_of(EVERY) {
                 self.starts.push(at);
@@ -122,7 +113,7 @@ impl Kept {
         // The parts hold the level's bytes and an offset a state until
         // they are appended.
         let parts = more + states * 5;
-        more + parts + moved + (states / EVERY + 1) * 8 + states * 4 + 8
+        more + parts + moved + (states / EVERY + 1) * 8 + states * 2 + states / 8 + 8
     }
 
     /// Makes room for such a level, so that the lists move (if at all) only
@@ -131,7 +122,7 @@ impl Kept {
         self.bytes.reserve(steps * 5 + states * 5);
         self.starts.reserve(states / EVERY + 1);
         self.offsets.reserve(states);
-        self.classes.reserve(states);
+        self.owing.reserve(states / 64 + 1);
     }
 
     /// The steps of state `n`, in the order of its actions.
@@ -161,7 +152,7 @@ impl Kept {
 pub(crate) struct Part {
     /// The number of its first state.
     first: usize,
-    classes: Vec<u8>,
+    owing: Vec<bool>,
     bytes: Vec<u8>,
     /// Per state, where its steps start in `bytes`.
     offsets: Vec<u32>,
@@ -171,21 +162,16 @@ impl Part {
     pub fn new(first: usize) -> Part {
         Part {
             first,
-            classes: Vec::new(),
+            owing: Vec::new(),
             bytes: Vec::new(),
             offsets: Vec::new(),
         }
     }
 
-    /// Adds the next state: whether it owes something, its cycle class,
-    /// and its steps.
-    pub fn push(&mut self, owing: bool, class: u8, steps: impl ExactSizeIterator<Item = u32>) {
-        let n = self.first + self.classes.len();
-        self.classes.push(if owing {
-            class.min(OWES_NOTHING - 1)
-        } else {
-            OWES_NOTHING
-        });
+    /// Adds the next state: whether it owes something, and its steps.
+    pub fn push(&mut self, owing: bool, steps: impl ExactSizeIterator<Item = u32>) {
+        let n = self.first + self.owing.len();
+        self.owing.push(owing);
         self.offsets
             .push(u32::try_from(self.bytes.len()).expect("a part under 4 GiB"));
         put(&mut self.bytes, steps.len() as u64);
@@ -219,18 +205,12 @@ mod tests {
             } else {
                 Vec::new()
             };
-            kept.push(owing, n as u8, steps.iter().copied());
+            kept.push(owing, steps.iter().copied());
             all.push((owing, steps));
         }
         assert_eq!(kept.len(), 1000);
         for (n, (owing, steps)) in all.iter().enumerate() {
             assert_eq!(kept.owing(n as u32), *owing);
-            let class = if *owing {
-                (n as u8).min(254)
-            } else {
-                OWES_NOTHING
-            };
-            assert_eq!(kept.class(n as u32), class);
             assert_eq!(&kept.steps(n as u32), steps);
         }
     }
@@ -244,7 +224,7 @@ mod tests {
         for len in [7u32, 100, 333, 1, 59] {
             let mut part = Part::new(first as usize);
             for n in first..first + len {
-                part.push(n % 2 == 0, n as u8, steps_of(n).into_iter());
+                part.push(n % 2 == 0, steps_of(n).into_iter());
             }
             kept.append(part);
             first += len;
@@ -252,12 +232,6 @@ mod tests {
         assert_eq!(kept.len(), first as usize);
         for n in 0..first {
             assert_eq!(kept.owing(n), n % 2 == 0);
-            let class = if n % 2 == 0 {
-                (n as u8).min(254)
-            } else {
-                OWES_NOTHING
-            };
-            assert_eq!(kept.class(n), class);
             assert_eq!(kept.steps(n), steps_of(n));
         }
     }

@@ -85,8 +85,6 @@ pub(crate) struct Searched {
 struct ChunkSteps {
     chunk: usize,
     owing: Vec<bool>,
-    /// Each state's [`Narrated::cycle_class`].
-    classes: Vec<u8>,
     counts: Vec<u32>,
     fingerprints: Vec<u64>,
     /// Beside each step, its target's number if it was numbered when the
@@ -374,7 +372,6 @@ where
                     let mut steps = keep.then(|| ChunkSteps {
                         chunk,
                         owing: Vec::with_capacity(CHUNK),
-                        classes: Vec::with_capacity(CHUNK),
                         counts: Vec::with_capacity(CHUNK),
                         fingerprints: Vec::new(),
                         numbers: Vec::new(),
@@ -400,7 +397,6 @@ where
                         let owing = steps.as_mut().is_some_and(|steps| {
                             let owing = owes(progress, model, &state);
                             steps.owing.push(owing);
-                            steps.classes.push(model.cycle_class(&state));
                             steps.counts.push(0);
                             if owing {
                                 // A reduction may offer fewer steps than are
@@ -751,8 +747,7 @@ where
                             .fold(0, |x, (&fp, _)| x ^ table.peek(fp)),
                     );
                     let mut at = 0usize;
-                    let states = chunk.owing.into_iter().zip(chunk.classes);
-                    for ((owing, class), count) in states.zip(chunk.counts) {
+                    for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
                         let range = at..at + count as usize;
                         at += count as usize;
                         let steps = chunk.fingerprints[range.clone()]
@@ -760,7 +755,6 @@ where
                             .zip(&chunk.numbers[range]);
                         part.push(
                             owing,
-                            class,
                             steps.map(|(&fp, &n)| match n {
                                 UNNUMBERED => table
                                     .number(fp)

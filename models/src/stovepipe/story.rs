@@ -379,12 +379,6 @@ impl Narrated for Stovepipe {
         (!action.is_fault()).then(|| self.actor_of(s, action))
     }
 
-    /// Arrivals only grow and the faults left only shrink: a cycle keeps
-    /// all three.
-    fn cycle_class(&self, s: &State) -> u8 {
-        (s.arrived() << 5) ^ (s.crashes_left() << 2) ^ s.stalls_left()
-    }
-
     /// The split reads' reduction offers a reader's next part alone
     /// ([`Stovepipe::mid_split_read`]), or a lone reader's first part and
     /// its faults ([`Stovepipe::first_part_alone`]); every other step
