@@ -1031,25 +1031,30 @@ impl Stovepipe {
             _ => false,
         };
         let before = readers(s);
-        let mut kept = from;
-        for j in from..actions.len() {
-            let keep = match actions[j] {
-                Action::Step(i) if i == reader => true,
-                Action::Step(_) if alone => false,
-                Action::Step(i) if reads_with(&s.worker(i)) => true,
-                Action::Step(i) => {
-                    s.worker(i).pc.writes()
-                        && readers(&self.apply(s, actions[j], &mut Log::quiet())) < before
-                }
-                _ => false,
-            };
-            if keep {
-                actions[kept] = actions[j];
-                kept += 1;
+        keep_from(actions, from, |action| match action {
+            Action::Step(i) if i == reader => true,
+            Action::Step(_) if alone => false,
+            Action::Step(i) if reads_with(&s.worker(i)) => true,
+            Action::Step(i) => {
+                s.worker(i).pc.writes()
+                    && readers(&self.apply(s, action, &mut Log::quiet())) < before
             }
-        }
-        actions.truncate(kept);
+            _ => false,
+        });
     }
+}
+
+/// Keeps of `actions[from..]` those `keep` says, in order (the reductions'
+/// choice among the actions `every_action` appended).
+fn keep_from(actions: &mut Vec<Action>, from: usize, mut keep: impl FnMut(Action) -> bool) {
+    let mut kept = from;
+    for j in from..actions.len() {
+        if keep(actions[j]) {
+            actions[kept] = actions[j];
+            kept += 1;
+        }
+    }
+    actions.truncate(kept);
 }
 
 impl Model for Stovepipe {
@@ -1067,16 +1072,11 @@ impl Model for Stovepipe {
             self.next_part_first(s, reader, from, actions);
         } else if let Some(reader) = self.first_part_alone(s) {
             // Its read, or a fault of its own.
-            let mut kept = from;
-            for j in from..actions.len() {
-                if let Action::Step(i) | Action::Crash(i) | Action::Stall(i) = actions[j] {
-                    if i == reader {
-                        actions[kept] = actions[j];
-                        kept += 1;
-                    }
-                }
-            }
-            actions.truncate(kept);
+            keep_from(
+                actions,
+                from,
+                |action| matches!(action, Action::Step(i) | Action::Crash(i) | Action::Stall(i) if i == reader),
+            );
         }
     }
 
