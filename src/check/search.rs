@@ -190,6 +190,15 @@ fn growth_bytes(list: &Vec<u64>, more: usize) -> usize {
     (list.capacity() * 2).max(list.len() + more).max(4) * 8
 }
 
+/// The bytes `list` allocates to take `more` items (none if they fit).
+fn grown_bytes<T>(list: &Vec<T>, more: usize) -> usize {
+    if list.capacity() - list.len() >= more {
+        0
+    } else {
+        (list.capacity() * 2).max(list.len() + more).max(4) * size_of::<T>()
+    }
+}
+
 /// A successor made while expanding a chunk: the state it is of (its
 /// index in the level), the action's index, whether that state owes
 /// something (its steps are kept), and its fingerprint.
@@ -198,6 +207,114 @@ struct Successor {
     action: u8,
     owing: bool,
     fp: u64,
+}
+
+impl ChunkSteps {
+    fn new(chunk: usize) -> ChunkSteps {
+        ChunkSteps {
+            chunk,
+            owing: Vec::with_capacity(CHUNK),
+            counts: Vec::with_capacity(CHUNK),
+            fingerprints: Vec::new(),
+            numbers: Vec::new(),
+            stutters: Vec::new(),
+        }
+    }
+}
+
+/// A thread's lists for making a chunk's successors, kept from chunk to
+/// chunk.
+struct Scratch<A> {
+    actions: Vec<A>,
+    /// The chunk's successors, and their words one after the other.
+    succ: Vec<Successor>,
+    words: Vec<u64>,
+    one: Vec<u64>,
+    /// Successors made and not yet counted in the budget: without a state
+    /// budget, a chunk's are counted once at its end (a shared counter
+    /// written every state keeps its cache line moving between threads).
+    taken: usize,
+}
+
+impl<A> Scratch<A> {
+    fn new(k: usize) -> Self {
+        Scratch {
+            actions: Vec::new(),
+            succ: Vec::new(),
+            words: Vec::new(),
+            one: vec![0; k],
+            taken: 0,
+        }
+    }
+
+    /// Makes the successors of the level's states `range` (their words in
+    /// `frontier`), and with `steps` each state's part of the progress
+    /// check's graph: whether it owes something, and whether it stutters.
+    /// Every successor is made first and judged after, so that their looks
+    /// at the table can overlap (the table's look is most of a search's
+    /// time). Stops early when the state budget runs out.
+    fn successors<M>(
+        &mut self,
+        model: &M,
+        progress: &[Progress<M>],
+        frontier: &[u64],
+        range: std::ops::Range<usize>,
+        mut steps: Option<&mut ChunkSteps>,
+        budget: &Budget,
+    ) where
+        M: Narrated<Action = A> + Packed,
+    {
+        let k = self.one.len();
+        let from = range.start;
+        self.succ.clear();
+        self.words.clear();
+        for i in range {
+            let state = model.unpack(&frontier[i * k..(i + 1) * k]);
+            model.actions(&state, &mut self.actions);
+            if budget.max_states.is_none() {
+                self.taken += self.actions.len();
+            } else if !budget.take_states(self.actions.len()) {
+                break;
+            }
+            // The progress check's part: whether the state owes something,
+            // and if so its steps, in action order.
+            let owing = steps.as_deref_mut().is_some_and(|steps| {
+                let owing = owes(progress, model, &state);
+                steps.owing.push(owing);
+                steps.counts.push(0);
+                if owing {
+                    // A reduction may offer fewer steps than are enabled: a
+                    // stutter is judged on them all.
+                    let fair = self
+                        .actions
+                        .iter()
+                        .any(|a| model.fairness(&state, a).is_some())
+                        || {
+                            let mut all = Vec::new();
+                            model.enabled_actions(&state, &mut all);
+                            all.iter().any(|a| model.fairness(&state, a).is_some())
+                        };
+                    if !fair && !model.stopped_by_bounds(&state) {
+                        steps.stutters.push((i - from) as u32);
+                    }
+                }
+                owing
+            });
+            for (j, action) in self.actions.drain(..).enumerate() {
+                self.one.fill(0);
+                if !model.pack_next(&state, action, &mut self.one) {
+                    continue;
+                }
+                self.succ.push(Successor {
+                    from: i,
+                    action: u8::try_from(j).expect("at most 256 actions from a state"),
+                    owing,
+                    fp: fingerprint(&self.one),
+                });
+                self.words.extend_from_slice(&self.one);
+            }
+        }
+    }
 }
 
 /// What one thread gathers while it expands a level.
@@ -324,6 +441,7 @@ where
         frontier.extend_from_slice(&words);
     }
     let mut depth = usize::from(!frontier.is_empty());
+    let mut uncounted = 0;
     // A candidate's record: its key, its fingerprint, its words.
     let stride = k + 2;
     let mut level_start = 0usize;
@@ -337,7 +455,115 @@ where
         let next_chunk = AtomicUsize::new(0);
         let unique_so_far = table.len();
 
+        let expanded_from = level_start;
         let mut clock = Instant::now();
+        let (level_steps, next_frontier) = if threads == 1 {
+            // One thread inserts and numbers each new state as it finds
+            // it: it finds them in key order, the order the phases below
+            // number them in, so the counts and traces are theirs, without
+            // the candidates' lists, their merges and two copies of each
+            // new state's words.
+            let mut scratch = Scratch::new(k);
+            let mut level_steps = Vec::new();
+            let mut next_frontier: Vec<u64> = Vec::new();
+            let mut memory_at = Instant::now();
+            for chunk in 0..level_len.div_ceil(CHUNK) {
+                if budget.stopped() {
+                    break;
+                }
+                budget.look_at_time();
+                if memory_at.elapsed() >= MEMORY_EVERY {
+                    budget.look_at_memory();
+                    memory_at = Instant::now();
+                }
+                let from = chunk * CHUNK;
+                let mut steps = keep.then(|| ChunkSteps::new(chunk));
+                scratch.successors(
+                    model,
+                    progress,
+                    &frontier,
+                    from..(from + CHUNK).min(level_len),
+                    steps.as_mut(),
+                    &budget,
+                );
+                // Room for every successor being new, asked for first: a
+                // list that doubles holds its old copy beside the new one
+                // for a moment.
+                let n = scratch.succ.len();
+                if !budget.room_for(
+                    grown_bytes(&next_frontier, n * k)
+                        + grown_bytes(&parents, n)
+                        + grown_bytes(&via, n),
+                ) {
+                    break;
+                }
+                next_frontier.reserve(n * k);
+                parents.reserve(n);
+                via.reserve(n);
+                std::hint::black_box(scratch.succ.iter().fold(0, |x, s| {
+                    x ^ match (keep, s.owing) {
+                        (true, true) => table.peek(s.fp),
+                        _ => table.peek_slot(s.fp),
+                    }
+                }));
+                for (n, s) in scratch.succ.iter().enumerate() {
+                    let number = u32::try_from(parents.len()).expect("at most 2^32 states");
+                    let seen = if keep {
+                        table.insert_numbered(s.fp, number)
+                    } else {
+                        (!table.insert(s.fp)).then_some(number)
+                    };
+                    if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
+                        steps.fingerprints.push(s.fp);
+                        steps.numbers.push(seen.unwrap_or(number));
+                        steps.counts[s.from - from] += 1;
+                    }
+                    if seen.is_some() {
+                        continue;
+                    }
+                    let words = &scratch.words[n * k..(n + 1) * k];
+                    parents.push(u32::try_from(level_start + s.from).expect("at most 2^32 states"));
+                    via.push(s.action);
+                    next_frontier.extend_from_slice(words);
+                    let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
+                    let mut next = None;
+                    for (p, property) in properties.iter().enumerate() {
+                        if found[p].is_none()
+                            && discovers(
+                                property,
+                                model,
+                                next.get_or_insert_with(|| model.unpack(words)),
+                            )
+                        {
+                            found[p] = Some(Discovery {
+                                key,
+                                after: started.elapsed(),
+                            });
+                        }
+                    }
+                }
+                level_steps.extend(steps);
+                budget
+                    .generated
+                    .fetch_add(std::mem::take(&mut scratch.taken), Ordering::Relaxed);
+                meter.tick(|elapsed| {
+                    checker_line(
+                        budget.generated.load(Ordering::Relaxed),
+                        table.len(),
+                        Some(depth + 1),
+                        elapsed,
+                    )
+                });
+            }
+            if budget.stopped() {
+                // What a cut level inserted is not counted, as the phases
+                // below count nothing of it.
+                uncounted = table.len() - unique_so_far;
+                break;
+            }
+            phases.expand += lap(&mut clock);
+            (level_steps, next_frontier)
+        } else {
         // 1. Expand, every thread reading the table.
         let mut expansions: Vec<Expansion> = std::thread::scope(|scope| {
             let expand = |meter: Option<&mut Meter>| {
@@ -348,16 +574,8 @@ where
                     first: vec![None; properties.len()],
                     steps: Vec::new(),
                 };
-                let mut actions = Vec::new();
-                let mut words = vec![0u64; k];
-                let mut succ = Vec::new();
-                let mut succ_words = Vec::new();
+                let mut scratch = Scratch::new(k);
                 let mut memory_at = Instant::now();
-                // Without a state budget, a chunk's states are counted once
-                // at its end: a shared counter written every state keeps its
-                // cache line moving between the threads.
-                let exact_count = budget.max_states.is_some();
-                let mut taken = 0usize;
                 loop {
                     let chunk = next_chunk.fetch_add(1, Ordering::Relaxed);
                     let from = chunk * CHUNK;
@@ -369,65 +587,16 @@ where
                         budget.look_at_memory();
                         memory_at = Instant::now();
                     }
-                    let mut steps = keep.then(|| ChunkSteps {
-                        chunk,
-                        owing: Vec::with_capacity(CHUNK),
-                        counts: Vec::with_capacity(CHUNK),
-                        fingerprints: Vec::new(),
-                        numbers: Vec::new(),
-                        stutters: Vec::new(),
-                    });
-                    // Every successor of the chunk first, then one look
-                    // at each's place in the table, loads independent of
-                    // each other so that their cache misses overlap (the
-                    // table's look is most of a search's time), then each
-                    // successor judged in order.
-                    succ.clear();
-                    succ_words.clear();
-                    for i in from..(from + CHUNK).min(level_len) {
-                        let state = model.unpack(&frontier[i * k..(i + 1) * k]);
-                        model.actions(&state, &mut actions);
-                        if !exact_count {
-                            taken += actions.len();
-                        } else if !budget.take_states(actions.len()) {
-                            break;
-                        }
-                        // The progress check's part: whether the state owes
-                        // something, and if so its steps, in action order.
-                        let owing = steps.as_mut().is_some_and(|steps| {
-                            let owing = owes(progress, model, &state);
-                            steps.owing.push(owing);
-                            steps.counts.push(0);
-                            if owing {
-                                // A reduction may offer fewer steps than are
-                                // enabled: a stutter is judged on them all.
-                                let fair =
-                                    actions.iter().any(|a| model.fairness(&state, a).is_some())
-                                        || {
-                                            let mut all = Vec::new();
-                                            model.enabled_actions(&state, &mut all);
-                                            all.iter().any(|a| model.fairness(&state, a).is_some())
-                                        };
-                                if !fair && !model.stopped_by_bounds(&state) {
-                                    steps.stutters.push((i - from) as u32);
-                                }
-                            }
-                            owing
-                        });
-                        for (j, action) in actions.drain(..).enumerate() {
-                            words.fill(0);
-                            if !model.pack_next(&state, action, &mut words) {
-                                continue;
-                            }
-                            succ.push(Successor {
-                                from: i,
-                                action: u8::try_from(j).expect("at most 256 actions from a state"),
-                                owing,
-                                fp: fingerprint(&words),
-                            });
-                            succ_words.extend_from_slice(&words);
-                        }
-                    }
+                    let mut steps = keep.then(|| ChunkSteps::new(chunk));
+                    scratch.successors(
+                        model,
+                        progress,
+                        &frontier,
+                        from..(from + CHUNK).min(level_len),
+                        steps.as_mut(),
+                        &budget,
+                    );
+                    let (succ, succ_words) = (&scratch.succ, &scratch.words);
                     // An owing state's steps need their targets' numbers too.
                     std::hint::black_box(succ.iter().fold(0, |x, s| {
                         let place = match (keep, s.owing) {
@@ -494,7 +663,7 @@ where
                     mine.steps.extend(steps);
                     budget
                         .generated
-                        .fetch_add(std::mem::take(&mut taken), Ordering::Relaxed);
+                        .fetch_add(std::mem::take(&mut scratch.taken), Ordering::Relaxed);
                     if let Some(meter) = meter.as_deref_mut() {
                         meter.tick(|elapsed| {
                             checker_line(
@@ -630,8 +799,6 @@ where
         parents.resize(numbered_from + total, 0);
         via.resize(numbered_from + total, 0);
         let mut next_frontier = vec![0u64; total * k];
-        let expanded_from = level_start;
-        level_start += level_len;
         let key_at = |g: usize, i: usize| new_states[g][i * record];
         let lens: Vec<usize> = new_states.iter().map(|n| n.len() / record).collect();
         // Each thread writes one run of the next level, the runs cut where
@@ -706,6 +873,9 @@ where
         }
         drop(new_states);
         phases.number += lap(&mut clock);
+        (level_steps, next_frontier)
+        };
+        level_start += level_len;
         // Every step of the level just expanded now leads to a numbered state.
         if let Some(kept) = kept.as_mut() {
             let states = level_steps.iter().map(|c| c.owing.len()).sum();
@@ -792,7 +962,7 @@ where
     Searched {
         found,
         states: budget.generated.load(Ordering::Relaxed),
-        unique: table.len(),
+        unique: table.len() - uncounted,
         depth,
         cut: budget.cut(),
         phases,

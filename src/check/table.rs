@@ -98,6 +98,23 @@ impl Shard {
 
     /// Inserts `fp`; false if it was there already.
     pub fn insert(&mut self, fp: u64) -> bool {
+        self.place(fp).is_ok()
+    }
+
+    /// Inserts `fp` with its number (none: it is given `number`), or gives
+    /// the number it was inserted with.
+    pub fn insert_numbered(&mut self, fp: u64, number: u32) -> Option<u32> {
+        match self.place(fp) {
+            Ok(i) => {
+                self.numbers[i] = number;
+                None
+            }
+            Err(i) => Some(self.numbers[i]),
+        }
+    }
+
+    /// The slot `fp` is put in (`Ok`), or the one it was in already.
+    fn place(&mut self, fp: u64) -> Result<usize, usize> {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
         }
@@ -108,9 +125,9 @@ impl Shard {
                 0 => {
                     self.slots[i] = fp;
                     self.len += 1;
-                    return true;
+                    return Ok(i);
                 }
-                slot if slot == fp => return false,
+                slot if slot == fp => return Err(i),
                 _ => i = (i + 1) & mask,
             }
         }
@@ -221,6 +238,11 @@ impl Table {
 
     pub fn insert(&mut self, fp: u64) -> bool {
         self.shards[Self::shard_of(fp)].insert(fp)
+    }
+
+    /// See [`Shard::insert_numbered`].
+    pub fn insert_numbered(&mut self, fp: u64, number: u32) -> Option<u32> {
+        self.shards[Self::shard_of(fp)].insert_numbered(fp, number)
     }
 
     pub fn len(&self) -> usize {
