@@ -39,6 +39,19 @@ pub fn fingerprint(words: &[u64]) -> u64 {
     }
 }
 
+/// Asks the processor to bring `at` into its cache, and goes on.
+fn prefetch<T>(at: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints at an address (a valid one here); it
+    // reads nothing and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((at as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 /// One shard: linear probing over a power-of-two table, grown at 3/4 full.
 #[derive(Default)]
 pub struct Shard {
@@ -59,24 +72,16 @@ impl Shard {
         self.find(fp).is_some()
     }
 
-    /// The slot where a look for `fp` starts (0 in an empty shard), and its
-    /// number's: read ahead of the look, to bring them into the cache.
-    pub fn peek(&self, fp: u64) -> u64 {
-        let i = self.index_or_zero(fp);
-        let number = self.numbers.get(i).copied().unwrap_or(0) as u64;
-        self.slots.get(i).copied().unwrap_or(0) ^ number
-    }
-
-    /// [`Shard::peek`] of the slot alone, for a look that needs no number.
-    pub fn peek_slot(&self, fp: u64) -> u64 {
-        self.slots.get(self.index_or_zero(fp)).copied().unwrap_or(0)
-    }
-
-    fn index_or_zero(&self, fp: u64) -> usize {
+    /// Asks for the slot where a look for `fp` starts (and with `number`,
+    /// its number's) to be brought into the cache, without waiting for it.
+    pub fn prefetch(&self, fp: u64, number: bool) {
         if self.slots.is_empty() {
-            0
-        } else {
-            self.index(fp)
+            return;
+        }
+        let i = self.index(fp);
+        prefetch(&self.slots[i]);
+        if number && self.numbered {
+            prefetch(&self.numbers[i]);
         }
     }
 
@@ -226,14 +231,9 @@ impl Table {
         self.shards[Self::shard_of(fp)].contains(fp)
     }
 
-    /// See [`Shard::peek`].
-    pub fn peek(&self, fp: u64) -> u64 {
-        self.shards[Self::shard_of(fp)].peek(fp)
-    }
-
-    /// See [`Shard::peek_slot`].
-    pub fn peek_slot(&self, fp: u64) -> u64 {
-        self.shards[Self::shard_of(fp)].peek_slot(fp)
+    /// See [`Shard::prefetch`].
+    pub fn prefetch(&self, fp: u64, number: bool) {
+        self.shards[Self::shard_of(fp)].prefetch(fp, number);
     }
 
     pub fn insert(&mut self, fp: u64) -> bool {
