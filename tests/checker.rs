@@ -206,7 +206,9 @@ fn one_two_and_three_threads_give_the_same_counts_verdicts_and_traces() {
             )
         };
         let one = run(1);
-        // Two threads, and three: shards split unevenly between them.
+        // Each way the search shares a level: two threads (one judges
+        // the successors in order, both make them), and three (the
+        // insertion shared, shards split unevenly between them).
         for two in [run(2), run(3)] {
             assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name);
             assert_eq!(one.stats.states, two.stats.states, "{}", design.name);

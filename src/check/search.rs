@@ -37,6 +37,7 @@ use crate::check::progress::{checker_line, Meter};
 use slotcheck_models::{Narrated, Packed, Progress};
 use stateright::{Expectation, Model, Property};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How many candidates ahead an insert asks for a candidate's place.
@@ -45,6 +46,13 @@ const AHEAD: usize = 8;
 /// table: far enough for it to arrive before it is looked at (measured:
 /// 8 to 32 alike, 8% faster than asking for a chunk's places at once).
 const LOOK_AHEAD: usize = 16;
+/// Up to how many threads a level's successors are judged in order by
+/// one of them (the others make successors); more share the insertion.
+/// The judge's part is about a third of a level's work, so a third
+/// thread would wait on it.
+const IN_ORDER: usize = 2;
+/// How many chunks, a thread, are made ahead of the one being judged.
+const WINDOW: usize = 4;
 /// States a thread takes at a time.
 const CHUNK: usize = 256;
 /// A step's target not numbered yet (numbered with the next level).
@@ -228,8 +236,7 @@ impl ChunkSteps {
 
 /// A thread's lists for making a chunk's successors, kept from chunk to
 /// chunk.
-struct Scratch<A> {
-    actions: Vec<A>,
+struct Scratch {
     /// The chunk's successors, and their words one after the other.
     succ: Vec<Successor>,
     words: Vec<u64>,
@@ -240,10 +247,9 @@ struct Scratch<A> {
     taken: usize,
 }
 
-impl<A> Scratch<A> {
+impl Scratch {
     fn new(k: usize) -> Self {
         Scratch {
-            actions: Vec::new(),
             succ: Vec::new(),
             words: Vec::new(),
             one: vec![0; k],
@@ -252,13 +258,15 @@ impl<A> Scratch<A> {
     }
 
     /// Makes the successors of the level's states `range` (their words in
-    /// `frontier`), and with `steps` each state's part of the progress
+    /// `frontier`; `actions` is the thread's list for their actions), and with `steps` each state's part of the progress
     /// check's graph: whether it owes something, and whether it stutters.
     /// Every successor is made first and judged after, so that their looks
     /// at the table can overlap (the table's look is most of a search's
     /// time). Stops early when the state budget runs out.
+    #[allow(clippy::too_many_arguments)]
     fn successors<M>(
         &mut self,
+        actions: &mut Vec<M::Action>,
         model: &M,
         progress: &[Progress<M>],
         frontier: &[u64],
@@ -266,7 +274,7 @@ impl<A> Scratch<A> {
         mut steps: Option<&mut ChunkSteps>,
         budget: &Budget,
     ) where
-        M: Narrated<Action = A> + Packed,
+        M: Narrated + Packed,
     {
         let k = self.one.len();
         let from = range.start;
@@ -274,10 +282,10 @@ impl<A> Scratch<A> {
         self.words.clear();
         for i in range {
             let state = model.unpack(&frontier[i * k..(i + 1) * k]);
-            model.actions(&state, &mut self.actions);
+            model.actions(&state, actions);
             if budget.max_states.is_none() {
-                self.taken += self.actions.len();
-            } else if !budget.take_states(self.actions.len()) {
+                self.taken += actions.len();
+            } else if !budget.take_states(actions.len()) {
                 break;
             }
             // The progress check's part: whether the state owes something,
@@ -289,22 +297,18 @@ impl<A> Scratch<A> {
                 if owing {
                     // A reduction may offer fewer steps than are enabled: a
                     // stutter is judged on them all.
-                    let fair = self
-                        .actions
-                        .iter()
-                        .any(|a| model.fairness(&state, a).is_some())
-                        || {
-                            let mut all = Vec::new();
-                            model.enabled_actions(&state, &mut all);
-                            all.iter().any(|a| model.fairness(&state, a).is_some())
-                        };
+                    let fair = actions.iter().any(|a| model.fairness(&state, a).is_some()) || {
+                        let mut all = Vec::new();
+                        model.enabled_actions(&state, &mut all);
+                        all.iter().any(|a| model.fairness(&state, a).is_some())
+                    };
                     if !fair && !model.stopped_by_bounds(&state) {
                         steps.stutters.push((i - from) as u32);
                     }
                 }
                 owing
             });
-            for (j, action) in self.actions.drain(..).enumerate() {
+            for (j, action) in actions.drain(..).enumerate() {
                 self.one.fill(0);
                 if !model.pack_next(&state, action, &mut self.one) {
                     continue;
@@ -317,6 +321,23 @@ impl<A> Scratch<A> {
                 });
                 self.words.extend_from_slice(&self.one);
             }
+        }
+    }
+}
+
+/// A chunk's successors made, waiting in its slot to be judged in order.
+struct Made {
+    full: bool,
+    scratch: Scratch,
+    steps: Option<ChunkSteps>,
+}
+
+impl Made {
+    fn new(k: usize) -> Self {
+        Made {
+            full: false,
+            scratch: Scratch::new(k),
+            steps: None,
         }
     }
 }
@@ -461,105 +482,183 @@ where
 
         let expanded_from = level_start;
         let mut clock = Instant::now();
-        let (level_steps, next_frontier) = if threads == 1 {
-            // One thread inserts and numbers each new state as it finds
-            // it: it finds them in key order, the order the phases below
-            // number them in, so the counts and traces are theirs, without
-            // the candidates' lists, their merges and two copies of each
-            // new state's words.
-            let mut scratch = Scratch::new(k);
-            let mut level_steps = Vec::new();
+        let (level_steps, next_frontier) = if threads <= IN_ORDER {
+            // One thread judges the level's successors in order, inserting
+            // and numbering each new state as it finds it: it finds them in
+            // key order, the order the phases below number them in, so the
+            // counts and traces are theirs, without the candidates' lists,
+            // their merges and two copies of each new state's words. A
+            // second thread makes successors, chunks ahead of the one
+            // judged, and the judge makes them too while it waits.
+            let chunks = level_len.div_ceil(CHUNK);
+            let window = WINDOW * threads;
+            let slots: Vec<Mutex<Made>> = (0..window.min(chunks))
+                .map(|_| Mutex::new(Made::new(k)))
+                .collect();
             let mut next_frontier: Vec<u64> = Vec::new();
-            let mut memory_at = Instant::now();
-            for chunk in 0..level_len.div_ceil(CHUNK) {
-                if budget.stopped() {
-                    break;
+            let next_chunk = AtomicUsize::new(0);
+            let judged = AtomicUsize::new(0);
+            let over = AtomicBool::new(false);
+            // The next chunk to make, if it is before `limit`.
+            let take = |limit: usize| -> Option<usize> {
+                let mut n = next_chunk.load(Ordering::Relaxed);
+                loop {
+                    if n >= limit.min(chunks) || budget.stopped() {
+                        return None;
+                    }
+                    match next_chunk.compare_exchange_weak(
+                        n,
+                        n + 1,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => return Some(n),
+                        Err(now) => n = now,
+                    }
                 }
+            };
+            // Makes `chunk`'s successors and hands them to the judge (its
+            // slot, which `made` leaves with and gets the slot's old lists).
+            let make = |chunk: usize,
+                        made: &mut Made,
+                        actions: &mut Vec<M::Action>,
+                        memory_at: &mut Instant| {
                 budget.look_at_time();
                 if memory_at.elapsed() >= MEMORY_EVERY {
                     budget.look_at_memory();
-                    memory_at = Instant::now();
+                    *memory_at = Instant::now();
                 }
                 let from = chunk * CHUNK;
-                let mut steps = keep.then(|| ChunkSteps::new(chunk));
-                scratch.successors(
+                made.steps = keep.then(|| ChunkSteps::new(chunk));
+                made.scratch.successors(
+                    actions,
                     model,
                     progress,
                     &frontier,
                     from..(from + CHUNK).min(level_len),
-                    steps.as_mut(),
+                    made.steps.as_mut(),
                     &budget,
                 );
-                // Room for every successor being new, asked for first: a
-                // list that doubles holds its old copy beside the new one
-                // for a moment.
-                let n = scratch.succ.len();
-                if !budget.room_for(
-                    grown_bytes(&next_frontier, n * k)
-                        + grown_bytes(&parents, n)
-                        + grown_bytes(&via, n),
-                ) {
-                    break;
-                }
-                next_frontier.reserve(n * k);
-                parents.reserve(n);
-                via.reserve(n);
-                for s in scratch.succ.iter().take(LOOK_AHEAD) {
-                    table.prefetch(s.fp, keep && s.owing);
-                }
-                for (n, s) in scratch.succ.iter().enumerate() {
-                    // An owing state's steps need their targets' numbers too.
-                    if let Some(s) = scratch.succ.get(n + LOOK_AHEAD) {
-                        table.prefetch(s.fp, keep && s.owing);
-                    }
-                    let number = u32::try_from(parents.len()).expect("at most 2^32 states");
-                    let seen = if keep {
-                        table.insert_numbered(s.fp, number)
-                    } else {
-                        (!table.insert(s.fp)).then_some(number)
-                    };
-                    if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
-                        steps.fingerprints.push(s.fp);
-                        steps.numbers.push(seen.unwrap_or(number));
-                        steps.counts[s.from - from] += 1;
-                    }
-                    if seen.is_some() {
-                        continue;
-                    }
-                    let words = &scratch.words[n * k..(n + 1) * k];
-                    parents.push(u32::try_from(level_start + s.from).expect("at most 2^32 states"));
-                    via.push(s.action);
-                    next_frontier.extend_from_slice(words);
-                    let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
-                    let mut next = None;
-                    for (p, property) in properties.iter().enumerate() {
-                        if found[p].is_none()
-                            && discovers(
-                                property,
-                                model,
-                                next.get_or_insert_with(|| model.unpack(words)),
-                            )
-                        {
-                            found[p] = Some(Discovery {
-                                key,
-                                after: started.elapsed(),
-                            });
-                        }
-                    }
-                }
-                level_steps.extend(steps);
                 budget
                     .generated
-                    .fetch_add(std::mem::take(&mut scratch.taken), Ordering::Relaxed);
-                meter.tick(|elapsed| {
-                    checker_line(
-                        budget.generated.load(Ordering::Relaxed),
-                        table.len(),
-                        Some(depth + 1),
-                        elapsed,
-                    )
-                });
-            }
+                    .fetch_add(std::mem::take(&mut made.scratch.taken), Ordering::Relaxed);
+                made.full = true;
+                let mut slot = slots[chunk % window].lock().expect("a slot");
+                assert!(!slot.full, "a chunk made ahead of its window");
+                std::mem::swap(&mut *slot, made);
+            };
+            let level_steps = std::thread::scope(|scope| {
+                for _ in 1..threads.min(chunks) {
+                    scope.spawn(|| {
+                        let mut made = Made::new(k);
+                        let mut actions = Vec::new();
+                        let mut memory_at = Instant::now();
+                        while !over.load(Ordering::Relaxed) && !budget.stopped() {
+                            match take(judged.load(Ordering::Acquire) + window) {
+                                Some(chunk) => make(chunk, &mut made, &mut actions, &mut memory_at),
+                                None if next_chunk.load(Ordering::Relaxed) >= chunks => break,
+                                None => std::thread::yield_now(),
+                            }
+                        }
+                    });
+                }
+                let mut level_steps = Vec::new();
+                let mut own = Made::new(k);
+                let mut actions = Vec::new();
+                let mut memory_at = Instant::now();
+                'judge: for chunk in 0..chunks {
+                    loop {
+                        {
+                            let mut slot = slots[chunk % window].lock().expect("a slot");
+                            if slot.full {
+                                std::mem::swap(&mut *slot, &mut own);
+                                slot.full = false;
+                                break;
+                            }
+                        }
+                        if budget.stopped() {
+                            break 'judge;
+                        }
+                        match take(chunk + window) {
+                            Some(ahead) => make(ahead, &mut own, &mut actions, &mut memory_at),
+                            None => std::hint::spin_loop(),
+                        }
+                    }
+                    let (scratch, mut steps) = (&own.scratch, own.steps.take());
+                    let from = chunk * CHUNK;
+                    // Room for every successor being new, asked for first: a
+                    // list that doubles holds its old copy beside the new one
+                    // for a moment.
+                    let n = scratch.succ.len();
+                    if !budget.room_for(
+                        grown_bytes(&next_frontier, n * k)
+                            + grown_bytes(&parents, n)
+                            + grown_bytes(&via, n),
+                    ) {
+                        break 'judge;
+                    }
+                    next_frontier.reserve(n * k);
+                    parents.reserve(n);
+                    via.reserve(n);
+                    for s in scratch.succ.iter().take(LOOK_AHEAD) {
+                        table.prefetch(s.fp, keep && s.owing);
+                    }
+                    for (n, s) in scratch.succ.iter().enumerate() {
+                        // An owing state's steps need their targets' numbers too.
+                        if let Some(s) = scratch.succ.get(n + LOOK_AHEAD) {
+                            table.prefetch(s.fp, keep && s.owing);
+                        }
+                        let number = u32::try_from(parents.len()).expect("at most 2^32 states");
+                        let seen = if keep {
+                            table.insert_numbered(s.fp, number)
+                        } else {
+                            (!table.insert(s.fp)).then_some(number)
+                        };
+                        if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
+                            steps.fingerprints.push(s.fp);
+                            steps.numbers.push(seen.unwrap_or(number));
+                            steps.counts[s.from - from] += 1;
+                        }
+                        if seen.is_some() {
+                            continue;
+                        }
+                        let words = &scratch.words[n * k..(n + 1) * k];
+                        parents.push(
+                            u32::try_from(level_start + s.from).expect("at most 2^32 states"),
+                        );
+                        via.push(s.action);
+                        next_frontier.extend_from_slice(words);
+                        let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
+                        let mut next = None;
+                        for (p, property) in properties.iter().enumerate() {
+                            if found[p].is_none()
+                                && discovers(
+                                    property,
+                                    model,
+                                    next.get_or_insert_with(|| model.unpack(words)),
+                                )
+                            {
+                                found[p] = Some(Discovery {
+                                    key,
+                                    after: started.elapsed(),
+                                });
+                            }
+                        }
+                    }
+                    level_steps.extend(steps);
+                    judged.store(chunk + 1, Ordering::Release);
+                    meter.tick(|elapsed| {
+                        checker_line(
+                            budget.generated.load(Ordering::Relaxed),
+                            table.len(),
+                            Some(depth + 1),
+                            elapsed,
+                        )
+                    });
+                }
+                over.store(true, Ordering::Relaxed);
+                level_steps
+            });
             if budget.stopped() {
                 // What a cut level inserted is not counted, as the phases
                 // below count nothing of it.
@@ -580,6 +679,7 @@ where
                         steps: Vec::new(),
                     };
                     let mut scratch = Scratch::new(k);
+                    let mut actions = Vec::new();
                     let mut memory_at = Instant::now();
                     loop {
                         let chunk = next_chunk.fetch_add(1, Ordering::Relaxed);
@@ -594,6 +694,7 @@ where
                         }
                         let mut steps = keep.then(|| ChunkSteps::new(chunk));
                         scratch.successors(
+                            &mut actions,
                             model,
                             progress,
                             &frontier,
