@@ -2,12 +2,23 @@
 //! states pack into words ([`Packed`]). Level by level, so that the first
 //! state found to break a property is at the least depth (a shortest
 //! counterexample), and in one canonical order, so that what is found does
-//! not depend on how many threads searched:
+//! not depend on how many threads searched. With one or two threads, in
+//! order ([`IN_ORDER`]):
 //!
-//! 1. **Expand** (every thread): the level's states are taken in chunks; each
-//!    successor not seen before this level is kept as a candidate, under its
-//!    key (its parent's number and the index of its action) and its
-//!    fingerprint. A thread keeps only the first of its own duplicates.
+//! - The level's states are taken in chunks of [`CHUNK`]; a chunk's
+//!   successors are made (packed and fingerprinted) by either thread, up
+//!   to a window of chunks ahead, and **judged** in chunk order by one: each
+//!   successor is inserted into the table, and a new one numbered at once,
+//!   its words appended to the next level. That is key order (a
+//!   successor's key is its parent's number and its action's index), so
+//!   the first state to break a property is the first judged. The judge's
+//!   part is about a third of the work; it makes chunks too while it waits.
+//!
+//! With more threads, a level's insertion is shared:
+//!
+//! 1. **Expand** (every thread): each successor not seen before this level
+//!    is kept as a candidate, under its key and its fingerprint. A thread
+//!    keeps only the first of its own duplicates.
 //! 2. **Insert** (every thread, each on its own shards of the table): the
 //!    candidates are merged in key order and inserted; the first insertion
 //!    of a state is the one with the least key, whichever thread found it.
@@ -23,11 +34,12 @@
 //! With progress properties asked for, it also keeps the graph the progress
 //! check walks ([`Kept`]): which states owe something, and each such state's
 //! steps as state numbers (a few bytes a step), found while expanding it,
-//! so that no state is expanded twice. A step's target seen before is
-//! numbered already, and its number is read where the expansion looks it
-//! up; a new one is numbered only in the next level, so its step is kept as
-//! a fingerprint until the level after it is numbered (the table then
-//! keeps numbers too).
+//! so that no state is expanded twice (the table then keeps numbers too).
+//! Judged in order, every step's target is numbered when it is judged.
+//! Shared, a step's target seen before is numbered already, and its number
+//! is read where the expansion looks it up; a new one is numbered only in
+//! the next level, so its step is kept as a fingerprint until the level
+//! after it is numbered.
 
 use super::kept::{Kept, Part};
 use super::table::{fingerprint, Shard, Table, SHARDS};
@@ -52,7 +64,7 @@ const LOOK_AHEAD: usize = 16;
 /// thread would wait on it.
 const IN_ORDER: usize = 2;
 /// How many chunks, a thread, are made ahead of the one being judged.
-const WINDOW: usize = 4;
+const WINDOW: usize = 16;
 /// States a thread takes at a time.
 const CHUNK: usize = 256;
 /// A step's target not numbered yet (numbered with the next level).
