@@ -337,6 +337,17 @@ impl Scratch {
     }
 }
 
+/// Sets its flag if the thread holding it panics.
+struct Abandon<'a>(&'a AtomicBool);
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// A chunk's successors made, waiting in its slot to be judged in order.
 struct Made {
     full: bool,
@@ -511,6 +522,7 @@ where
             let next_chunk = AtomicUsize::new(0);
             let judged = AtomicUsize::new(0);
             let over = AtomicBool::new(false);
+            let abandoned = AtomicBool::new(false);
             // The next chunk to make, if it is before `limit`.
             let take = |limit: usize| -> Option<usize> {
                 let mut n = next_chunk.load(Ordering::Relaxed);
@@ -562,6 +574,9 @@ where
             let level_steps = std::thread::scope(|scope| {
                 for _ in 1..threads.min(chunks) {
                     scope.spawn(|| {
+                        // A panic here would leave the judge waiting for
+                        // the chunk this thread took: it is told to stop.
+                        let _guard = Abandon(&abandoned);
                         let mut made = Made::new(k);
                         let mut actions = Vec::new();
                         let mut memory_at = Instant::now();
@@ -588,7 +603,7 @@ where
                                 break;
                             }
                         }
-                        if budget.stopped() {
+                        if budget.stopped() || abandoned.load(Ordering::Relaxed) {
                             break 'judge;
                         }
                         match take(chunk + window) {
