@@ -104,16 +104,17 @@ pub(crate) struct Searched {
 }
 
 /// One chunk's part of the graph: its states' owing flags, step counts and
-/// steps (as fingerprints until they are numbered), and its stutters (as
+/// steps (numbers, or fingerprints until numbered), and its stutters (as
 /// indices into the level).
 struct ChunkSteps {
     chunk: usize,
     owing: Vec<bool>,
     counts: Vec<u32>,
-    fingerprints: Vec<u64>,
-    /// Beside each step, its target's number if it was numbered when the
-    /// step was made ([`UNNUMBERED`] if it is numbered with the next level).
+    /// Each step's target's number if it was numbered when the step was
+    /// made, else [`UNNUMBERED`] (it is numbered with the next level: shared
+    /// insertion only) and its fingerprint beside it.
     numbers: Vec<u32>,
+    fingerprints: Vec<u64>,
     stutters: Vec<u32>,
 }
 
@@ -641,8 +642,8 @@ where
                         } else {
                             (!table.insert(s.fp)).then_some(number)
                         };
+                        // Every target is numbered: no fingerprint kept.
                         if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
-                            steps.fingerprints.push(s.fp);
                             steps.numbers.push(seen.unwrap_or(number));
                             steps.counts[s.from - from] += 1;
                         }
@@ -1013,7 +1014,7 @@ where
         // Every step of the level just expanded now leads to a numbered state.
         if let Some(kept) = kept.as_mut() {
             let states = level_steps.iter().map(|c| c.owing.len()).sum();
-            let steps = level_steps.iter().map(|c| c.fingerprints.len()).sum();
+            let steps = level_steps.iter().map(|c| c.numbers.len()).sum();
             budget.look_at_memory_for(kept.level_bytes(states, steps) as u64);
             if budget.stopped() {
                 break;
@@ -1030,7 +1031,7 @@ where
                     runs.push(Vec::new());
                     in_run = 0;
                 }
-                in_run += chunk.fingerprints.len();
+                in_run += chunk.numbers.len();
                 runs.last_mut().expect("a run").push(chunk);
             }
             let table = &table;
@@ -1054,14 +1055,12 @@ where
                     for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
                         let range = at..at + count as usize;
                         at += count as usize;
-                        let steps = chunk.fingerprints[range.clone()]
-                            .iter()
-                            .zip(&chunk.numbers[range]);
+                        let fingerprints = &chunk.fingerprints;
                         part.push(
                             owing,
-                            steps.map(|(&fp, &n)| match n {
+                            range.map(|j| match chunk.numbers[j] {
                                 UNNUMBERED => table
-                                    .number(fp)
+                                    .number(fingerprints[j])
                                     .expect("every step leads to a numbered state"),
                                 n => n,
                             }),
