@@ -63,7 +63,7 @@ const LOOK_AHEAD: usize = 16;
 /// The judge's part is about a third of a level's work, so a third
 /// thread would wait on it.
 const IN_ORDER: usize = 2;
-/// How many chunks, a thread, are made ahead of the one being judged.
+/// How many chunks a thread may be made ahead of the one being judged.
 const WINDOW: usize = 16;
 /// States a thread takes at a time.
 const CHUNK: usize = 256;
