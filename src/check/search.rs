@@ -210,11 +210,6 @@ impl Budget {
     }
 }
 
-/// The bytes `list` allocates when `more` words no longer fit: a doubling.
-fn growth_bytes(list: &Vec<u64>, more: usize) -> usize {
-    (list.capacity() * 2).max(list.len() + more).max(4) * 8
-}
-
 /// The bytes `list` allocates to take `more` items (none if they fit).
 fn grown_bytes<T>(list: &Vec<T>, more: usize) -> usize {
     if list.capacity() - list.len() >= more {
@@ -787,9 +782,7 @@ where
                                 }
                             }
                             let bucket = &mut mine.buckets[group_of(fp)];
-                            if bucket.capacity() - bucket.len() < stride
-                                && !budget.room_for(growth_bytes(bucket, stride))
-                            {
+                            if !budget.room_for(grown_bytes(bucket, stride)) {
                                 break;
                             }
                             bucket.push(key);
