@@ -245,3 +245,101 @@ fn a_deadline_is_shared_by_every_run_of_a_command() {
     assert_eq!(outcome.stats.unique, 1, "nothing past the initial state");
     assert_eq!(outcome.exit_code(), 3);
 }
+
+/// A model whose levels are thousands of states wide (each state's number
+/// holds its level above 16 bits and its place below), and whose `actions`
+/// panics in one state of a wide level: a bug in a model, met by whichever
+/// thread makes that state's successors.
+#[derive(Clone)]
+struct Fan {
+    panics_at: u32,
+}
+
+impl Model for Fan {
+    type State = u32;
+    type Action = u32;
+
+    fn init_states(&self) -> Vec<u32> {
+        vec![0]
+    }
+
+    fn actions(&self, x: &u32, actions: &mut Vec<u32>) {
+        assert_ne!(*x, self.panics_at, "a model's bug");
+        let (level, place) = (x >> 16, x & 0xffff);
+        if level < 20 {
+            for b in 0..2 {
+                actions.push((level + 1) << 16 | (2 * place + b) & 0xffff);
+            }
+        }
+    }
+
+    fn next_state(&self, _: &u32, to: u32) -> Option<u32> {
+        Some(to)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![Property::sometimes("never", |_, _| false)]
+    }
+}
+
+impl Packed for Fan {
+    fn packed_words(&self) -> usize {
+        1
+    }
+    fn pack(&self, x: &u32, words: &mut [u64]) {
+        words[0] = *x as u64;
+    }
+    fn unpack(&self, words: &[u64]) -> u32 {
+        words[0] as u32
+    }
+}
+
+/// Told as the line model tells its states.
+impl Narrated for Fan {
+    fn rows(&self, x: &u32) -> Vec<(String, String)> {
+        Line { end: 0 }.rows(x)
+    }
+    fn values(&self, x: &u32) -> Vec<(String, Value)> {
+        Line { end: 0 }.values(x)
+    }
+    fn tell(&self, init: &u32, actions: &[u32]) -> Vec<StoryStep> {
+        Line { end: 0 }.tell(init, actions)
+    }
+    fn words(&self, init: &u32, actions: &[u32]) -> Vec<String> {
+        Line { end: 0 }.words(init, actions)
+    }
+    fn parse(&self, init: &u32, words: &[String]) -> Result<Vec<u32>, ScriptError> {
+        Line { end: 0 }.parse(init, words)
+    }
+    fn explain(&self, property: &str, x: &u32) -> String {
+        Line { end: 0 }.explain(property, x)
+    }
+}
+
+#[test]
+fn a_panic_in_the_model_ends_the_check_whatever_the_thread_count() {
+    // Two threads wait on each other's chunks: a panic on either side must
+    // reach the caller, not leave the other waiting for ever.
+    let wide = Fan {
+        panics_at: u32::MAX,
+    };
+    let unique = check(wide, &[], &Limits::default()).stats.unique;
+    assert!(unique > 200_000, "wide levels: {unique} states");
+    // Places early, in the middle and late in a level of 256 chunks, so
+    // that both threads of two meet one: the one judging, the other making.
+    let places = [0, 300, 3000, 30_000, 65_000];
+    for (threads, place) in [1, 2, 3].into_iter().flat_map(|t| places.map(|p| (t, p))) {
+        let fan = Fan {
+            panics_at: 18 << 16 | place,
+        };
+        let limits = Limits {
+            threads,
+            ..Limits::default()
+        };
+        let run = std::panic::catch_unwind(|| check(fan, &[], &limits));
+        assert!(
+            run.is_err(),
+            "threads {threads}: the panic reached the caller"
+        );
+    }
+}

@@ -135,6 +135,35 @@ fn discovers<M: Model>(property: &Property<M>, model: &M, state: &M::State) -> b
     }
 }
 
+/// Of the properties not found yet in `first`, those the new state of
+/// `words` (its key `key`) discovers, found by it. The state is unpacked
+/// again (a state is hundreds of bytes; most successors are not new) only
+/// if a property is still to be found.
+fn first_discoveries<M: Packed>(
+    model: &M,
+    properties: &[Property<M>],
+    words: &[u64],
+    key: u64,
+    started: Instant,
+    first: &mut [Option<Discovery>],
+) {
+    let mut state = None;
+    for (property, first) in properties.iter().zip(first) {
+        if first.is_none()
+            && discovers(
+                property,
+                model,
+                state.get_or_insert_with(|| model.unpack(words)),
+            )
+        {
+            *first = Some(Discovery {
+                key,
+                after: started.elapsed(),
+            });
+        }
+    }
+}
+
 /// The budgets, shared by the threads: whichever runs out first cuts the run.
 struct Budget {
     max_states: Option<usize>,
@@ -249,10 +278,6 @@ struct Scratch {
     succ: Vec<Successor>,
     words: Vec<u64>,
     one: Vec<u64>,
-    /// Successors made and not yet counted in the budget: without a state
-    /// budget, a chunk's are counted once at its end (a shared counter
-    /// written every state keeps its cache line moving between threads).
-    taken: usize,
 }
 
 impl Scratch {
@@ -261,16 +286,16 @@ impl Scratch {
             succ: Vec::new(),
             words: Vec::new(),
             one: vec![0; k],
-            taken: 0,
         }
     }
 
     /// Makes the successors of the level's states `range` (their words in
-    /// `frontier`; `actions` is the thread's list for their actions), and with `steps` each state's part of the progress
-    /// check's graph: whether it owes something, and whether it stutters.
-    /// Every successor is made first and judged after, so that their looks
-    /// at the table can overlap (the table's look is most of a search's
-    /// time). Stops early when the state budget runs out.
+    /// `frontier`; `actions` is the thread's list for their actions), and
+    /// with `steps` each state's part of the progress check's graph:
+    /// whether it owes something, and whether it stutters. Every successor
+    /// is made first and judged after, so that their looks at the table
+    /// can overlap (the table's look is most of a search's time). Stops
+    /// early when the state budget runs out.
     #[allow(clippy::too_many_arguments)]
     fn successors<M>(
         &mut self,
@@ -288,11 +313,15 @@ impl Scratch {
         let from = range.start;
         self.succ.clear();
         self.words.clear();
+        // Without a state budget, the chunk's states are counted once at its
+        // end: a shared counter written every state keeps its cache line
+        // moving between the threads.
+        let mut taken = 0;
         for i in range {
             let state = model.unpack(&frontier[i * k..(i + 1) * k]);
             model.actions(&state, actions);
             if budget.max_states.is_none() {
-                self.taken += actions.len();
+                taken += actions.len();
             } else if !budget.take_states(actions.len()) {
                 break;
             }
@@ -330,6 +359,19 @@ impl Scratch {
                 self.words.extend_from_slice(&self.one);
             }
         }
+        budget.generated.fetch_add(taken, Ordering::Relaxed);
+    }
+
+    /// The successors whose places in the table to ask for before judging
+    /// the `n`th: the first [`LOOK_AHEAD`] and it before the first, then
+    /// the one [`LOOK_AHEAD`] after it.
+    fn ahead(&self, n: usize) -> &[Successor] {
+        let ahead = if n == 0 {
+            0..LOOK_AHEAD + 1
+        } else {
+            n + LOOK_AHEAD..n + LOOK_AHEAD + 1
+        };
+        &self.succ[ahead.start.min(self.succ.len())..ahead.end.min(self.succ.len())]
     }
 }
 
@@ -495,7 +537,6 @@ where
             break;
         }
         let level_len = frontier.len() / k;
-        let done: Vec<bool> = found.iter().map(Option::is_some).collect();
         let next_chunk = AtomicUsize::new(0);
         let unique_so_far = table.len();
 
@@ -559,9 +600,6 @@ where
                     made.steps.as_mut(),
                     &budget,
                 );
-                budget
-                    .generated
-                    .fetch_add(std::mem::take(&mut made.scratch.taken), Ordering::Relaxed);
                 made.full = true;
                 let mut slot = slots[chunk % window].lock().expect("a slot");
                 assert!(!slot.full, "a chunk made ahead of its window");
@@ -585,6 +623,9 @@ where
                         }
                     });
                 }
+                // A panic of the judge would leave the other thread waiting
+                // for room in the window: it is told the level is over.
+                let _guard = Abandon(&over);
                 let mut level_steps = Vec::new();
                 let mut own = Made::new(k);
                 let mut actions = Vec::new();
@@ -623,12 +664,9 @@ where
                     next_frontier.reserve(n * k);
                     parents.reserve(n);
                     via.reserve(n);
-                    for s in scratch.succ.iter().take(LOOK_AHEAD) {
-                        table.prefetch(s.fp, keep && s.owing);
-                    }
                     for (n, s) in scratch.succ.iter().enumerate() {
                         // An owing state's steps need their targets' numbers too.
-                        if let Some(s) = scratch.succ.get(n + LOOK_AHEAD) {
+                        for s in scratch.ahead(n) {
                             table.prefetch(s.fp, keep && s.owing);
                         }
                         let number = u32::try_from(parents.len()).expect("at most 2^32 states");
@@ -652,21 +690,7 @@ where
                         via.push(s.action);
                         next_frontier.extend_from_slice(words);
                         let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
-                        let mut next = None;
-                        for (p, property) in properties.iter().enumerate() {
-                            if found[p].is_none()
-                                && discovers(
-                                    property,
-                                    model,
-                                    next.get_or_insert_with(|| model.unpack(words)),
-                                )
-                            {
-                                found[p] = Some(Discovery {
-                                    key,
-                                    after: started.elapsed(),
-                                });
-                            }
-                        }
+                        first_discoveries(model, properties, words, key, started, &mut found);
                     }
                     level_steps.extend(steps);
                     judged.store(chunk + 1, Ordering::Release);
@@ -692,13 +716,15 @@ where
             (level_steps, next_frontier)
         } else {
             // 1. Expand, every thread reading the table.
+            let found_before = found.clone();
             let mut expansions: Vec<Expansion> = std::thread::scope(|scope| {
                 let expand = |meter: Option<&mut Meter>| {
                     let mut meter = meter;
                     let mut mine = Expansion {
                         buckets: vec![Vec::new(); groups],
                         mine: Shard::default(),
-                        first: vec![None; properties.len()],
+                        // What earlier levels found is not looked for again.
+                        first: found_before.clone(),
                         steps: Vec::new(),
                     };
                     let mut scratch = Scratch::new(k);
@@ -725,19 +751,12 @@ where
                             steps.as_mut(),
                             &budget,
                         );
-                        let (succ, succ_words) = (&scratch.succ, &scratch.words);
-                        let ask = |s: &Successor, mine: &Shard| {
-                            table.prefetch(s.fp, keep && s.owing);
-                            mine.prefetch(s.fp, false);
-                        };
-                        for s in succ.iter().take(LOOK_AHEAD) {
-                            ask(s, &mine.mine);
-                        }
-                        for (n, s) in succ.iter().enumerate() {
-                            if let Some(s) = succ.get(n + LOOK_AHEAD) {
-                                ask(s, &mine.mine);
+                        for (n, s) in scratch.succ.iter().enumerate() {
+                            for s in scratch.ahead(n) {
+                                table.prefetch(s.fp, keep && s.owing);
+                                mine.mine.prefetch(s.fp, false);
                             }
-                            let words = &succ_words[n * k..(n + 1) * k];
+                            let words = &scratch.words[n * k..(n + 1) * k];
                             let fp = s.fp;
                             let seen = match steps.as_mut().filter(|_| s.owing) {
                                 Some(steps) => {
@@ -762,25 +781,14 @@ where
                                 continue;
                             }
                             let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
-                            // A new state, unpacked again (a state is hundreds
-                            // of bytes; most successors are not new) if a
-                            // property is still to be found.
-                            let mut next = None;
-                            for (p, property) in properties.iter().enumerate() {
-                                if !done[p]
-                                    && mine.first[p].is_none()
-                                    && discovers(
-                                        property,
-                                        model,
-                                        next.get_or_insert_with(|| model.unpack(words)),
-                                    )
-                                {
-                                    mine.first[p] = Some(Discovery {
-                                        key,
-                                        after: started.elapsed(),
-                                    });
-                                }
-                            }
+                            first_discoveries(
+                                model,
+                                properties,
+                                words,
+                                key,
+                                started,
+                                &mut mine.first,
+                            );
                             let bucket = &mut mine.buckets[group_of(fp)];
                             if !budget.room_for(grown_bytes(bucket, stride)) {
                                 break;
@@ -790,9 +798,6 @@ where
                             bucket.extend_from_slice(words);
                         }
                         mine.steps.extend(steps);
-                        budget
-                            .generated
-                            .fetch_add(std::mem::take(&mut scratch.taken), Ordering::Relaxed);
                         if let Some(meter) = meter.as_deref_mut() {
                             meter.tick(|elapsed| {
                                 checker_line(
