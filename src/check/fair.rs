@@ -23,8 +23,11 @@
 //! A violation is a lasso: the search's shortest path to the component's
 //! first state (the least number, so the least depth), then a loop through
 //! the component from it back to it that takes, or passes a state that
-//! disables, every class enabled somewhere in it (a fair loop). One thread,
-//! in the search's numbering: the same lasso whatever the thread count.
+//! disables, every class enabled somewhere in it (a fair loop). The
+//! components are the same whatever the thread count (a second walk only
+//! spares the first some states: [`components`]), and they are judged on
+//! one thread in the search's numbering: the same lasso whatever the
+//! thread count.
 
 use super::budget::Watch;
 use super::kept::Kept;
@@ -32,6 +35,7 @@ use super::search::Searched;
 use super::{Cut, Limits};
 use slotcheck_models::{Narrated, Packed, Progress};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// A state number whose component is decided.
@@ -211,8 +215,11 @@ struct Frame {
 /// Tarjan's strongly connected components, iterative, from `roots` in
 /// order, over the states `succ` leads to (it appends only those in the
 /// subgraph); each component is given to `on_scc` as soon as it is
-/// complete. False when `go_on` said stop. The frames' steps share one
-/// stack, so that a state's visit allocates nothing.
+/// complete. A state this walk has not seen and `decided` says is decided
+/// elsewhere is passed over as if its component were complete (it must be
+/// on no cycle through a state this walk has not completed). False when
+/// `go_on` said stop. The frames' steps share one stack, so that a state's
+/// visit allocates nothing.
 ///
 /// Generic rather than dynamic: the whole graph's walk calls `succ` and
 /// the marks for every state and step.
@@ -220,6 +227,7 @@ fn tarjan<K: Marks>(
     succ: &mut impl FnMut(u32, &mut Vec<u32>),
     roots: &mut impl Iterator<Item = u32>,
     marks: &mut K,
+    decided: &impl Fn(u32) -> bool,
     on_scc: &mut impl FnMut(Vec<u32>),
     go_on: &mut impl FnMut() -> bool,
 ) -> bool {
@@ -247,7 +255,7 @@ fn tarjan<K: Marks>(
     };
     let mut visited = 0usize;
     for root in roots {
-        if marks.get(root) != 0 {
+        if decided(root) || marks.get(root) != 0 {
             continue;
         }
         push(root, marks, &mut stack, &mut calls, &mut edges);
@@ -255,6 +263,9 @@ fn tarjan<K: Marks>(
             if top.next < top.end {
                 let w = edges[top.next];
                 top.next += 1;
+                if decided(w) {
+                    continue;
+                }
                 match marks.get(w) {
                     0 => {
                         visited += 1;
@@ -289,6 +300,94 @@ fn tarjan<K: Marks>(
         }
     }
     true
+}
+
+/// The components of the owing states' graph worth judging: more than one
+/// state, or one with a step back to itself or that stutters; in no order.
+/// False with them when `go_on` said stop.
+///
+/// With two threads or more a second walk goes from the last state back,
+/// and each walk passes over the states the other has decided: this one
+/// publishes only the states it finds on no cycle (a state on no cycle
+/// reaches no state on the first walk's stack, whose states reach the state
+/// it is at: a cycle), and the first walk finds every cycle itself. The
+/// components are the same whatever the thread count, each found once (a
+/// stutter that is a component alone is told by whichever walk decides it
+/// first).
+fn components(
+    kept: &Kept,
+    threads: usize,
+    go_on: &mut impl FnMut() -> bool,
+) -> (Vec<Vec<u32>>, bool) {
+    let n = kept.len();
+    let owing = |v: u32| kept.owing(v);
+    let succ = |v: u32, out: &mut Vec<u32>| {
+        kept.steps_into(v, |w| {
+            if owing(w) {
+                out.push(w)
+            }
+        })
+    };
+    let back = |v: u32| {
+        let mut back = false;
+        kept.steps_into(v, |w| back |= w == v);
+        back
+    };
+    let stutters = |v: u32| kept.stutters.binary_search(&v).is_ok();
+    // Also the first look at a step's target: most steps lead to a state
+    // whose component is complete, and this set stays in the cache where
+    // the marks do not.
+    let decided: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let is_decided = |v: u32| decided[v as usize / 64].load(Ordering::Relaxed) >> (v % 64) & 1 == 1;
+    // True for the walk that decides `v` first.
+    let decide = |v: u32| {
+        decided[v as usize / 64].fetch_or(1 << (v % 64), Ordering::Relaxed) >> (v % 64) & 1 == 0
+    };
+    let walk = |go_on: &mut dyn FnMut() -> bool| {
+        let mut found = Vec::new();
+        let finished = tarjan(
+            &mut { succ },
+            &mut (0..n as u32).filter(|&v| owing(v)),
+            &mut vec![0u32; n],
+            &is_decided,
+            // Most components are one state with no step back to itself
+            // and something fair to do: nothing to judge.
+            &mut |c| {
+                let first = c.iter().fold(true, |first, &v| decide(v) && first);
+                if c.len() > 1 || first && (back(c[0]) || stutters(c[0])) {
+                    found.push(c)
+                }
+            },
+            &mut || go_on(),
+        );
+        (found, finished)
+    };
+    if threads < 2 {
+        return walk(go_on);
+    }
+    let over = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let from_the_end = scope.spawn(|| {
+            let mut found = Vec::new();
+            tarjan(
+                &mut { succ },
+                &mut (0..n as u32).rev().filter(|&v| owing(v)),
+                &mut vec![0u32; n],
+                &is_decided,
+                &mut |c| {
+                    if c.len() == 1 && !back(c[0]) && decide(c[0]) && stutters(c[0]) {
+                        found.push(c)
+                    }
+                },
+                &mut || !over.load(Ordering::Relaxed),
+            );
+            found
+        });
+        let (mut found, finished) = walk(go_on);
+        over.store(true, Ordering::Relaxed);
+        found.extend(from_the_end.join().expect("the walk from the end"));
+        (found, finished)
+    })
 }
 
 /// A candidate violation: its entry (least state number) and its loop's
@@ -366,39 +465,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
             });
         }
     };
-    let n = kept.len();
-    let owing = |v: u32| kept.owing(v);
-    // One-state components worth judging: a stutter, or a step back to
-    // itself.
-    let single = |v: u32| {
-        let mut back = false;
-        kept.steps_into(v, |w| back |= w == v);
-        back || kept.stutters.binary_search(&v).is_ok()
-    };
-    let mut marks = vec![0u32; n];
-    let mut roots = (0..n as u32).filter(|&v| owing(v));
-    let mut components = Vec::new();
-    let mut finished = tarjan(
-        &mut |v, out| {
-            kept.steps_into(v, |w| {
-                if owing(w) {
-                    out.push(w)
-                }
-            })
-        },
-        &mut roots,
-        &mut marks,
-        &mut |component| {
-            // Most components are one state with no step back to itself
-            // and something fair to do: nothing to judge.
-            if component.len() == 1 && !single(component[0]) {
-                return;
-            }
-            components.push(component);
-        },
-        &mut || go_on(&mut cut),
-    );
-    drop(marks);
+    let (components, mut finished) = components(kept, limits.threads, &mut || go_on(&mut cut));
     let mut judge =
         |component: Vec<u32>, best: &mut Vec<Option<Candidate>>, cut: &mut Option<Cut>| {
             let expanded = graph.expand_all(&component);
@@ -450,6 +517,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
                         },
                         &mut roots,
                         &mut sub_marks,
+                        &|_| false,
                         &mut |part| parts.push(part),
                         &mut || go_on(cut),
                     );
@@ -596,4 +664,86 @@ fn fair_loop<M: Narrated + Packed>(graph: &Graph<M>, entry: u32, members: &[u32]
         at = now;
     }
     steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A graph like a search's: states numbered level by level, most steps
+    /// to the next level, some back to the same level or an earlier one
+    /// (cycles), a few to themselves; most states owe, a few stutter.
+    fn graph(seed: u64, levels: usize, width: usize, back: f64) -> Kept {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let n = levels * width;
+        let mut kept = Kept::default();
+        for v in 0..n {
+            let level = v / width;
+            let owing = rng.random_bool(0.9);
+            let mut steps = Vec::new();
+            if owing {
+                for _ in 0..rng.random_range(0..5) {
+                    let to = if rng.random_bool(back) {
+                        rng.random_range(0..=(level + 1) * width - 1)
+                    } else if level + 1 < levels {
+                        (level + 1) * width + rng.random_range(0..width)
+                    } else {
+                        continue;
+                    };
+                    steps.push(to as u32);
+                }
+                if rng.random_bool(0.01) {
+                    steps.push(v as u32);
+                }
+                if rng.random_bool(0.05) {
+                    kept.stutters.push(v as u32);
+                }
+            }
+            kept.push(owing, steps.into_iter());
+        }
+        kept
+    }
+
+    fn sorted(mut components: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
+        for c in &mut components {
+            c.sort_unstable();
+        }
+        components.sort_unstable();
+        components
+    }
+
+    #[test]
+    fn two_walks_find_the_components_one_finds() {
+        for seed in 0..60 {
+            let back = [0.0, 0.02, 0.1, 0.3][seed as usize % 4];
+            let kept = graph(seed, 30, 200, back);
+            let (one, finished) = components(&kept, 1, &mut || true);
+            assert!(finished);
+            let one = sorted(one);
+            // Different interleavings of the two walks, the same answer.
+            for _ in 0..3 {
+                let (two, finished) = components(&kept, 2, &mut || true);
+                assert!(finished);
+                assert_eq!(sorted(two), one, "seed {seed}");
+            }
+            // What is judged: every cycle, and the stutters alone.
+            for c in &one {
+                let single = c.len() == 1;
+                assert!(
+                    !single || kept.steps(c[0]).contains(&c[0]) || kept.stutters.contains(&c[0])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_walk_told_to_stop_says_so() {
+        let kept = graph(7, 30, 200, 0.1);
+        for threads in [1, 2] {
+            let (_, finished) = components(&kept, threads, &mut || false);
+            assert!(!finished);
+        }
+    }
 }
