@@ -165,30 +165,50 @@ fn whole(measure: impl FnOnce() -> Measurement) -> Option<Measurement> {
 /// `progress`: a progress line on stderr during each run (it does not
 /// change the figures beyond a poll every few milliseconds). After a
 /// signal, the rows measured whole before it.
-pub fn measure(large: bool, progress: bool) -> Vec<Measurement> {
+pub fn measure(large: bool, progress: bool, runs: usize) -> Vec<Measurement> {
     let mut rows = measure_rows(matrix(large), &DESIGNS, progress);
     if large {
         let (_, bounds, _) = matrix(true)
             .into_iter()
             .find(|row| row.0 == SPLIT_BOUNDS)
             .expect("the split reads' bounds are in the matrix");
-        let mut model = Stovepipe::new(design_named(RECOMMENDED).expect("a design"), bounds);
-        model.options.split_read = true;
-        rows.extend(whole(|| {
+        rows.push(Box::new(move || {
+            let mut model = Stovepipe::new(design_named(RECOMMENDED).expect("a design"), bounds);
+            model.options.split_read = true;
             measure_one(SPLIT_ROW, RECOMMENDED, model, 1, progress)
         }));
     }
     for (name, bounds, designs, threads) in link_matrix(large) {
         for &design in designs {
             for &threads in threads {
-                let model = Link::new(link_design(design).expect("a design"), bounds);
-                rows.extend(whole(|| {
+                rows.push(Box::new(move || {
+                    let model = Link::new(link_design(design).expect("a design"), bounds);
                     measure_one(name, design, model, threads, progress)
                 }));
             }
         }
     }
-    rows
+    fastest(rows, runs)
+}
+
+/// A row of the table: how to measure it once.
+type Row = Box<dyn Fn() -> Measurement>;
+
+/// Each row measured `runs` times, the rows taken in turn (so that a
+/// while of a busier machine falls on every row alike), and kept as its
+/// fastest whole run. After a signal, the rows measured whole before it.
+fn fastest(rows: Vec<Row>, runs: usize) -> Vec<Measurement> {
+    let mut best: Vec<Option<Measurement>> = rows.iter().map(|_| None).collect();
+    for _ in 0..runs.max(1) {
+        for (row, best) in rows.iter().zip(&mut best) {
+            if let Some(m) = whole(row) {
+                if best.as_ref().is_none_or(|b| m.seconds < b.seconds) {
+                    *best = Some(m);
+                }
+            }
+        }
+    }
+    best.into_iter().flatten().collect()
 }
 
 /// The stovepipe rows of `matrix`: each design on each bounds, with each
@@ -197,13 +217,13 @@ fn measure_rows(
     matrix: Vec<(&'static str, Bounds, &'static [usize])>,
     designs: &[&'static str],
     progress: bool,
-) -> Vec<Measurement> {
-    let mut rows = Vec::new();
+) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
     for (name, bounds, threads) in matrix {
         for &design in designs {
             for &threads in threads {
-                let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
-                rows.extend(whole(|| {
+                rows.push(Box::new(move || {
+                    let model = Stovepipe::new(design_named(design).expect("a design"), bounds);
                     measure_one(name, design, model, threads, progress)
                 }));
             }
@@ -517,6 +537,7 @@ pub fn run(
     quick: bool,
     progress_only: bool,
     scaling: bool,
+    runs: usize,
     as_json: bool,
     progress: bool,
 ) -> Result<u8, String> {
@@ -544,16 +565,20 @@ pub fn run(
         return Ok(if cancelled() { 3 } else { 0 });
     }
     if scaling {
-        let rows = measure_rows(
-            matrix(true)
-                .into_iter()
-                .filter(|(name, ..)| *name == SCALING)
-                .collect(),
-            &DESIGNS,
-            progress,
+        let rows = fastest(
+            measure_rows(
+                matrix(true)
+                    .into_iter()
+                    .filter(|(name, ..)| *name == SCALING)
+                    .collect(),
+                &DESIGNS,
+                progress,
+            ),
+            runs,
         );
         let report = BenchReport {
             checks: rows.iter().map(figures_of).collect(),
+            runs,
             stopped: cancelled().then(|| {
                 "a signal (SIGINT or SIGTERM) stopped the bench: the rows above are whole, the ones not shown were not measured".to_string()
             }),
@@ -572,7 +597,7 @@ pub fn run(
     let rows = if quick {
         measure_quick(progress)
     } else {
-        measure(large, progress)
+        measure(large, progress, runs)
     };
     let timeout = Duration::from_secs(2);
     let overshoot = if large {
@@ -609,6 +634,7 @@ pub fn run(
     let spin = after(|| crate::commands::bench_spin::compare(quick, progress)).transpose()?;
     let report = BenchReport {
         checks: rows.iter().map(figures_of).collect(),
+        runs,
         command_timeout: commands
             .iter()
             .map(|(command, s, code)| CommandOvershoot {
@@ -672,4 +698,51 @@ pub fn run(
     let (text, cut) = crate::commands::simulate_bench::bench(0, &Limits::default())?;
     print!("{text}");
     Ok(if cut.is_some() { 3 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    fn row(name: &'static str, times: Vec<f64>, taken: Rc<Cell<usize>>) -> Row {
+        let next = Cell::new(0);
+        Box::new(move || {
+            let i = next.get();
+            next.set(i + 1);
+            taken.set(taken.get() + 1);
+            Measurement {
+                phases: Phases::default(),
+                bounds: name,
+                design: name,
+                threads: 1,
+                unique: i,
+                states: 0,
+                states_per_second: 0.0,
+                peak_mib: None,
+                bytes_per_state: None,
+                seconds: times[i],
+                first_violation: None,
+            }
+        })
+    }
+
+    #[test]
+    fn each_row_is_its_fastest_run_in_the_rows_order() {
+        let taken = Rc::new(Cell::new(0));
+        let rows = vec![
+            row("a", vec![3.0, 1.0, 2.0], taken.clone()),
+            row("b", vec![1.0, 5.0, 4.0], taken.clone()),
+        ];
+        let best = fastest(rows, 3);
+        assert_eq!(taken.get(), 6, "every row measured three times");
+        let got: Vec<(&str, f64, usize)> = best
+            .iter()
+            .map(|m| (m.bounds, m.seconds, m.unique))
+            .collect();
+        assert_eq!(got, vec![("a", 1.0, 1), ("b", 1.0, 0)]);
+        let once = fastest(vec![row("c", vec![2.0], taken.clone())], 1);
+        assert_eq!((once.len(), once[0].seconds), (1, 2.0));
+    }
 }

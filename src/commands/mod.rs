@@ -175,6 +175,10 @@ struct BenchArgs {
     /// ten minutes).
     #[arg(long, conflicts_with_all = ["large", "quick", "progress_cost", "spin"])]
     scaling: bool,
+    /// Measure each search row N times, the rows taken in turn, and show each row's fastest
+    /// run: on a shared machine one run can be a tenth or more slower than the next.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100), conflicts_with_all = ["quick", "progress_cost", "spin"])]
+    runs: u16,
     /// Only slotcheck against SPIN (spin/README.md): owner-keyed and the recommended design
     /// on three requests, K 1, a crash, a stall and two deliveries (two requests with
     /// --quick), one run each, with both times, the ratio and whether every safety verdict
@@ -270,6 +274,7 @@ pub fn run() -> ExitCode {
             args.quick,
             args.progress_cost,
             args.scaling,
+            usize::from(args.runs),
             args.json,
             crate::check::progress::wanted(args.quiet),
         ),

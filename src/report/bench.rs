@@ -15,6 +15,9 @@ use serde::Serialize;
 pub struct BenchReport {
     /// One exhaustive search a row: bounds, design, threads.
     pub checks: Vec<SearchFigures>,
+    /// How many times each row of `checks` was measured (`--runs`), the
+    /// rows taken in turn: each row is its fastest run.
+    pub runs: usize,
     /// Each command that takes `--timeout`, end to end.
     pub command_timeout: Vec<CommandOvershoot>,
     /// Absent when a signal stopped the bench before it.
@@ -385,6 +388,12 @@ impl BenchReport {
             "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders; split = the same with --option split-read. t: threads.\n\
              B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation.\n",
         );
+        if self.runs > 1 {
+            out.push_str(&format!(
+                "each row: the fastest of {} runs, the rows taken in turn.\n",
+                self.runs
+            ));
+        }
         let speedups: Vec<String> =
             self.checks
                 .iter()
@@ -499,6 +508,7 @@ mod tests {
     fn report(checks: Vec<SearchFigures>) -> BenchReport {
         BenchReport {
             checks,
+            runs: 1,
             command_timeout: Vec::new(),
             mutate: None,
             stopped: None,
