@@ -353,7 +353,11 @@ fn components(
             // Most components are one state with no step back to itself
             // and something fair to do: nothing to judge.
             &mut |c| {
-                let first = c.iter().fold(true, |first, &v| decide(v) && first);
+                // Every state of it marked decided, whatever the first says.
+                let mut first = true;
+                for &v in &c {
+                    first &= decide(v);
+                }
                 if c.len() > 1 || first && (back(c[0]) || stutters(c[0])) {
                     found.push(c)
                 }
