@@ -43,17 +43,24 @@ impl Model for Line {
     }
 }
 
-impl Packed for Line {
-    fn packed_words(&self) -> usize {
-        1
-    }
-    fn pack(&self, x: &u32, words: &mut [u64]) {
-        words[0] = *x as u64;
-    }
-    fn unpack(&self, words: &[u64]) -> u32 {
-        words[0] as u32
-    }
+/// A model whose state is one `u32`, packed in one word.
+macro_rules! packed_in_one_word {
+    ($model:ty) => {
+        impl Packed for $model {
+            fn packed_words(&self) -> usize {
+                1
+            }
+            fn pack(&self, x: &u32, words: &mut [u64]) {
+                words[0] = *x as u64;
+            }
+            fn unpack(&self, words: &[u64]) -> u32 {
+                words[0] as u32
+            }
+        }
+    };
 }
+
+packed_in_one_word!(Line);
 
 impl Narrated for Line {
     fn rows(&self, x: &u32) -> Vec<(String, String)> {
@@ -282,17 +289,7 @@ impl Model for Fan {
     }
 }
 
-impl Packed for Fan {
-    fn packed_words(&self) -> usize {
-        1
-    }
-    fn pack(&self, x: &u32, words: &mut [u64]) {
-        words[0] = *x as u64;
-    }
-    fn unpack(&self, words: &[u64]) -> u32 {
-        words[0] as u32
-    }
-}
+packed_in_one_word!(Fan);
 
 /// Told as the line model tells its states.
 impl Narrated for Fan {

@@ -215,9 +215,10 @@ struct Frame {
 /// Tarjan's strongly connected components, iterative, from `roots` in
 /// order, over the states `succ` leads to (it appends only those in the
 /// subgraph); each component is given to `on_scc` as soon as it is
-/// complete. A state this walk has not seen and `decided` says is decided
-/// elsewhere is passed over as if its component were complete (it must be
-/// on no cycle through a state this walk has not completed). False when
+/// complete. A state `decided` says is decided is passed over as if its
+/// component were complete (one another walk decided must be on no cycle
+/// through a state on this walk's stack, or in a component that walk has
+/// completed; see [`components`]). False when
 /// `go_on` said stop. The frames' steps share one stack, so that a state's
 /// visit allocates nothing.
 ///
@@ -358,7 +359,7 @@ fn components(
                 for &v in &c {
                     first &= decide(v);
                 }
-                if c.len() > 1 || first && (back(c[0]) || stutters(c[0])) {
+                if c.len() > 1 || first && (stutters(c[0]) || back(c[0])) {
                     found.push(c)
                 }
             },

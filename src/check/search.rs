@@ -12,7 +12,8 @@
 //!   its words appended to the next level. That is key order (a
 //!   successor's key is its parent's number and its action's index), so
 //!   the first state to break a property is the first judged. The judge's
-//!   part is about a third of the work; it makes chunks too while it waits.
+//!   part is nearly as much as the making; it makes chunks too while it
+//!   waits.
 //!
 //! With more threads, a level's insertion is shared:
 //!
@@ -60,8 +61,8 @@ const AHEAD: usize = 8;
 const LOOK_AHEAD: usize = 16;
 /// Up to how many threads a level's successors are judged in order by
 /// one of them (the others make successors); more share the insertion.
-/// The judge's part is about a third of a level's work, so a third
-/// thread would wait on it.
+/// The judge's part is nearly as much as the making, so a third thread
+/// would wait on it.
 const IN_ORDER: usize = 2;
 /// How many chunks a thread may be made ahead of the one being judged.
 const WINDOW: usize = 16;
