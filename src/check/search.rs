@@ -10,10 +10,14 @@
 //!   to a window of chunks ahead, and **judged** in chunk order by one: each
 //!   successor is inserted into the table, and a new one numbered at once,
 //!   its words appended to the next level. That is key order (a
-//!   successor's key is its parent's number and its action's index), so
-//!   the first state to break a property is the first judged. The judge's
-//!   part is nearly as much as the making; it makes chunks too while it
-//!   waits.
+//!   successor's key is its parent's number and its action's index), the
+//!   order the next level is numbered in. The judge's part is nearly as
+//!   much as the making; it makes chunks too while it waits.
+//!
+//! Whatever the thread count, a state is judged against the `always` and
+//! `sometimes` properties by the thread that expands it ([`Seek`]), so
+//! that the judge does none of it: the first state of a level to break a
+//! property is the least-numbered, the least key.
 //!
 //! With more threads, a level's insertion is shared:
 //!
@@ -136,32 +140,71 @@ fn discovers<M: Model>(property: &Property<M>, model: &M, state: &M::State) -> b
     }
 }
 
-/// Of the properties not found yet in `first`, those the new state of
-/// `words` (its key `key`) discovers, found by it. The state is unpacked
-/// again (a state is hundreds of bytes; most successors are not new) only
-/// if a property is still to be found.
-fn first_discoveries<M: Packed>(
-    model: &M,
-    properties: &[Property<M>],
-    words: &[u64],
-    key: u64,
+/// What the makers look for in the states they expand: the properties
+/// not found in an earlier level (`todo`, by index), and when the search
+/// started. A state is judged against the properties when it is expanded,
+/// by whichever thread makes its successors (it is unpacked then anyway),
+/// not when it is found: every state is expanded once, in its level, and
+/// the least number in a level is the least key, so the discovery is the
+/// one judging at insertion would give, one level later.
+struct Seek<'a, M: Model> {
+    properties: &'a [Property<M>],
+    todo: Vec<bool>,
     started: Instant,
-    first: &mut [Option<Discovery>],
-) {
-    let mut state = None;
-    for (property, first) in properties.iter().zip(first) {
-        if first.is_none()
-            && discovers(
-                property,
-                model,
-                state.get_or_insert_with(|| model.unpack(words)),
-            )
-        {
-            *first = Some(Discovery {
-                key,
-                after: started.elapsed(),
-            });
+}
+
+impl<M: Model> Seek<'_, M> {
+    /// Per property, none found in this level yet.
+    fn none(&self) -> Vec<Option<(usize, Duration)>> {
+        vec![None; self.properties.len()]
+    }
+
+    /// Notes in `first` the properties still to find that `state` (the
+    /// level's `i`th) discovers, unless an earlier state did.
+    fn look(&self, model: &M, state: &M::State, i: usize, first: &mut [Option<(usize, Duration)>]) {
+        for (p, property) in self.properties.iter().enumerate() {
+            if self.todo[p] && first[p].is_none() && discovers(property, model, state) {
+                first[p] = Some((i, self.started.elapsed()));
+            }
         }
+    }
+}
+
+/// Keeps in `level` each discovery of `chunk` that comes before the one
+/// `level` has (by the state's index in the level).
+fn earliest(level: &mut [Option<(usize, Duration)>], chunk: &[Option<(usize, Duration)>]) {
+    for (l, c) in level.iter_mut().zip(chunk) {
+        if let Some(c) = c.filter(|c| l.is_none_or(|l| c.0 < l.0)) {
+            *l = Some(c);
+        }
+    }
+}
+
+/// Notes in `found` the level's first discoveries (`first`, by index in the
+/// level that starts at number `level_start`), under their states' keys.
+fn discovered(
+    found: &mut [Option<Discovery>],
+    first: &[Option<(usize, Duration)>],
+    level_start: usize,
+    parents: &[u32],
+    via: &[u8],
+    roots: &[u32],
+) {
+    for (found, first) in found.iter_mut().zip(first) {
+        if let (None, Some((i, after))) = (*found, *first) {
+            let key = key_of(level_start + i, parents, via, roots);
+            *found = Some(Discovery { key, after });
+        }
+    }
+}
+
+/// The key of the state numbered `n`: its parent's number and its action's
+/// index, or for an initial state [`INIT`] and its index.
+fn key_of(n: usize, parents: &[u32], via: &[u8], roots: &[u32]) -> u64 {
+    if n < roots.len() {
+        INIT | roots[n] as u64
+    } else {
+        (parents[n] as u64) << 8 | via[n] as u64
     }
 }
 
@@ -279,6 +322,9 @@ struct Scratch {
     succ: Vec<Successor>,
     words: Vec<u64>,
     one: Vec<u64>,
+    /// Per property, the chunk's first state (its index in the level) that
+    /// discovers it, and when.
+    first: Vec<Option<(usize, Duration)>>,
 }
 
 impl Scratch {
@@ -287,6 +333,7 @@ impl Scratch {
             succ: Vec::new(),
             words: Vec::new(),
             one: vec![0; k],
+            first: Vec::new(),
         }
     }
 
@@ -303,6 +350,7 @@ impl Scratch {
         actions: &mut Vec<M::Action>,
         model: &M,
         progress: &[Progress<M>],
+        seek: &Seek<M>,
         frontier: &[u64],
         range: std::ops::Range<usize>,
         mut steps: Option<&mut ChunkSteps>,
@@ -314,6 +362,7 @@ impl Scratch {
         let from = range.start;
         self.succ.clear();
         self.words.clear();
+        self.first = seek.none();
         // Without a state budget, the chunk's states are counted once at its
         // end: a shared counter written every state keeps its cache line
         // moving between the threads.
@@ -326,6 +375,7 @@ impl Scratch {
             } else if !budget.take_states(actions.len()) {
                 break;
             }
+            seek.look(model, &state, i, &mut self.first);
             // The progress check's part: whether the state owes something,
             // and if so its steps, in action order.
             let owing = steps.as_deref_mut().is_some_and(|steps| {
@@ -410,8 +460,9 @@ struct Expansion {
     buckets: Vec<Vec<u64>>,
     /// Fingerprints this thread has already made a candidate this level.
     mine: Shard,
-    /// Per property, the first candidate (least key) that discovers it.
-    first: Vec<Option<Discovery>>,
+    /// Per property, the first state this thread expanded (its index in
+    /// the level) that discovers it.
+    first: Vec<Option<(usize, Duration)>>,
     /// With progress properties: the steps of each chunk this thread took.
     steps: Vec<ChunkSteps>,
 }
@@ -514,14 +565,6 @@ where
         if keep {
             table.set_number(fp, parents.len() as u32);
         }
-        for (p, property) in properties.iter().enumerate() {
-            if found[p].is_none() && discovers(property, model, state) {
-                found[p] = Some(Discovery {
-                    key: INIT | i as u64,
-                    after: started.elapsed(),
-                });
-            }
-        }
         parents.push(0);
         via.push(0);
         roots.push(u32::try_from(i).expect("at most 2^32 initial states"));
@@ -539,6 +582,13 @@ where
         }
         let level_len = frontier.len() / k;
         let next_chunk = AtomicUsize::new(0);
+        let seek = Seek {
+            properties,
+            todo: found.iter().map(Option::is_none).collect(),
+            started,
+        };
+        // Per property, the level's first state that discovers it.
+        let mut level_first = seek.none();
         let unique_so_far = table.len();
 
         let expanded_from = level_start;
@@ -596,6 +646,7 @@ where
                     actions,
                     model,
                     progress,
+                    &seek,
                     &frontier,
                     from..(from + CHUNK).min(level_len),
                     made.steps.as_mut(),
@@ -651,6 +702,7 @@ where
                     }
                     let (scratch, mut steps) = (&own.scratch, own.steps.take());
                     let from = chunk * CHUNK;
+                    earliest(&mut level_first, &scratch.first);
                     // Room for every successor being new, asked for first: a
                     // list that doubles holds its old copy beside the new one
                     // for a moment.
@@ -690,8 +742,6 @@ where
                         );
                         via.push(s.action);
                         next_frontier.extend_from_slice(words);
-                        let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
-                        first_discoveries(model, properties, words, key, started, &mut found);
                     }
                     level_steps.extend(steps);
                     judged.store(chunk + 1, Ordering::Release);
@@ -707,6 +757,15 @@ where
                 over.store(true, Ordering::Relaxed);
                 level_steps
             });
+            // What the judged chunks found stands, a cut or not.
+            discovered(
+                &mut found,
+                &level_first,
+                level_start,
+                &parents,
+                &via,
+                &roots,
+            );
             if budget.stopped() {
                 // What a cut level inserted is not counted, as the phases
                 // below count nothing of it.
@@ -717,15 +776,13 @@ where
             (level_steps, next_frontier)
         } else {
             // 1. Expand, every thread reading the table.
-            let found_before = found.clone();
             let mut expansions: Vec<Expansion> = std::thread::scope(|scope| {
                 let expand = |meter: Option<&mut Meter>| {
                     let mut meter = meter;
                     let mut mine = Expansion {
                         buckets: vec![Vec::new(); groups],
                         mine: Shard::default(),
-                        // What earlier levels found is not looked for again.
-                        first: found_before.clone(),
+                        first: seek.none(),
                         steps: Vec::new(),
                     };
                     let mut scratch = Scratch::new(k);
@@ -747,11 +804,13 @@ where
                             &mut actions,
                             model,
                             progress,
+                            &seek,
                             &frontier,
                             from..(from + CHUNK).min(level_len),
                             steps.as_mut(),
                             &budget,
                         );
+                        earliest(&mut mine.first, &scratch.first);
                         for (n, s) in scratch.succ.iter().enumerate() {
                             for s in scratch.ahead(n) {
                                 table.prefetch(s.fp, keep && s.owing);
@@ -782,14 +841,6 @@ where
                                 continue;
                             }
                             let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
-                            first_discoveries(
-                                model,
-                                properties,
-                                words,
-                                key,
-                                started,
-                                &mut mine.first,
-                            );
                             let bucket = &mut mine.buckets[group_of(fp)];
                             if !budget.room_for(grown_bytes(bucket, stride)) {
                                 break;
@@ -824,14 +875,17 @@ where
                 );
                 all
             });
-            for (p, slot) in found.iter_mut().enumerate() {
-                if slot.is_none() {
-                    *slot = expansions
-                        .iter()
-                        .filter_map(|e| e.first[p])
-                        .min_by_key(|d| d.key);
-                }
+            for e in &expansions {
+                earliest(&mut level_first, &e.first);
             }
+            discovered(
+                &mut found,
+                &level_first,
+                level_start,
+                &parents,
+                &via,
+                &roots,
+            );
             if budget.stopped() {
                 break;
             }
@@ -1108,11 +1162,7 @@ where
 impl Searched {
     /// The key of the state numbered `n` (as [`Searched::path`] takes it).
     pub fn key_of(&self, n: usize) -> u64 {
-        if n < self.roots.len() {
-            INIT | self.roots[n] as u64
-        } else {
-            (self.parents[n] as u64) << 8 | self.via[n] as u64
-        }
+        key_of(n, &self.parents, &self.via, &self.roots)
     }
 
     /// The actions (as indices into each state's `actions`) from an initial
