@@ -210,12 +210,15 @@ struct Frame {
     next: usize,
     end: usize,
     low: u32,
+    /// It has a step to itself.
+    back: bool,
 }
 
 /// Tarjan's strongly connected components, iterative, from `roots` in
 /// order, over the states `succ` leads to (it appends only those in the
 /// subgraph); each component is given to `on_scc` as soon as it is
-/// complete. A state `decided` says is decided is passed over as if its
+/// complete, with whether its first state (its root) has a step to itself
+/// (a one-state component is then a cycle). A state `decided` says is decided is passed over as if its
 /// component were complete (one another walk decided must be on no cycle
 /// through a state on this walk's stack, or in a component that walk has
 /// completed; see [`components`]). False when
@@ -229,13 +232,15 @@ fn tarjan<K: Marks>(
     roots: &mut impl Iterator<Item = u32>,
     marks: &mut K,
     decided: &impl Fn(u32) -> bool,
-    on_scc: &mut impl FnMut(Vec<u32>),
+    on_scc: &mut impl FnMut(&[u32], bool),
     go_on: &mut impl FnMut() -> bool,
 ) -> bool {
     let mut counter = 1u32;
     let mut stack: Vec<u32> = Vec::new();
     let mut calls: Vec<Frame> = Vec::new();
     let mut edges: Vec<u32> = Vec::new();
+    // One list for every component: most are one state.
+    let mut component: Vec<u32> = Vec::new();
     let mut push = |v: u32,
                     marks: &mut K,
                     stack: &mut Vec<u32>,
@@ -251,6 +256,7 @@ fn tarjan<K: Marks>(
             next,
             end: edges.len(),
             low: counter,
+            back: false,
         });
         counter += 1;
     };
@@ -264,6 +270,7 @@ fn tarjan<K: Marks>(
             if top.next < top.end {
                 let w = edges[top.next];
                 top.next += 1;
+                top.back |= w == top.node;
                 if decided(w) {
                     continue;
                 }
@@ -284,7 +291,7 @@ fn tarjan<K: Marks>(
             // Its steps are the top of the stack: its children's are gone.
             edges.truncate(frame.start);
             if frame.low == marks.get(frame.node) {
-                let mut component = Vec::new();
+                component.clear();
                 loop {
                     let v = stack.pop().expect("the component's states are stacked");
                     marks.set(v, DONE);
@@ -293,7 +300,7 @@ fn tarjan<K: Marks>(
                         break;
                     }
                 }
-                on_scc(component);
+                on_scc(&component, frame.back);
             }
             if let Some(parent) = calls.last_mut() {
                 parent.low = parent.low.min(frame.low);
@@ -329,11 +336,6 @@ fn components(
             }
         })
     };
-    let back = |v: u32| {
-        let mut back = false;
-        kept.steps_into(v, |w| back |= w == v);
-        back
-    };
     let stutters = |v: u32| kept.stutters.binary_search(&v).is_ok();
     // Also the first look at a step's target: most steps lead to a state
     // whose component is complete, and this set stays in the cache where
@@ -353,14 +355,14 @@ fn components(
             &is_decided,
             // Most components are one state with no step back to itself
             // and something fair to do: nothing to judge.
-            &mut |c| {
+            &mut |c, back| {
                 // Every state of it marked decided, whatever the first says.
                 let mut first = true;
-                for &v in &c {
+                for &v in c {
                     first &= decide(v);
                 }
-                if c.len() > 1 || first && (stutters(c[0]) || back(c[0])) {
-                    found.push(c)
+                if c.len() > 1 || first && (back || stutters(c[0])) {
+                    found.push(c.to_vec())
                 }
             },
             &mut || go_on(),
@@ -379,9 +381,9 @@ fn components(
                 &mut (0..n as u32).rev().filter(|&v| owing(v)),
                 &mut vec![0u32; n],
                 &is_decided,
-                &mut |c| {
-                    if c.len() == 1 && !back(c[0]) && decide(c[0]) && stutters(c[0]) {
-                        found.push(c)
+                &mut |c, back| {
+                    if c.len() == 1 && !back && decide(c[0]) && stutters(c[0]) {
+                        found.push(c.to_vec())
                     }
                 },
                 &mut || !over.load(Ordering::Relaxed),
@@ -523,7 +525,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
                         &mut roots,
                         &mut sub_marks,
                         &|_| false,
-                        &mut |part| parts.push(part),
+                        &mut |part, _| parts.push(part.to_vec()),
                         &mut || go_on(cut),
                     );
                     if !finished {
