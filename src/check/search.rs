@@ -720,7 +720,7 @@ where
                     for (n, s) in scratch.succ.iter().enumerate() {
                         // An owing state's steps need their targets' numbers too.
                         for s in scratch.ahead(n) {
-                            table.prefetch(s.fp, keep && s.owing);
+                            table.prefetch(s.fp);
                         }
                         let number = u32::try_from(parents.len()).expect("at most 2^32 states");
                         let seen = if keep {
@@ -813,8 +813,8 @@ where
                         earliest(&mut mine.first, &scratch.first);
                         for (n, s) in scratch.succ.iter().enumerate() {
                             for s in scratch.ahead(n) {
-                                table.prefetch(s.fp, keep && s.owing);
-                                mine.mine.prefetch(s.fp, false);
+                                table.prefetch(s.fp);
+                                mine.mine.prefetch(s.fp);
                             }
                             let words = &scratch.words[n * k..(n + 1) * k];
                             let fp = s.fp;
@@ -934,7 +934,7 @@ where
                     // The place of a candidate a few ahead in this list read
                     // now, so that its miss overlaps the inserts before it.
                     if let Some(&ahead) = lists[l].get(at[l] + AHEAD * stride + 1) {
-                        shards[Table::shard_of(ahead) % per_group].prefetch(ahead, false);
+                        shards[Table::shard_of(ahead) % per_group].prefetch(ahead);
                     }
                     let fp = record[1];
                     if shards[Table::shard_of(fp) % per_group].insert(fp) {
@@ -1102,7 +1102,7 @@ where
                         .zip(&chunk.numbers)
                         .filter(|&(_, &n)| n == UNNUMBERED)
                     {
-                        table.prefetch(fp, true);
+                        table.prefetch(fp);
                     }
                     let mut at = 0usize;
                     for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {

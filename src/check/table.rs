@@ -53,47 +53,91 @@ fn prefetch<T>(at: &T) {
 }
 
 /// One shard: linear probing over a power-of-two table, grown at 3/4 full.
-#[derive(Default)]
+/// A slot is its fingerprint (zero: empty) and, in a numbered shard, its
+/// state's number beside it, in one list: a look that needs the number
+/// then misses the cache once, not twice (two lists did).
 pub struct Shard {
-    slots: Vec<u64>,
-    /// Beside each slot, its state's number (only when `numbered`).
-    numbers: Vec<u32>,
-    numbered: bool,
+    /// Per slot, `stride` words: the fingerprint's low and high halves,
+    /// then the number if numbered.
+    cells: Vec<u32>,
+    stride: usize,
     len: usize,
 }
 
+impl Default for Shard {
+    fn default() -> Self {
+        Shard {
+            cells: Vec::new(),
+            stride: 2,
+            len: 0,
+        }
+    }
+}
+
 impl Shard {
+    fn numbered() -> Self {
+        Shard {
+            stride: 3,
+            ..Shard::default()
+        }
+    }
+
+    fn slots(&self) -> usize {
+        self.cells.len() / self.stride
+    }
+
     fn index(&self, fp: u64) -> usize {
         // The top bits chose the shard; the low bits place it within.
-        fp as usize & (self.slots.len() - 1)
+        fp as usize & (self.slots() - 1)
+    }
+
+    fn fp_at(&self, i: usize) -> u64 {
+        let at = i * self.stride;
+        u64::from(self.cells[at]) | u64::from(self.cells[at + 1]) << 32
+    }
+
+    fn set_fp(&mut self, i: usize, fp: u64) {
+        let at = i * self.stride;
+        self.cells[at] = fp as u32;
+        self.cells[at + 1] = (fp >> 32) as u32;
+    }
+
+    fn number_at(&self, i: usize) -> u32 {
+        self.cells[i * self.stride + 2]
+    }
+
+    fn set_number_at(&mut self, i: usize, number: u32) {
+        self.cells[i * self.stride + 2] = number;
     }
 
     pub fn contains(&self, fp: u64) -> bool {
         self.find(fp).is_some()
     }
 
-    /// Asks for the slot where a look for `fp` starts (and with `number`,
-    /// its number's) to be brought into the cache, without waiting for it.
-    pub fn prefetch(&self, fp: u64, number: bool) {
-        if self.slots.is_empty() {
+    /// Asks for the slot where a look for `fp` starts to be brought into
+    /// the cache, without waiting for it.
+    pub fn prefetch(&self, fp: u64) {
+        if self.cells.is_empty() {
             return;
         }
-        let i = self.index(fp);
-        prefetch(&self.slots[i]);
-        if number && self.numbered {
-            prefetch(&self.numbers[i]);
+        let at = self.index(fp) * self.stride;
+        prefetch(&self.cells[at]);
+        // A slot of three words may end in the next cache line.
+        let last = &self.cells[at + self.stride - 1];
+        if (last as *const u32 as usize) % 64 < 4 * (self.stride - 1) {
+            prefetch(last);
         }
     }
 
     /// The slot holding `fp`.
     fn find(&self, fp: u64) -> Option<usize> {
-        if self.slots.is_empty() {
+        if self.cells.is_empty() {
             return None;
         }
-        let mask = self.slots.len() - 1;
+        let mask = self.slots() - 1;
         let mut i = self.index(fp);
         loop {
-            match self.slots[i] {
+            match self.fp_at(i) {
                 0 => return None,
                 slot if slot == fp => return Some(i),
                 _ => i = (i + 1) & mask,
@@ -111,24 +155,24 @@ impl Shard {
     pub fn insert_numbered(&mut self, fp: u64, number: u32) -> Option<u32> {
         match self.place(fp) {
             Ok(i) => {
-                self.numbers[i] = number;
+                self.set_number_at(i, number);
                 None
             }
-            Err(i) => Some(self.numbers[i]),
+            Err(i) => Some(self.number_at(i)),
         }
     }
 
     /// The slot `fp` is put in (`Ok`), or the one it was in already.
     fn place(&mut self, fp: u64) -> Result<usize, usize> {
-        if (self.len + 1) * 4 > self.slots.len() * 3 {
+        if (self.len + 1) * 4 > self.slots() * 3 {
             self.grow();
         }
-        let mask = self.slots.len() - 1;
+        let mask = self.slots() - 1;
         let mut i = self.index(fp);
         loop {
-            match self.slots[i] {
+            match self.fp_at(i) {
                 0 => {
-                    self.slots[i] = fp;
+                    self.set_fp(i, fp);
                     self.len += 1;
                     return Ok(i);
                 }
@@ -140,34 +184,34 @@ impl Shard {
 
     /// The bytes the next insert allocates if it grows the shard, else 0.
     pub fn growth_bytes(&self) -> usize {
-        if (self.len + 1) * 4 > self.slots.len() * 3 {
-            (self.slots.len() * 2).max(64) * (8 + if self.numbered { 4 } else { 0 })
+        if (self.len + 1) * 4 > self.slots() * 3 {
+            (self.slots() * 2).max(64) * self.stride * 4
         } else {
             0
         }
     }
 
     fn grow(&mut self) {
-        let size = (self.slots.len() * 2).max(64);
-        let old = std::mem::replace(&mut self.slots, vec![0; size]);
-        prefer_huge_pages(&self.slots);
-        let old_numbers = if self.numbered {
-            let old = std::mem::replace(&mut self.numbers, vec![0; size]);
-            prefer_huge_pages(&self.numbers);
-            old
-        } else {
-            Vec::new()
+        let size = (self.slots() * 2).max(64);
+        let old = Shard {
+            cells: std::mem::replace(&mut self.cells, vec![0; size * self.stride]),
+            ..*self
         };
+        prefer_huge_pages(&self.cells);
         self.len = 0;
-        for (at, fp) in old.into_iter().enumerate().filter(|&(_, fp)| fp != 0) {
-            let mask = size - 1;
+        let mask = size - 1;
+        for at in 0..old.slots() {
+            let fp = old.fp_at(at);
+            if fp == 0 {
+                continue;
+            }
             let mut i = self.index(fp);
-            while self.slots[i] != 0 {
+            while self.fp_at(i) != 0 {
                 i = (i + 1) & mask;
             }
-            self.slots[i] = fp;
-            if self.numbered {
-                self.numbers[i] = old_numbers[at];
+            self.set_fp(i, fp);
+            if self.stride == 3 {
+                self.set_number_at(i, old.number_at(at));
             }
             self.len += 1;
         }
@@ -176,12 +220,12 @@ impl Shard {
     /// Gives the state of `fp` (inserted) its number.
     pub fn set_number(&mut self, fp: u64, number: u32) {
         let i = self.find(fp).expect("a numbered state is in its shard");
-        self.numbers[i] = number;
+        self.set_number_at(i, number);
     }
 
     /// The number of the state of `fp`, if it is in the shard.
     pub fn number(&self, fp: u64) -> Option<u32> {
-        self.find(fp).map(|i| self.numbers[i])
+        self.find(fp).map(|i| self.number_at(i))
     }
 
     pub fn len(&self) -> usize {
@@ -206,12 +250,7 @@ impl Table {
     /// A table that keeps each state's number too.
     pub fn numbered() -> Self {
         Table {
-            shards: (0..SHARDS)
-                .map(|_| Shard {
-                    numbered: true,
-                    ..Shard::default()
-                })
-                .collect(),
+            shards: (0..SHARDS).map(|_| Shard::numbered()).collect(),
         }
     }
 
@@ -232,8 +271,8 @@ impl Table {
     }
 
     /// See [`Shard::prefetch`].
-    pub fn prefetch(&self, fp: u64, number: bool) {
-        self.shards[Self::shard_of(fp)].prefetch(fp, number);
+    pub fn prefetch(&self, fp: u64) {
+        self.shards[Self::shard_of(fp)].prefetch(fp);
     }
 
     pub fn insert(&mut self, fp: u64) -> bool {
@@ -256,8 +295,8 @@ impl Table {
         self.shards
             .iter()
             .map(|shard| {
-                let slot = 8 + if shard.numbered { 4 } else { 0 };
-                let mut size = shard.slots.len();
+                let slot = shard.stride * 4;
+                let mut size = shard.slots();
                 let mut bytes = 0;
                 while (shard.len + each) * 4 > size * 3 {
                     size = (size * 2).max(64);
