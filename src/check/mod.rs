@@ -327,7 +327,7 @@ where
         .map(|(p, found)| {
             let kind = model.kind_of(p.name).unwrap_or(PropertyKind::Always);
             let trace = found.map(|d| {
-                let (root, steps) = searched.path(d.key);
+                let (root, steps) = searched.path(searched.key_of(d.number));
                 replay(&model, root, &steps)
             });
             let verdict = match (kind, &trace, searched.cut) {

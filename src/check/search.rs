@@ -79,11 +79,11 @@ const MEMORY_EVERY: Duration = Duration::from_millis(20);
 /// A discovery's key when it is an initial state: this bit and its index.
 const INIT: u64 = 1 << 63;
 
-/// A property's first discovery: the key of the state that made it (its
-/// parent's number and its action's index), and when.
+/// A property's first discovery: the number of the state that made it,
+/// and when.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Discovery {
-    pub key: u64,
+    pub number: usize,
     pub after: Duration,
 }
 
@@ -181,30 +181,19 @@ fn earliest(level: &mut [Option<(usize, Duration)>], chunk: &[Option<(usize, Dur
 }
 
 /// Notes in `found` the level's first discoveries (`first`, by index in the
-/// level that starts at number `level_start`), under their states' keys.
+/// level that starts at number `level_start`).
 fn discovered(
     found: &mut [Option<Discovery>],
     first: &[Option<(usize, Duration)>],
     level_start: usize,
-    parents: &[u32],
-    via: &[u8],
-    roots: &[u32],
 ) {
     for (found, first) in found.iter_mut().zip(first) {
         if let (None, Some((i, after))) = (*found, *first) {
-            let key = key_of(level_start + i, parents, via, roots);
-            *found = Some(Discovery { key, after });
+            *found = Some(Discovery {
+                number: level_start + i,
+                after,
+            });
         }
-    }
-}
-
-/// The key of the state numbered `n`: its parent's number and its action's
-/// index, or for an initial state [`INIT`] and its index.
-fn key_of(n: usize, parents: &[u32], via: &[u8], roots: &[u32]) -> u64 {
-    if n < roots.len() {
-        INIT | roots[n] as u64
-    } else {
-        (parents[n] as u64) << 8 | via[n] as u64
     }
 }
 
@@ -758,14 +747,7 @@ where
                 level_steps
             });
             // What the judged chunks found stands, a cut or not.
-            discovered(
-                &mut found,
-                &level_first,
-                level_start,
-                &parents,
-                &via,
-                &roots,
-            );
+            discovered(&mut found, &level_first, level_start);
             if budget.stopped() {
                 // What a cut level inserted is not counted, as the phases
                 // below count nothing of it.
@@ -878,14 +860,7 @@ where
             for e in &expansions {
                 earliest(&mut level_first, &e.first);
             }
-            discovered(
-                &mut found,
-                &level_first,
-                level_start,
-                &parents,
-                &via,
-                &roots,
-            );
+            discovered(&mut found, &level_first, level_start);
             if budget.stopped() {
                 break;
             }
@@ -1162,7 +1137,11 @@ where
 impl Searched {
     /// The key of the state numbered `n` (as [`Searched::path`] takes it).
     pub fn key_of(&self, n: usize) -> u64 {
-        key_of(n, &self.parents, &self.via, &self.roots)
+        if n < self.roots.len() {
+            INIT | self.roots[n] as u64
+        } else {
+            (self.parents[n] as u64) << 8 | self.via[n] as u64
+        }
     }
 
     /// The actions (as indices into each state's `actions`) from an initial
