@@ -329,7 +329,8 @@ impl Scratch {
     /// Makes the successors of the level's states `range` (their words in
     /// `frontier`; `actions` is the thread's list for their actions), and
     /// with `steps` each state's part of the progress check's graph:
-    /// whether it owes something, and whether it stutters. Every successor
+    /// whether it owes something, and whether it stutters; in `first`, the
+    /// properties `seek` looks for that the states discover. Every successor
     /// is made first and judged after, so that their looks at the table
     /// can overlap (the table's look is most of a search's time). Stops
     /// early when the state budget runs out.
@@ -351,7 +352,8 @@ impl Scratch {
         let from = range.start;
         self.succ.clear();
         self.words.clear();
-        self.first = seek.none();
+        self.first.clear();
+        self.first.resize(seek.properties.len(), None);
         // Without a state budget, the chunk's states are counted once at its
         // end: a shared counter written every state keeps its cache line
         // moving between the threads.
@@ -707,7 +709,8 @@ where
                     parents.reserve(n);
                     via.reserve(n);
                     for (n, s) in scratch.succ.iter().enumerate() {
-                        // An owing state's steps need their targets' numbers too.
+                        // A slot's number comes with it (an owing state's
+                        // steps need their targets' numbers).
                         for s in scratch.ahead(n) {
                             table.prefetch(s.fp);
                         }
