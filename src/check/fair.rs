@@ -218,11 +218,11 @@ struct Frame {
 /// order, over the states `succ` leads to (it appends only those in the
 /// subgraph); each component is given to `on_scc` as soon as it is
 /// complete, with whether its first state (its root) has a step to itself
-/// (a one-state component is then a cycle). A state `decided` says is decided is passed over as if its
-/// component were complete (one another walk decided must be on no cycle
-/// through a state on this walk's stack, or in a component that walk has
-/// completed; see [`components`]). False when
-/// `go_on` said stop. The frames' steps share one stack, so that a state's
+/// (a one-state component is then a cycle). A state `decided` says is
+/// decided is passed over as if its component were complete (one another
+/// walk decided must be on no cycle through a state on this walk's stack,
+/// or in a component that walk has completed; see [`components`]). False
+/// when `go_on` said stop. The frames' steps share one stack, so that a state's
 /// visit allocates nothing.
 ///
 /// Generic rather than dynamic: the whole graph's walk calls `succ` and

@@ -76,7 +76,8 @@ const CHUNK: usize = 256;
 const UNNUMBERED: u32 = u32::MAX;
 /// How often a thread looks at the process's memory.
 const MEMORY_EVERY: Duration = Duration::from_millis(20);
-/// A discovery's key when it is an initial state: this bit and its index.
+/// The key of an initial state ([`Searched::key_of`]): this bit and its
+/// index.
 const INIT: u64 = 1 << 63;
 
 /// A property's first discovery: the number of the state that made it,

@@ -60,15 +60,20 @@ pub struct Shard {
     /// Per slot, `stride` words: the fingerprint's low and high halves,
     /// then the number if numbered.
     cells: Vec<u32>,
+    /// [`PLAIN`] or [`NUMBERED`] words a slot.
     stride: usize,
     len: usize,
 }
+
+/// Words a slot: a fingerprint; a fingerprint and a number.
+const PLAIN: usize = 2;
+const NUMBERED: usize = 3;
 
 impl Default for Shard {
     fn default() -> Self {
         Shard {
             cells: Vec::new(),
-            stride: 2,
+            stride: PLAIN,
             len: 0,
         }
     }
@@ -77,7 +82,7 @@ impl Default for Shard {
 impl Shard {
     fn numbered() -> Self {
         Shard {
-            stride: 3,
+            stride: NUMBERED,
             ..Shard::default()
         }
     }
@@ -102,12 +107,16 @@ impl Shard {
         self.cells[at + 1] = (fp >> 32) as u32;
     }
 
+    // A plain shard's third word would be the next slot's: only a
+    // numbered shard has numbers.
     fn number_at(&self, i: usize) -> u32 {
-        self.cells[i * self.stride + 2]
+        assert_eq!(self.stride, NUMBERED, "a plain shard keeps no numbers");
+        self.cells[i * NUMBERED + 2]
     }
 
     fn set_number_at(&mut self, i: usize, number: u32) {
-        self.cells[i * self.stride + 2] = number;
+        assert_eq!(self.stride, NUMBERED, "a plain shard keeps no numbers");
+        self.cells[i * NUMBERED + 2] = number;
     }
 
     pub fn contains(&self, fp: u64) -> bool {
@@ -210,7 +219,7 @@ impl Shard {
                 i = (i + 1) & mask;
             }
             self.set_fp(i, fp);
-            if self.stride == 3 {
+            if self.stride == NUMBERED {
                 self.set_number_at(i, old.number_at(at));
             }
             self.len += 1;
