@@ -286,7 +286,9 @@ fn grown_bytes<T>(list: &Vec<T>, more: usize) -> usize {
 /// index in the level), the action's index, whether that state owes
 /// something (its steps are kept), and its fingerprint.
 struct Successor {
-    from: usize,
+    /// 16 bytes in all: the judge reads every successor a making thread
+    /// wrote, each line from the other core's cache.
+    from: u32,
     action: u8,
     owing: bool,
     fp: u64,
@@ -360,6 +362,7 @@ impl Scratch {
         // moving between the threads.
         let mut taken = 0;
         for i in range {
+            let index = u32::try_from(i).expect("at most 2^32 states");
             let state = model.unpack(&frontier[i * k..(i + 1) * k]);
             model.actions(&state, actions);
             if budget.max_states.is_none() {
@@ -394,7 +397,7 @@ impl Scratch {
                     continue;
                 }
                 self.succ.push(Successor {
-                    from: i,
+                    from: index,
                     action: u8::try_from(j).expect("at most 256 actions from a state"),
                     owing,
                     fp: fingerprint(&self.one),
@@ -724,14 +727,15 @@ where
                         // Every target is numbered: no fingerprint kept.
                         if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
                             steps.numbers.push(seen.unwrap_or(number));
-                            steps.counts[s.from - from] += 1;
+                            steps.counts[s.from as usize - from] += 1;
                         }
                         if seen.is_some() {
                             continue;
                         }
                         let words = &scratch.words[n * k..(n + 1) * k];
                         parents.push(
-                            u32::try_from(level_start + s.from).expect("at most 2^32 states"),
+                            u32::try_from(level_start + s.from as usize)
+                                .expect("at most 2^32 states"),
                         );
                         via.push(s.action);
                         next_frontier.extend_from_slice(words);
@@ -809,7 +813,7 @@ where
                                     let number = table.number(fp);
                                     steps.fingerprints.push(fp);
                                     steps.numbers.push(number.unwrap_or(UNNUMBERED));
-                                    steps.counts[s.from - from] += 1;
+                                    steps.counts[s.from as usize - from] += 1;
                                     number.is_some()
                                 }
                                 None => table.contains(fp),
@@ -826,7 +830,8 @@ where
                             if !mine.mine.insert(fp) {
                                 continue;
                             }
-                            let key = ((level_start + s.from) as u64) << 8 | s.action as u64;
+                            let key =
+                                ((level_start + s.from as usize) as u64) << 8 | s.action as u64;
                             let bucket = &mut mine.buckets[group_of(fp)];
                             if !budget.room_for(grown_bytes(bucket, stride)) {
                                 break;
