@@ -1093,8 +1093,10 @@ fn a_stovepipe_live_departure_without_a_broken_invariant_exits_4() {
 // ------------------------------ issue 34: free Go builders and a signal
 
 #[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
-#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+#[cfg_attr(
+    any(no_nats_server, no_go_nats),
+    ignore = "nats-server, Go or nats.go is not installed (the build says which)"
+)]
 fn ctrl_c_to_the_group_stops_free_go_builders_and_nothing_outlives_the_run() {
     let tmp = scratch("live-go-int");
     let child = spawn(
@@ -1195,8 +1197,10 @@ fn live_link_keeps_its_timeout_across_its_runs() {
 }
 
 #[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
-#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+#[cfg_attr(
+    any(no_nats_server, no_go_nats),
+    ignore = "nats-server, Go or nats.go is not installed (the build says which)"
+)]
 fn live_link_with_go_builders_keeps_its_timeout_across_its_runs() {
     let args = [&LINK_UNFAULTED[..], &["--builder", "go"]].concat();
     live_keeps_its_timeout("go-timeout", &args);

@@ -233,10 +233,9 @@ fn the_go_builder_passes_go_test() {
 /// worker process killed and restarted, and its log shows it.
 #[test]
 #[cfg_attr(
-    no_go_mysql,
-    ignore = "Go or go-sql-driver/mysql is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev)"
+    any(no_go_mysql, no_mariadb),
+    ignore = "Go, go-sql-driver/mysql or MariaDB is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev mariadb-server)"
 )]
-#[cfg_attr(no_mariadb, ignore = "MariaDB is not installed")]
 fn the_go_worker_conforms_live_with_crashes_and_stalls() {
     let (mut crashed, mut stalled) = (0, 0);
     for seed in 1..=3 {
@@ -266,10 +265,9 @@ fn the_go_worker_conforms_live_with_crashes_and_stalls() {
 /// model (with a violation, where a stall let it over-admit).
 #[test]
 #[cfg_attr(
-    no_go_mysql,
-    ignore = "Go or go-sql-driver/mysql is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev)"
+    any(no_go_mysql, no_mariadb),
+    ignore = "Go, go-sql-driver/mysql or MariaDB is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev mariadb-server)"
 )]
-#[cfg_attr(no_mariadb, ignore = "MariaDB is not installed")]
 fn owner_keyed_in_go_is_explained_by_its_model() {
     for seed in 1..=2 {
         let run = live(&format!("owner-keyed-{seed}"), "owner-keyed", seed, &[]);
@@ -287,10 +285,9 @@ fn owner_keyed_in_go_is_explained_by_its_model() {
 /// such a transaction: one that won at a version already written.
 #[test]
 #[cfg_attr(
-    no_go_mysql,
-    ignore = "Go or go-sql-driver/mysql is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev)"
+    any(no_go_mysql, no_mariadb),
+    ignore = "Go, go-sql-driver/mysql or MariaDB is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev mariadb-server)"
 )]
-#[cfg_attr(no_mariadb, ignore = "MariaDB is not installed")]
 fn a_seeded_bug_in_the_go_worker_departs_at_its_transaction() {
     for seed in 1..=8 {
         let run = live(
@@ -329,10 +326,9 @@ fn a_seeded_bug_in_the_go_worker_departs_at_its_transaction() {
 /// files, merges them and the run conforms.
 #[test]
 #[cfg_attr(
-    no_go_mysql,
-    ignore = "Go or go-sql-driver/mysql is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev)"
+    any(no_go_mysql, no_mariadb),
+    ignore = "Go, go-sql-driver/mysql or MariaDB is not installed (apt-get install golang-go golang-github-go-sql-driver-mysql-dev mariadb-server)"
 )]
-#[cfg_attr(no_mariadb, ignore = "MariaDB is not installed")]
 fn without_the_turnstile_each_process_writes_its_own_file_in_its_own_order() {
     let name = "per-process";
     let database = "go_per_process";

@@ -14,8 +14,10 @@ use common::{code, stderr, stdout};
 use std::time::Duration;
 
 #[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
-#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+#[cfg_attr(
+    any(no_nats_server, no_go_nats),
+    ignore = "nats-server, Go or nats.go is not installed (the build says which)"
+)]
 fn a_free_run_of_go_builders_under_every_fault_is_judged_and_validated() {
     let out = live_go(
         Duration::from_secs(60),
@@ -72,8 +74,10 @@ fn a_free_run_of_go_builders_under_every_fault_is_judged_and_validated() {
 /// departure, unless the machine stalled (real time that no process used,
 /// which no model of the design explains; the run says so).
 #[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
-#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+#[cfg_attr(
+    any(no_nats_server, no_go_nats),
+    ignore = "nats-server, Go or nats.go is not installed (the build says which)"
+)]
 fn before_1649_on_a_slow_link_builds_twice_live_from_three_seeds_and_the_model_explains_each() {
     let starts = ["1", "101", "201"];
     let outs = common::par_map_on(3, &starts, |&seed| {
@@ -148,8 +152,10 @@ fn children(pid: u32) -> Vec<u32> {
 /// its builders run) is named in the run's words: real time passed that no
 /// process used, which no model of the design explains.
 #[test]
-#[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
-#[cfg_attr(no_go_nats, ignore = "Go or nats.go is not installed")]
+#[cfg_attr(
+    any(no_nats_server, no_go_nats),
+    ignore = "nats-server, Go or nats.go is not installed (the build says which)"
+)]
 fn a_stall_of_the_machine_is_named_in_the_run() {
     use std::process::Stdio;
     let child = common::command()
