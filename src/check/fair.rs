@@ -222,8 +222,8 @@ struct Frame {
 /// decided is passed over as if its component were complete (one another
 /// walk decided must be on no cycle through a state on this walk's stack,
 /// or in a component that walk has completed; see [`components`]). False
-/// when `go_on` said stop. The frames' steps share one stack, so that a state's
-/// visit allocates nothing.
+/// when `go_on` said stop. The frames' steps share one stack, so that a
+/// state's visit allocates nothing.
 ///
 /// Generic rather than dynamic: the whole graph's walk calls `succ` and
 /// the marks for every state and step.

@@ -92,13 +92,14 @@ impl Shard {
         }
     }
 
-    fn slots(&self) -> usize {
-        self.slots
+    /// Whether the next insert grows the shard (past 3/4 full).
+    fn grows_next(&self) -> bool {
+        (self.len + 1) * 4 > self.slots * 3
     }
 
     fn index(&self, fp: u64) -> usize {
         // The top bits chose the shard; the low bits place it within.
-        fp as usize & (self.slots() - 1)
+        fp as usize & (self.slots - 1)
     }
 
     fn fp_at(&self, i: usize) -> u64 {
@@ -148,7 +149,7 @@ impl Shard {
         if self.cells.is_empty() {
             return None;
         }
-        let mask = self.slots() - 1;
+        let mask = self.slots - 1;
         let mut i = self.index(fp);
         loop {
             match self.fp_at(i) {
@@ -178,10 +179,10 @@ impl Shard {
 
     /// The slot `fp` is put in (`Ok`), or the one it was in already.
     fn place(&mut self, fp: u64) -> Result<usize, usize> {
-        if (self.len + 1) * 4 > self.slots() * 3 {
+        if self.grows_next() {
             self.grow();
         }
-        let mask = self.slots() - 1;
+        let mask = self.slots - 1;
         let mut i = self.index(fp);
         loop {
             match self.fp_at(i) {
@@ -198,15 +199,15 @@ impl Shard {
 
     /// The bytes the next insert allocates if it grows the shard, else 0.
     pub fn growth_bytes(&self) -> usize {
-        if (self.len + 1) * 4 > self.slots() * 3 {
-            (self.slots() * 2).max(64) * self.stride * 4
+        if self.grows_next() {
+            (self.slots * 2).max(64) * self.stride * 4
         } else {
             0
         }
     }
 
     fn grow(&mut self) {
-        let size = (self.slots() * 2).max(64);
+        let size = (self.slots * 2).max(64);
         let old = Shard {
             cells: std::mem::replace(&mut self.cells, vec![0; size * self.stride]),
             ..*self
@@ -215,7 +216,7 @@ impl Shard {
         prefer_huge_pages(&self.cells);
         self.len = 0;
         let mask = size - 1;
-        for at in 0..old.slots() {
+        for at in 0..old.slots {
             let fp = old.fp_at(at);
             if fp == 0 {
                 continue;
@@ -311,7 +312,7 @@ impl Table {
             .iter()
             .map(|shard| {
                 let slot = shard.stride * 4;
-                let mut size = shard.slots();
+                let mut size = shard.slots;
                 let mut bytes = 0;
                 while (shard.len + each) * 4 > size * 3 {
                     size = (size * 2).max(64);
