@@ -49,6 +49,8 @@ mod progress;
 mod properties;
 #[path = "readme.rs"]
 mod readme;
+#[path = "rename_exactness.rs"]
+mod rename_exactness;
 #[path = "repairs.rs"]
 mod repairs;
 #[path = "reports.rs"]

@@ -17,7 +17,7 @@ use stateright::{Expectation, Model};
 
 /// Per property: its name, its verdict and its path's length (a progress
 /// lasso's too: its prefix and loop), from slotcheck's search.
-fn lengths(outcome: &Outcome<Stovepipe>) -> Vec<(&'static str, Verdict, Option<usize>)> {
+pub(crate) fn lengths(outcome: &Outcome<Stovepipe>) -> Vec<(&'static str, Verdict, Option<usize>)> {
     assert_eq!(outcome.stats.cut, None);
     outcome
         .results
@@ -39,7 +39,7 @@ fn safety(outcome: &Outcome<Stovepipe>) -> Vec<(&'static str, Option<usize>)> {
 
 /// Each path the reduced search found is the unreduced model's: every
 /// action enabled where it stands, and the last state a discovery.
-fn replays(whole: &Stovepipe, outcome: &Outcome<Stovepipe>, label: &str) {
+pub(crate) fn replays(whole: &Stovepipe, outcome: &Outcome<Stovepipe>, label: &str) {
     let properties = whole.properties();
     for r in &outcome.results {
         let Some(trace) = &r.trace else { continue };

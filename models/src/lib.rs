@@ -93,6 +93,21 @@ pub trait Packed: Model {
     /// The state `pack` wrote.
     fn unpack(&self, words: &[u64]) -> Self::State;
 
+    /// For a model whose stored form renames actors in a way that one
+    /// state's renamings need not share (stovepipe's keeps arrival order
+    /// among equals, so that a cycle renames nothing): the action of
+    /// `whole` that takes the step `action` takes in `form`, the stored
+    /// form of a renaming of `whole`. `None`, the default: the replay
+    /// looks for an action of `whole` that reaches the same stored form.
+    fn action_of_whole(
+        &self,
+        _whole: &Self::State,
+        _form: &Self::State,
+        _action: &Self::Action,
+    ) -> Option<Self::Action> {
+        None
+    }
+
     /// Packs the state `action` leads to from `state` into `words` (zeroed),
     /// or says there is none. A model whose states are large may do it
     /// with fewer copies than `next_state` and `pack`.

@@ -231,9 +231,11 @@ impl<M: Narrated> Outcome<M> {
 /// search expanded stored forms ([`Packed::pack`]), which may forget what no
 /// later step reads and rename interchangeable actors; each index names an
 /// action of such a form. The path returned is one of the model's own
-/// steps on whole states: at each step the action the search took if it
-/// reaches the same stored form, else the first one that does (a renamed
-/// actor), so that a story names its actors consistently.
+/// steps on whole states: at each step the action the model says does
+/// what the search's did ([`Packed::action_of_whole`]), else the action
+/// the search took if it reaches the same stored form, else the first one
+/// that does (a renamed actor), so that a story names its actors
+/// consistently.
 fn replay<M: Model + Packed>(model: &M, root: usize, steps: &[usize]) -> Trace<M>
 where
     M::State: Clone,
@@ -252,20 +254,25 @@ where
     };
     let init = model.init_states().swap_remove(root);
     let mut state = init.clone();
+    // The state the search expanded at each step.
+    let mut form = model.unpack(&stored(&state));
     let mut actions = Vec::with_capacity(steps.len());
     let mut enabled = Vec::new();
     for &index in steps {
-        let expanded = model.unpack(&stored(&state));
         enabled.clear();
-        model.actions(&expanded, &mut enabled);
-        let target = stored(&step(&expanded, enabled.swap_remove(index)));
+        model.actions(&form, &mut enabled);
+        let taken = enabled.swap_remove(index);
+        let target = stored(&step(&form, taken.clone()));
         enabled.clear();
         model.actions(&state, &mut enabled);
-        let same = enabled
-            .get(index)
-            .filter(|a| stored(&step(&state, (*a).clone())) == target)
-            .cloned();
-        let action = same
+        let action = model
+            .action_of_whole(&state, &form, &taken)
+            .or_else(|| {
+                enabled
+                    .get(index)
+                    .filter(|a| stored(&step(&state, (*a).clone())) == target)
+                    .cloned()
+            })
             .or_else(|| {
                 enabled
                     .iter()
@@ -275,6 +282,7 @@ where
             .expect("a whole state has the step its stored form took");
         state = step(&state, action.clone());
         actions.push(action);
+        form = model.unpack(&target);
     }
     Trace {
         init,

@@ -385,7 +385,7 @@ impl BenchReport {
         }
         let mut out = searches.render(Style::plain());
         out.push_str(
-            "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders; split = the same with --option split-read. t: threads.\n\
+            "\nbounds: N requests, K slots, c crashes, s stalls (max_deliveries 2); default = compare's defaults; link default = compare --model link's defaults, link A3 B3 = the same with three asks and three builders; split = the same with --option split-read; N4 K2 c2 s1: the recommended design alone, on two threads. t: threads.\n\
              B/state: peak memory over unique states. seconds: until every verdict is known (the whole space); 1st viol: until the first violation.\n",
         );
         if self.runs > 1 {

@@ -20,6 +20,7 @@ pub mod design;
 mod handlers;
 mod log;
 pub mod mutation;
+mod rename;
 mod state;
 mod story;
 pub mod trace;
@@ -607,6 +608,12 @@ pub struct Stovepipe {
     /// same verdicts and shortest paths' lengths: the split-read exactness
     /// test compares the two.
     pub reduce_split_reads: bool,
+    /// Store one form for every naming of the requests below the latest
+    /// head that agree on what lasts (the default; see
+    /// [`Stovepipe::stored`]). Off, the checker stores every naming: the
+    /// same verdicts and shortest paths' lengths, which the renaming's
+    /// exactness test compares.
+    pub rename_requests: bool,
 }
 
 impl Stovepipe {
@@ -618,6 +625,7 @@ impl Stovepipe {
             forget_dead_reads: true,
             mutation: None,
             reduce_split_reads: true,
+            rename_requests: true,
         }
     }
 
@@ -1068,9 +1076,30 @@ impl Model for Stovepipe {
     fn actions(&self, s: &State, actions: &mut Vec<Action>) {
         let from = actions.len();
         self.every_action(s, actions);
-        if let Some(reader) = self.mid_split_read(s) {
+        if !(self.options.split_read && self.reduce_split_reads) {
+            return;
+        }
+        // The reader is chosen in the stored form, so that every naming of
+        // the requests offers the same steps (the search expands stored
+        // forms; a replay, whole states).
+        let (form, to) = self
+            .stored(s)
+            .unwrap_or((*s, std::array::from_fn(|r| r as Req)));
+        let named = |j: usize| {
+            let w = form.worker(j);
+            (0..s.workers_len())
+                .find(|&i| {
+                    let mine = s.worker(i);
+                    Worker {
+                        request: to[mine.request as usize],
+                        ..mine
+                    } == w
+                })
+                .expect("a renamed worker is one of the state's")
+        };
+        if let Some(reader) = self.mid_split_read(&form).map(named) {
             self.next_part_first(s, reader, from, actions);
-        } else if let Some(reader) = self.first_part_alone(s) {
+        } else if let Some(reader) = self.first_part_alone(&form).map(named) {
             // Its read, or a fault of its own.
             keep_from(
                 actions,

@@ -158,6 +158,27 @@ impl State {
         }
     }
 
+    /// R's word as stored: all that R's row, build, slot and messages are.
+    pub(crate) fn request_word(&self, r: Req) -> u32 {
+        self.requests[r as usize]
+    }
+
+    /// This state with request `r` renamed `to[r]`, every mention of it
+    /// included (its word, and its workers'), the workers sorted again.
+    pub(crate) fn renamed(&self, to: &[Req]) -> State {
+        let mut out = *self;
+        let arrived = self.arrived as usize;
+        for (&word, &new) in self.requests[..arrived].iter().zip(to) {
+            out.requests[new as usize] = word;
+        }
+        let n = self.workers_len();
+        for word in &mut out.workers[..n] {
+            W_REQUEST.set(word, to[W_REQUEST.get(*word) as usize] as u32);
+        }
+        out.workers[..n].sort_unstable();
+        out
+    }
+
     /// The first terminal state written to R's row, if any.
     pub fn first_outcome(&self, r: Req) -> Option<RequestState> {
         match FIRST_OUTCOME.get(self.requests[r as usize]) {
@@ -415,7 +436,16 @@ impl Packed for Stovepipe {
         packed_bits(&self.bounds, self.worker_room()).div_ceil(64) as usize
     }
 
+    /// Packs the stored form: the requests renamed ([`Stovepipe::stored`]).
     fn pack(&self, s: &State, words: &mut [u64]) {
+        let form;
+        let s = match self.stored(s) {
+            Some((renamed, _)) => {
+                form = renamed;
+                &form
+            }
+            None => s,
+        };
         let mut out = BitWriter::new(words);
         out.put(s.count as u64, 8);
         out.put(s.arrived as u64, 6);
@@ -449,6 +479,10 @@ impl Packed for Stovepipe {
             self.pack(next, words);
         });
         true
+    }
+
+    fn action_of_whole(&self, whole: &State, form: &State, action: &Action) -> Option<Action> {
+        Stovepipe::action_of_whole(self, whole, form, action)
     }
 
     fn unpack(&self, words: &[u64]) -> State {
