@@ -56,13 +56,6 @@ impl Stovepipe {
         Some((s.renamed(&to), to))
     }
 
-    /// The state the checker stores for `s` (itself when nothing moves).
-    pub fn stored_state(&self, s: &State) -> State {
-        self.stored(s).map_or(*s, |(form, _)| form)
-    }
-}
-
-impl Stovepipe {
     /// The action of `whole` that takes the step `action` takes in `form`,
     /// the stored form of a renaming of `whole` (a path's replay): the same
     /// action with its request or its worker renamed back. `None` where
