@@ -1086,16 +1086,7 @@ impl Model for Stovepipe {
             .stored(s)
             .unwrap_or((*s, std::array::from_fn(|r| r as Req)));
         let named = |j: usize| {
-            let w = form.worker(j);
-            (0..s.workers_len())
-                .find(|&i| {
-                    let mine = s.worker(i);
-                    Worker {
-                        request: to[mine.request as usize],
-                        ..mine
-                    } == w
-                })
-                .expect("a renamed worker is one of the state's")
+            rename::worker_in_whole(s, &form, &to, j).expect("a renamed worker is the state's")
         };
         if let Some(reader) = self.mid_split_read(&form).map(named) {
             self.next_part_first(s, reader, from, actions);

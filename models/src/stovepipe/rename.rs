@@ -74,16 +74,7 @@ impl Stovepipe {
         for r in 0..whole.arrived() as usize {
             from[to[r] as usize] = r as Req;
         }
-        let worker = |i: usize| {
-            let w = form.worker(i);
-            (0..whole.workers_len()).find(|&j| {
-                let mine = whole.worker(j);
-                Worker {
-                    request: to[mine.request as usize],
-                    ..mine
-                } == w
-            })
-        };
+        let worker = |i: usize| worker_in_whole(whole, form, &to, i);
         Some(match *action {
             Action::Arrive => Action::Arrive,
             Action::Deliver { request, kind } => Action::Deliver {
@@ -97,6 +88,25 @@ impl Stovepipe {
             Action::Abort(i) => Action::Abort(worker(i)?),
         })
     }
+}
+
+/// The index in `whole` of `form`'s worker `i`, where `to` takes
+/// `whole`'s requests to `form`'s (the first of equal workers, the one
+/// the actions offer).
+pub(super) fn worker_in_whole(
+    whole: &State,
+    form: &State,
+    to: &Renaming,
+    i: usize,
+) -> Option<usize> {
+    let w = form.worker(i);
+    (0..whole.workers_len()).find(|&j| {
+        let mine = whole.worker(j);
+        Worker {
+            request: to[mine.request as usize],
+            ..mine
+        } == w
+    })
 }
 
 /// The renaming that takes `whole` to `form`, two namings of one state:
