@@ -608,9 +608,10 @@ pub struct Stovepipe {
     /// same verdicts and shortest paths' lengths: the split-read exactness
     /// test compares the two.
     pub reduce_split_reads: bool,
-    /// Store one form for every naming of the requests below the latest
-    /// head that agree on what lasts (the default; see
-    /// [`Stovepipe::stored`]). Off, the checker stores every naming: the
+    /// Store the requests below the latest head in order of what of each
+    /// lasts, those alike in it in arrival order: one form for their
+    /// namings (the default; see [`Stovepipe::stored`]). Off, the checker
+    /// stores every naming: the
     /// same verdicts and shortest paths' lengths, which the renaming's
     /// exactness test compares.
     pub rename_requests: bool,

@@ -1,8 +1,8 @@
 //! What the checker stores of a stovepipe state (`docs/checking.md`,
-//! *Requests renamed*): one form for the states that differ only in the
-//! names of requests below the latest head, where those requests also agree
-//! on what no cycle can change. The model's own steps keep the names, so
-//! stories and logs name requests as they arrived; only
+//! *Requests renamed*): the requests below the latest head put in order of
+//! what of each lasts, those alike in it in arrival order, so that one form
+//! stands for every such naming of them. The model's own steps keep the
+//! names, so stories and logs name requests as they arrived; only
 //! [`Packed::pack`](crate::Packed::pack) stores the renamed form, and the
 //! checker replays a path it found on the whole state.
 //!
