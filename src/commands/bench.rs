@@ -33,8 +33,8 @@ const SPLIT_BOUNDS: &str = "N3 K1 c1 s1";
 const SPLIT_ROW: &str = "N3 K1 c1 s1 split";
 
 /// The four requests' row (`--large`): the recommended design on these
-/// bounds, two threads (the space renamed requests make small enough for
-/// 16 GB; the source's designs are left to the nightly's three).
+/// bounds, on two threads (renamed requests bring it within 16 GB; the
+/// source's designs, which break on three requests already, are left out).
 const FOUR_REQUESTS_ROW: &str = "N4 K2 c2 s1";
 
 fn bounds(requests: u8, max_concurrent: u8, crashes: u8, stalls: u8) -> Bounds {
