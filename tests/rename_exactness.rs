@@ -8,11 +8,10 @@
 //! was found for; it stores fewer states wherever a request can fall
 //! below the head beside another; and it lists the same mutants.
 
-use crate::common::bounds;
+use crate::common::{bounds, stovepipe_with};
 use crate::split_read_exactness::{lengths, replays};
 use slotcheck::check::{check, Limits};
 use slotcheck_models::stovepipe::{mutation, Bounds, Design, Stovepipe, DESIGNS};
-use slotcheck_models::NamedOptions;
 
 /// The grid: three requests under each fault alone, two slots, the
 /// options, and the split read (its reduction chooses a reader in the
@@ -44,10 +43,7 @@ fn full() -> bool {
 /// The model on `bounds` with `options`, renaming, and the same storing
 /// every naming.
 fn models(design: Design, bounds: Bounds, options: &[&str]) -> (Stovepipe, Stovepipe) {
-    let mut renamed = Stovepipe::new(design, bounds);
-    for o in options {
-        renamed.options.set(o).unwrap();
-    }
+    let renamed = stovepipe_with(design, bounds, options);
     assert!(renamed.rename_requests, "on by default");
     let whole = Stovepipe {
         rename_requests: false,

@@ -9,7 +9,7 @@
 //! finds replays as the unreduced model's own steps to a state that shows
 //! what it was found for; and it lists the same mutants.
 
-use crate::common::{bounds, shortest};
+use crate::common::{bounds, shortest, stovepipe_with};
 use slotcheck::check::{check, Limits, Outcome, Verdict};
 use slotcheck_models::stovepipe::{mutation, Bounds, Design, Stovepipe, DESIGNS};
 use slotcheck_models::PropertyKind;
@@ -96,12 +96,8 @@ fn grid() -> Vec<(Bounds, &'static [&'static str])> {
 /// The model on `bounds` with `split-read` and `options`, reduced, and the
 /// same unreduced.
 fn models(design: Design, bounds: Bounds, options: &[&str]) -> (Stovepipe, Stovepipe) {
-    use slotcheck_models::NamedOptions;
-    let mut reduced = Stovepipe::new(design, bounds);
-    reduced.options.set("split-read").unwrap();
-    for o in options {
-        reduced.options.set(o).unwrap();
-    }
+    let mut reduced = stovepipe_with(design, bounds, options);
+    reduced.options.split_read = true;
     assert!(reduced.reduce_split_reads, "on by default");
     let whole = Stovepipe {
         reduce_split_reads: false,

@@ -391,6 +391,20 @@ pub fn code_without_comments(file: &Path) -> String {
         .join("\n")
 }
 
+/// A stovepipe design on `bounds` with the named options on.
+pub fn stovepipe_with(
+    design: slotcheck_models::stovepipe::Design,
+    bounds: slotcheck_models::stovepipe::Bounds,
+    options: &[&str],
+) -> slotcheck_models::stovepipe::Stovepipe {
+    use slotcheck_models::NamedOptions;
+    let mut model = slotcheck_models::stovepipe::Stovepipe::new(design, bounds);
+    for o in options {
+        model.options.set(o).unwrap();
+    }
+    model
+}
+
 /// Stovepipe bounds, in the order the exactness grids write them.
 pub fn bounds(
     requests: u8,

@@ -195,7 +195,7 @@ mod tests {
                         max_concurrent,
                         crashes,
                         stalls,
-                        max_deliveries: 2,
+                        ..Bounds::default()
                     };
                     let mut m = Stovepipe::new(design, bounds);
                     let mut options = Options::default();
@@ -293,7 +293,14 @@ mod tests {
     /// the requests still to come never move.
     #[test]
     fn every_naming_of_the_requests_below_the_head_is_stored_alike() {
-        let m = Stovepipe::new(DESIGNS[2], bounds(4, 2, 1, 1));
+        let bounds = Bounds {
+            requests: 4,
+            max_concurrent: 2,
+            crashes: 1,
+            stalls: 1,
+            ..Bounds::default()
+        };
+        let m = Stovepipe::new(DESIGNS[2], bounds);
         let mut namings = 0;
         reachable(&m, 20_000, |s, _| {
             let n = s.arrived() as usize;
@@ -319,16 +326,6 @@ mod tests {
             }
         });
         assert!(namings > 20_000, "{namings} namings");
-    }
-
-    fn bounds(requests: u8, max_concurrent: u8, crashes: u8, stalls: u8) -> Bounds {
-        Bounds {
-            requests,
-            max_concurrent,
-            crashes,
-            stalls,
-            max_deliveries: 2,
-        }
     }
 
     /// Every renaming of the first `n - 1` requests, the rest kept.
