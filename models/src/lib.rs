@@ -122,6 +122,25 @@ pub trait Packed: Model {
     }
 }
 
+/// Every ordering of the first `n` of `N` actors (the rest kept), the
+/// identity first: the renamings the stored forms' tests try.
+pub(crate) fn permutations<const N: usize>(n: usize) -> Vec<[u8; N]> {
+    fn go<const N: usize>(k: usize, n: usize, p: &mut [u8; N], all: &mut Vec<[u8; N]>) {
+        if k >= n {
+            all.push(*p);
+            return;
+        }
+        for i in k..n {
+            p.swap(k, i);
+            go(k + 1, n, p, all);
+            p.swap(k, i);
+        }
+    }
+    let mut all = Vec::new();
+    go(0, n, &mut std::array::from_fn(|i| i as u8), &mut all);
+    all
+}
+
 /// Whether `design` already has the choice `apply` makes: applying it
 /// changes nothing (a repair of either model's compositions).
 pub(crate) fn already_chosen<D: Copy + PartialEq>(apply: fn(&mut D), design: &D) -> bool {

@@ -42,25 +42,6 @@ use std::sync::OnceLock;
 /// A renaming of builders: the new index of each.
 pub type Renaming = [Bid; MAX_BUILDERS as usize];
 
-/// Every ordering of `n` builders, the identity first.
-fn permutations(n: usize) -> Vec<Renaming> {
-    let mut all = Vec::new();
-    let mut p: Renaming = [0, 1, 2, 3];
-    fn go(k: usize, n: usize, p: &mut Renaming, all: &mut Vec<Renaming>) {
-        if k == n {
-            all.push(*p);
-            return;
-        }
-        for i in k..n {
-            p.swap(k, i);
-            go(k + 1, n, p, all);
-            p.swap(k, i);
-        }
-    }
-    go(0, n, &mut p, &mut all);
-    all
-}
-
 impl Link {
     /// Whether some step reads a running key: the duplicate check's get.
     pub fn reads_keys(&self) -> bool {
@@ -193,7 +174,11 @@ impl Link {
 /// Every ordering of `n` builders (computed once), the identity first.
 pub(crate) fn orderings(n: usize) -> &'static [Renaming] {
     static ALL: OnceLock<Vec<Vec<Renaming>>> = OnceLock::new();
-    &ALL.get_or_init(|| (0..=MAX_BUILDERS as usize).map(permutations).collect())[n]
+    &ALL.get_or_init(|| {
+        (0..=MAX_BUILDERS as usize)
+            .map(crate::permutations)
+            .collect()
+    })[n]
 }
 
 /// Whether renaming `to` keeps every builder's clock: a symmetry of `s`.
@@ -203,9 +188,10 @@ pub(crate) fn keeps_clocks(s: &State, to: &Renaming) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{keeps_clocks, orderings, permutations};
+    use super::{keeps_clocks, orderings};
     use crate::link::mutation::Mutation;
     use crate::link::{all_designs, Bounds, Link, State};
+    use crate::permutations;
     use crate::Packed;
     use stateright::Model;
     use std::collections::HashSet;
@@ -213,7 +199,7 @@ mod tests {
     #[test]
     fn every_ordering_once() {
         for (n, count) in [(1, 1), (2, 2), (3, 6), (4, 24)] {
-            let mut all = permutations(n);
+            let mut all: Vec<[u8; 4]> = permutations(n);
             assert_eq!(all.len(), count);
             assert_eq!(all[0][..n], [0, 1, 2, 3][..n], "the identity first");
             all.sort();

@@ -611,9 +611,8 @@ pub struct Stovepipe {
     /// Store the requests below the latest head in order of what of each
     /// lasts, those alike in it in arrival order: one form for their
     /// namings (the default; see [`Stovepipe::stored`]). Off, the checker
-    /// stores every naming: the
-    /// same verdicts and shortest paths' lengths, which the renaming's
-    /// exactness test compares.
+    /// stores every naming: the same verdicts and shortest paths' lengths,
+    /// which the renaming's exactness test compares.
     pub rename_requests: bool,
 }
 
@@ -1083,9 +1082,7 @@ impl Model for Stovepipe {
         // The reader is chosen in the stored form, so that every naming of
         // the requests offers the same steps (the search expands stored
         // forms; a replay, whole states).
-        let (form, to) = self
-            .stored(s)
-            .unwrap_or((*s, std::array::from_fn(|r| r as Req)));
+        let (form, to) = self.stored(s).unwrap_or((*s, rename::unrenamed()));
         let named = |j: usize| {
             rename::worker_in_whole(s, &form, &to, j).expect("a renamed worker is the state's")
         };

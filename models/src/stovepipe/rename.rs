@@ -25,6 +25,11 @@ use super::{Action, MessageKind, Req, State, Stovepipe, Worker, MAX_REQUESTS};
 /// A renaming of requests: the new index of each.
 pub type Renaming = [Req; MAX_REQUESTS as usize];
 
+/// The renaming that moves nothing.
+pub(super) fn unrenamed() -> Renaming {
+    std::array::from_fn(|r| r as Req)
+}
+
 impl Stovepipe {
     /// Whether the stored form renames requests: on by default
     /// ([`Stovepipe::rename_requests`]), never for a mutant.
@@ -49,7 +54,7 @@ impl Stovepipe {
             return None;
         }
         below.sort_unstable();
-        let mut to: Renaming = std::array::from_fn(|r| r as Req);
+        let mut to = unrenamed();
         for (new, &(_, old)) in below.iter().enumerate() {
             to[old as usize] = new as Req;
         }
@@ -70,7 +75,7 @@ impl Stovepipe {
             return None;
         }
         let to = renaming_onto(whole, form)?;
-        let mut from: Renaming = std::array::from_fn(|r| r as Req);
+        let mut from = unrenamed();
         for r in 0..whole.arrived() as usize {
             from[to[r] as usize] = r as Req;
         }
@@ -116,7 +121,7 @@ pub(super) fn worker_in_whole(
 /// there is none.
 fn renaming_onto(whole: &State, form: &State) -> Option<Renaming> {
     let n = whole.arrived() as usize;
-    let mut to: Renaming = std::array::from_fn(|r| r as Req);
+    let mut to = unrenamed();
     if n != form.arrived() as usize {
         return None;
     }
@@ -167,6 +172,7 @@ fn lasting_key(s: &State, r: Req) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::{lasting_key, Renaming};
+    use crate::permutations;
     use crate::stovepipe::{Bounds, MessageKind, Options, Req, State, Stovepipe, DESIGNS};
     use crate::{NamedOptions, Packed};
     use stateright::Model;
@@ -314,7 +320,9 @@ mod tests {
                     .enumerate()
                     .all(|(i, &r)| r as usize == n - 1 + i));
             }
-            for to in namings_below_head(n) {
+            // Every renaming below the latest head.
+            let below_head: Vec<Renaming> = permutations(n - 1);
+            for to in below_head {
                 let other = s.renamed(&to);
                 let key = |s: &State, r: usize| lasting_key(s, r as Req);
                 let in_order = (0..n - 1)
@@ -326,25 +334,6 @@ mod tests {
             }
         });
         assert!(namings > 20_000, "{namings} namings");
-    }
-
-    /// Every renaming of the first `n - 1` requests, the rest kept.
-    fn namings_below_head(n: usize) -> Vec<Renaming> {
-        let mut all = Vec::new();
-        let mut p: Renaming = std::array::from_fn(|r| r as Req);
-        fn go(k: usize, n: usize, p: &mut Renaming, all: &mut Vec<Renaming>) {
-            if k + 1 >= n {
-                all.push(*p);
-                return;
-            }
-            for i in k..n - 1 {
-                p.swap(k, i);
-                go(k + 1, n, p, all);
-                p.swap(k, i);
-            }
-        }
-        go(0, n, &mut p, &mut all);
-        all
     }
 
     /// What the key keeps lasts: on every step of every design (and each
