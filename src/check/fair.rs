@@ -392,7 +392,20 @@ fn components(
         });
         let (mut found, finished) = walk(go_on);
         over.store(true, Ordering::Relaxed);
-        found.extend(from_the_end.join().expect("the walk from the end"));
+        let alone = from_the_end.join().expect("the walk from the end");
+        // The first walk marks a component's states decided one by one, so
+        // a state of it not yet marked can look alone to the second walk
+        // (every step out of it into a marked state): the first walk's
+        // component stands, and the second's stutter there is dropped.
+        let mut in_first = vec![0u64; n.div_ceil(64)];
+        for &v in found.iter().flatten() {
+            in_first[v as usize / 64] |= 1 << (v % 64);
+        }
+        found.extend(
+            alone
+                .into_iter()
+                .filter(|c| in_first[c[0] as usize / 64] >> (c[0] % 64) & 1 == 0),
+        );
         (found, finished)
     })
 }
