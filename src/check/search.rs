@@ -282,18 +282,6 @@ fn grown_bytes<T>(list: &Vec<T>, more: usize) -> usize {
     }
 }
 
-/// A successor made while expanding a chunk: the state it is of (its
-/// index in the level), the action's index, whether that state owes
-/// something (its steps are kept), and its fingerprint.
-struct Successor {
-    /// 16 bytes in all: the judge reads every successor a making thread
-    /// wrote, each line from the other core's cache.
-    from: u32,
-    action: u8,
-    owing: bool,
-    fp: u64,
-}
-
 impl ChunkSteps {
     fn new(chunk: usize) -> ChunkSteps {
         ChunkSteps {
@@ -310,8 +298,17 @@ impl ChunkSteps {
 /// A thread's lists for making a chunk's successors, kept from chunk to
 /// chunk.
 struct Scratch {
-    /// The chunk's successors, and their words one after the other.
-    succ: Vec<Successor>,
+    /// Per state made (in order from the chunk's first): how many
+    /// successors it has, and whether it owes something (its steps are
+    /// kept). Per successor, in order: its fingerprint, its action's index,
+    /// its words (`k` a successor). The judge reads every successor a
+    /// making thread wrote, each line from the other core's cache: 9 bytes
+    /// a successor and 3 a state (a successor's state is where it falls in
+    /// the counts).
+    counts: Vec<u16>,
+    owing: Vec<bool>,
+    fps: Vec<u64>,
+    acts: Vec<u8>,
     words: Vec<u64>,
     one: Vec<u64>,
     /// Per property, the chunk's first state (its index in the level) that
@@ -322,11 +319,29 @@ struct Scratch {
 impl Scratch {
     fn new(k: usize) -> Self {
         Scratch {
-            succ: Vec::new(),
+            counts: Vec::new(),
+            owing: Vec::new(),
+            fps: Vec::new(),
+            acts: Vec::new(),
             words: Vec::new(),
             one: vec![0; k],
             first: Vec::new(),
         }
+    }
+
+    /// Each successor in order: its state (its index in the chunk), whether
+    /// that state owes something, and the successor's index.
+    fn each(&self) -> impl Iterator<Item = (usize, bool, usize)> + '_ {
+        self.counts
+            .iter()
+            .zip(&self.owing)
+            .enumerate()
+            .scan(0usize, |at, (i, (&count, &owing))| {
+                let from = *at;
+                *at += usize::from(count);
+                Some((from..*at).map(move |n| (i, owing, n)))
+            })
+            .flatten()
     }
 
     /// Makes the successors of the level's states `range` (their words in
@@ -353,7 +368,10 @@ impl Scratch {
     {
         let k = self.one.len();
         let from = range.start;
-        self.succ.clear();
+        self.counts.clear();
+        self.owing.clear();
+        self.fps.clear();
+        self.acts.clear();
         self.words.clear();
         self.first.clear();
         self.first.resize(seek.properties.len(), None);
@@ -362,7 +380,6 @@ impl Scratch {
         // moving between the threads.
         let mut taken = 0;
         for i in range {
-            let index = u32::try_from(i).expect("at most 2^32 states");
             let state = model.unpack(&frontier[i * k..(i + 1) * k]);
             model.actions(&state, actions);
             if budget.max_states.is_none() {
@@ -391,18 +408,25 @@ impl Scratch {
                 }
                 owing
             });
+            let before = self.fps.len();
             for (j, action) in actions.drain(..).enumerate() {
                 self.one.fill(0);
                 if !model.pack_next(&state, action, &mut self.one) {
                     continue;
                 }
-                self.succ.push(Successor {
-                    from: index,
-                    action: u8::try_from(j).expect("at most 256 actions from a state"),
-                    owing,
-                    fp: fingerprint(&self.one),
-                });
+                self.fps.push(fingerprint(&self.one));
+                self.acts
+                    .push(u8::try_from(j).expect("at most 256 actions from a state"));
                 self.words.extend_from_slice(&self.one);
+            }
+            let count = self.fps.len() - before;
+            self.counts
+                .push(u16::try_from(count).expect("at most 256 actions from a state"));
+            self.owing.push(owing);
+            if owing {
+                if let Some(steps) = steps.as_deref_mut() {
+                    *steps.counts.last_mut().expect("the state's count") = count as u32;
+                }
             }
         }
         budget.generated.fetch_add(taken, Ordering::Relaxed);
@@ -411,13 +435,13 @@ impl Scratch {
     /// The successors whose places in the table to ask for before judging
     /// the `n`th: the first [`LOOK_AHEAD`] and it before the first, then
     /// the one [`LOOK_AHEAD`] after it.
-    fn ahead(&self, n: usize) -> &[Successor] {
+    fn ahead(&self, n: usize) -> &[u64] {
         let ahead = if n == 0 {
             0..LOOK_AHEAD + 1
         } else {
             n + LOOK_AHEAD..n + LOOK_AHEAD + 1
         };
-        &self.succ[ahead.start.min(self.succ.len())..ahead.end.min(self.succ.len())]
+        &self.fps[ahead.start.min(self.fps.len())..ahead.end.min(self.fps.len())]
     }
 }
 
@@ -701,7 +725,7 @@ where
                     // Room for every successor being new, asked for first: a
                     // list that doubles holds its old copy beside the new one
                     // for a moment.
-                    let n = scratch.succ.len();
+                    let n = scratch.fps.len();
                     if !budget.room_for(
                         grown_bytes(&next_frontier, n * k)
                             + grown_bytes(&parents, n)
@@ -712,33 +736,39 @@ where
                     next_frontier.reserve(n * k);
                     parents.reserve(n);
                     via.reserve(n);
-                    for (n, s) in scratch.succ.iter().enumerate() {
-                        // A slot's number comes with it (an owing state's
-                        // steps need their targets' numbers).
-                        for s in scratch.ahead(n) {
-                            table.prefetch(s.fp);
+                    // A successor's state is where it falls in the counts.
+                    let mut end = 0;
+                    for (i, (&count, &owing)) in
+                        scratch.counts.iter().zip(&scratch.owing).enumerate()
+                    {
+                        let parent =
+                            u32::try_from(level_start + from + i).expect("at most 2^32 states");
+                        let start = end;
+                        end += usize::from(count);
+                        for n in start..end {
+                            // A slot's number comes with it (an owing state's
+                            // steps need their targets' numbers).
+                            for &fp in scratch.ahead(n) {
+                                table.prefetch(fp);
+                            }
+                            let fp = scratch.fps[n];
+                            let number = u32::try_from(parents.len()).expect("at most 2^32 states");
+                            let seen = if keep {
+                                table.insert_numbered(fp, number)
+                            } else {
+                                (!table.insert(fp)).then_some(number)
+                            };
+                            // Every target is numbered: no fingerprint kept.
+                            if let Some(steps) = steps.as_mut().filter(|_| owing) {
+                                steps.numbers.push(seen.unwrap_or(number));
+                            }
+                            if seen.is_some() {
+                                continue;
+                            }
+                            parents.push(parent);
+                            via.push(scratch.acts[n]);
+                            next_frontier.extend_from_slice(&scratch.words[n * k..(n + 1) * k]);
                         }
-                        let number = u32::try_from(parents.len()).expect("at most 2^32 states");
-                        let seen = if keep {
-                            table.insert_numbered(s.fp, number)
-                        } else {
-                            (!table.insert(s.fp)).then_some(number)
-                        };
-                        // Every target is numbered: no fingerprint kept.
-                        if let Some(steps) = steps.as_mut().filter(|_| s.owing) {
-                            steps.numbers.push(seen.unwrap_or(number));
-                            steps.counts[s.from as usize - from] += 1;
-                        }
-                        if seen.is_some() {
-                            continue;
-                        }
-                        let words = &scratch.words[n * k..(n + 1) * k];
-                        parents.push(
-                            u32::try_from(level_start + s.from as usize)
-                                .expect("at most 2^32 states"),
-                        );
-                        via.push(s.action);
-                        next_frontier.extend_from_slice(words);
                     }
                     level_steps.extend(steps);
                     judged.store(chunk + 1, Ordering::Release);
@@ -801,19 +831,18 @@ where
                             &budget,
                         );
                         earliest(&mut mine.first, &scratch.first);
-                        for (n, s) in scratch.succ.iter().enumerate() {
-                            for s in scratch.ahead(n) {
-                                table.prefetch(s.fp);
-                                mine.mine.prefetch(s.fp);
+                        for (i, owing, n) in scratch.each() {
+                            for &fp in scratch.ahead(n) {
+                                table.prefetch(fp);
+                                mine.mine.prefetch(fp);
                             }
                             let words = &scratch.words[n * k..(n + 1) * k];
-                            let fp = s.fp;
-                            let seen = match steps.as_mut().filter(|_| s.owing) {
+                            let fp = scratch.fps[n];
+                            let seen = match steps.as_mut().filter(|_| owing) {
                                 Some(steps) => {
                                     let number = table.number(fp);
                                     steps.fingerprints.push(fp);
                                     steps.numbers.push(number.unwrap_or(UNNUMBERED));
-                                    steps.counts[s.from as usize - from] += 1;
                                     number.is_some()
                                 }
                                 None => table.contains(fp),
@@ -831,7 +860,7 @@ where
                                 continue;
                             }
                             let key =
-                                ((level_start + s.from as usize) as u64) << 8 | s.action as u64;
+                                ((level_start + from + i) as u64) << 8 | u64::from(scratch.acts[n]);
                             let bucket = &mut mine.buckets[group_of(fp)];
                             if !budget.room_for(grown_bytes(bucket, stride)) {
                                 break;
