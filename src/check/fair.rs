@@ -31,6 +31,7 @@
 
 use super::budget::Watch;
 use super::kept::Kept;
+use super::memory::zeroed;
 use super::search::Searched;
 use super::{Cut, Limits};
 use slotcheck_models::{Narrated, Packed, Progress};
@@ -351,7 +352,7 @@ fn components(
         let finished = tarjan(
             &mut { succ },
             &mut (0..n as u32).filter(|&v| owing(v)),
-            &mut vec![0u32; n],
+            &mut zeroed::<u32>(n),
             &is_decided,
             // Most components are one state with no step back to itself
             // and something fair to do: nothing to judge.
@@ -379,7 +380,7 @@ fn components(
             tarjan(
                 &mut { succ },
                 &mut (0..n as u32).rev().filter(|&v| owing(v)),
-                &mut vec![0u32; n],
+                &mut zeroed::<u32>(n),
                 &is_decided,
                 &mut |c, back| {
                     if c.len() == 1 && !back && decide(c[0]) && stutters(c[0]) {
@@ -397,7 +398,7 @@ fn components(
         // a state of it not yet marked can look alone to the second walk
         // (every step out of it into a marked state): the first walk's
         // component stands, and the second's stutter there is dropped.
-        let mut in_first = vec![0u64; n.div_ceil(64)];
+        let mut in_first = zeroed::<u64>(n.div_ceil(64));
         for &v in found.iter().flatten() {
             in_first[v as usize / 64] |= 1 << (v % 64);
         }

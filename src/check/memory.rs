@@ -178,6 +178,26 @@ pub fn prefer_huge_pages<T>(buffer: &[T]) {
     }
 }
 
+/// `n` zeros, in huge pages where the system gives them, every page
+/// written once now. Linux maps memory first read while untouched to its
+/// one zero page, and the first write after costs a second fault and, with
+/// a second thread running, a flush of the other core's TLB (an interrupt
+/// that core must answer before the write goes on): the fingerprint table
+/// and the progress walk read most of their fresh memory before writing
+/// it, some hundred thousand such flushes a run on the larger bounds.
+pub fn zeroed<T: Copy + Default>(n: usize) -> Vec<T> {
+    const PAGE: usize = 4096;
+    let mut list = vec![T::default(); n];
+    prefer_huge_pages(&list);
+    let step = (PAGE / std::mem::size_of::<T>().max(1)).max(1);
+    for at in (0..n).step_by(step) {
+        // SAFETY: a write of the value already there, through a place of
+        // the list, that the compiler must not leave out.
+        unsafe { std::ptr::write_volatile(&mut list[at], T::default()) };
+    }
+    list
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge(from: usize, len: usize) {
     extern "C" {

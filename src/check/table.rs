@@ -7,7 +7,7 @@
 //! state's number beside its fingerprint (4 bytes a slot), for the progress
 //! check's steps.
 
-use super::memory::prefer_huge_pages;
+use super::memory::zeroed;
 
 /// Shards: enough that growing one is a small step, and that threads
 /// inserting into disjoint groups of them stay balanced.
@@ -209,11 +209,10 @@ impl Shard {
     fn grow(&mut self) {
         let size = (self.slots * 2).max(64);
         let old = Shard {
-            cells: std::mem::replace(&mut self.cells, vec![0; size * self.stride]),
+            cells: std::mem::replace(&mut self.cells, zeroed(size * self.stride)),
             ..*self
         };
         self.slots = size;
-        prefer_huge_pages(&self.cells);
         self.len = 0;
         let mask = size - 1;
         for at in 0..old.slots {
