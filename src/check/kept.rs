@@ -78,6 +78,9 @@ impl Kept {
 
     /// Adds a part's states, the next ones in order.
     pub fn append(&mut self, part: Part) {
+        if part.owing.is_empty() {
+            return;
+        }
         assert_eq!(part.first, self.len, "parts are appended in order");
         let base = self.bytes.len() as u64;
         for (owing, at) in part.owing.into_iter().zip(part.offsets) {

@@ -169,8 +169,9 @@ pub struct Stats {
 
 /// Where a check's time went, by the search's phases (docs/checking.md):
 /// each level's expansion, the insertion of its new states, their
-/// numbering, and, with progress properties, the kept graph's steps; then
-/// the progress check's walk of that graph.
+/// numbering, and, with progress properties, the kept graph's steps (on
+/// one or two threads, inside the next level's expansion: what is left is
+/// `graph`); then the progress check's walk of that graph.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Phases {
     pub expand: Duration,

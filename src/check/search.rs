@@ -13,6 +13,9 @@
 //!   successor's key is its parent's number and its action's index), the
 //!   order the next level is numbered in. The judge's part is nearly as
 //!   much as the making; it makes chunks too while it waits.
+//! - With progress properties, the level's steps are encoded for the
+//!   progress check while the next level is expanded ([`Deferred`]): the
+//!   second thread takes them first, the judge when it would wait.
 //!
 //! Whatever the thread count, a state is judged against the `always` and
 //! `sometimes` properties by the thread that expands it ([`Seek`]), so
@@ -445,6 +448,130 @@ impl Scratch {
     }
 }
 
+/// A run's steps encoded, and its stutters (as state numbers).
+type Encoded = (Part, Vec<u32>);
+
+/// Encodes a run of a level's consecutive chunks (the level's first state
+/// numbered `expanded_from`) for the progress check: their states' steps,
+/// and their stutters. A step whose target was not numbered when it was
+/// made is looked up in `table` (shared insertion only: judged in order,
+/// every target is numbered).
+fn encode(run: Vec<ChunkSteps>, expanded_from: usize, table: Option<&Table>) -> (Part, Vec<u32>) {
+    let first = run.first().map_or(0, |c| expanded_from + c.chunk * CHUNK);
+    let mut part = Part::new(first);
+    let mut stutters = Vec::new();
+    for chunk in run {
+        let base = (expanded_from + chunk.chunk * CHUNK) as u32;
+        // Every new target's place asked for first: their misses overlap.
+        if let Some(table) = table {
+            for (&fp, _) in chunk
+                .fingerprints
+                .iter()
+                .zip(&chunk.numbers)
+                .filter(|&(_, &n)| n == UNNUMBERED)
+            {
+                table.prefetch(fp);
+            }
+        }
+        let mut at = 0usize;
+        for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
+            let range = at..at + count as usize;
+            at += count as usize;
+            let fingerprints = &chunk.fingerprints;
+            part.push(
+                owing,
+                range.map(|j| match chunk.numbers[j] {
+                    UNNUMBERED => table
+                        .and_then(|table| table.number(fingerprints[j]))
+                        .expect("every step leads to a numbered state"),
+                    n => n,
+                }),
+            );
+        }
+        stutters.extend(chunk.stutters.into_iter().map(|i| base + i));
+    }
+    (part, stutters)
+}
+
+/// Runs of consecutive chunks about as many steps each, `runs` of them.
+fn runs_of(level_steps: Vec<ChunkSteps>, runs: usize) -> Vec<Vec<ChunkSteps>> {
+    let steps: usize = level_steps.iter().map(|c| c.numbers.len()).sum();
+    let share = steps.div_ceil(runs.max(1)).max(1);
+    let mut all: Vec<Vec<ChunkSteps>> = vec![Vec::new()];
+    let mut in_run = 0usize;
+    for chunk in level_steps {
+        if in_run >= share {
+            all.push(Vec::new());
+            in_run = 0;
+        }
+        in_run += chunk.numbers.len();
+        all.last_mut().expect("a run").push(chunk);
+    }
+    all
+}
+
+/// A level's steps judged in order (every target numbered), encoded for
+/// the progress check while the next level is expanded: a run at a time,
+/// by whichever thread is free, the parts appended to the graph by the
+/// thread that encodes the last run.
+struct Deferred {
+    expanded_from: usize,
+    runs: Vec<Mutex<Option<Vec<ChunkSteps>>>>,
+    parts: Vec<Mutex<Option<Encoded>>>,
+    next: AtomicUsize,
+    encoded: AtomicUsize,
+    kept: Mutex<Option<Kept>>,
+}
+
+impl Deferred {
+    /// Runs per thread: small enough that neither thread waits long for
+    /// the other's last.
+    const RUNS: usize = 8;
+
+    fn new(level_steps: Vec<ChunkSteps>, expanded_from: usize, kept: Kept, threads: usize) -> Self {
+        let runs = runs_of(level_steps, Self::RUNS * threads);
+        Deferred {
+            expanded_from,
+            parts: runs.iter().map(|_| Mutex::new(None)).collect(),
+            runs: runs.into_iter().map(|r| Mutex::new(Some(r))).collect(),
+            next: AtomicUsize::new(0),
+            encoded: AtomicUsize::new(0),
+            kept: Mutex::new(Some(kept)),
+        }
+    }
+
+    /// Encodes a run if one is left (and with the last, appends every
+    /// part); false when none was.
+    fn work(&self) -> bool {
+        let r = self.next.fetch_add(1, Ordering::Relaxed);
+        let Some(run) = self.runs.get(r) else {
+            return false;
+        };
+        let run = run.lock().expect("a run").take().expect("a run taken once");
+        *self.parts[r].lock().expect("a part") = Some(encode(run, self.expanded_from, None));
+        if self.encoded.fetch_add(1, Ordering::AcqRel) + 1 == self.runs.len() {
+            let mut kept = self.kept.lock().expect("the graph");
+            let kept = kept.as_mut().expect("the graph");
+            for part in &self.parts {
+                let (part, stutters) = part.lock().expect("a part").take().expect("encoded");
+                kept.append(part);
+                kept.stutters.extend(stutters);
+            }
+        }
+        true
+    }
+
+    /// The graph with every run encoded and appended (what is left done
+    /// here).
+    fn finish(self) -> Kept {
+        while self.work() {}
+        self.kept
+            .into_inner()
+            .expect("the graph")
+            .expect("the graph")
+    }
+}
+
 /// Sets its flag if the thread holding it panics.
 struct Abandon<'a>(&'a AtomicBool);
 
@@ -567,6 +694,9 @@ where
     let mut roots: Vec<u32> = Vec::new();
     let mut found: Vec<Option<Discovery>> = vec![None; properties.len()];
     let mut kept = keep.then(Kept::default);
+    // Judged in order: the level before's steps, encoded while this level
+    // is expanded (they hold the graph meanwhile).
+    let mut deferred: Option<Deferred> = None;
     let mut phases = Phases::default();
 
     // Level 1: the initial states, in their order.
@@ -686,6 +816,11 @@ where
                         let mut actions = Vec::new();
                         let mut memory_at = Instant::now();
                         while !over.load(Ordering::Relaxed) && !budget.stopped() {
+                            // The level before's graph first: the judge
+                            // makes chunks meanwhile.
+                            if deferred.as_ref().is_some_and(Deferred::work) {
+                                continue;
+                            }
                             match take(judged.load(Ordering::Acquire) + window) {
                                 Some(chunk) => make(chunk, &mut made, &mut actions, &mut memory_at),
                                 None if next_chunk.load(Ordering::Relaxed) >= chunks => break,
@@ -716,6 +851,7 @@ where
                         }
                         match take(chunk + window) {
                             Some(ahead) => make(ahead, &mut own, &mut actions, &mut memory_at),
+                            None if deferred.as_ref().is_some_and(Deferred::work) => {}
                             None => std::hint::spin_loop(),
                         }
                     }
@@ -784,6 +920,9 @@ where
                 over.store(true, Ordering::Relaxed);
                 level_steps
             });
+            if let Some(graph) = deferred.take() {
+                kept = Some(graph.finish());
+            }
             // What the judged chunks found stands, a cut or not.
             discovered(&mut found, &level_first, level_start);
             if budget.stopped() {
@@ -1086,60 +1225,24 @@ where
                 break;
             }
             kept.reserve_level(states, steps);
+        }
+        if threads <= IN_ORDER {
+            if let Some(graph) = kept.take() {
+                deferred = Some(Deferred::new(level_steps, expanded_from, graph, threads));
+            }
+        } else if let Some(kept) = kept.as_mut() {
             // Each thread encodes a run of consecutive chunks (about as many
             // steps each), its steps looked up in the table; the runs are
             // appended in order.
-            let share = steps.div_ceil(threads).max(1);
-            let mut runs: Vec<Vec<ChunkSteps>> = vec![Vec::new()];
-            let mut in_run = 0usize;
-            for chunk in level_steps {
-                if in_run >= share {
-                    runs.push(Vec::new());
-                    in_run = 0;
-                }
-                in_run += chunk.numbers.len();
-                runs.last_mut().expect("a run").push(chunk);
-            }
             let table = &table;
-            let encode = move |run: Vec<ChunkSteps>| {
-                let first = run.first().map_or(0, |c| expanded_from + c.chunk * CHUNK);
-                let mut part = Part::new(first);
-                let mut stutters = Vec::new();
-                for chunk in run {
-                    let base = (expanded_from + chunk.chunk * CHUNK) as u32;
-                    // Every new target's place asked for first: their
-                    // misses overlap.
-                    for (&fp, _) in chunk
-                        .fingerprints
-                        .iter()
-                        .zip(&chunk.numbers)
-                        .filter(|&(_, &n)| n == UNNUMBERED)
-                    {
-                        table.prefetch(fp);
-                    }
-                    let mut at = 0usize;
-                    for (owing, count) in chunk.owing.into_iter().zip(chunk.counts) {
-                        let range = at..at + count as usize;
-                        at += count as usize;
-                        let fingerprints = &chunk.fingerprints;
-                        part.push(
-                            owing,
-                            range.map(|j| match chunk.numbers[j] {
-                                UNNUMBERED => table
-                                    .number(fingerprints[j])
-                                    .expect("every step leads to a numbered state"),
-                                n => n,
-                            }),
-                        );
-                    }
-                    stutters.extend(chunk.stutters.into_iter().map(|i| base + i));
-                }
-                (part, stutters)
-            };
-            let parts: Vec<(Part, Vec<u32>)> = std::thread::scope(|scope| {
-                let mut runs = runs.into_iter();
-                let own = runs.next().map(|r| scope.spawn(move || encode(r)));
-                let rest: Vec<_> = runs.map(|r| scope.spawn(move || encode(r))).collect();
+            let parts: Vec<Encoded> = std::thread::scope(|scope| {
+                let mut runs = runs_of(level_steps, threads).into_iter();
+                let own = runs
+                    .next()
+                    .map(|r| scope.spawn(move || encode(r, expanded_from, Some(table))));
+                let rest: Vec<_> = runs
+                    .map(|r| scope.spawn(move || encode(r, expanded_from, Some(table))))
+                    .collect();
                 own.into_iter()
                     .chain(rest)
                     .map(|h| h.join().expect("an encoding thread"))
@@ -1156,6 +1259,11 @@ where
             depth += 1;
         }
         budget.look_at_memory();
+    }
+    if let Some(graph) = deferred.take() {
+        let clock = Instant::now();
+        kept = Some(graph.finish());
+        phases.graph += clock.elapsed();
     }
     meter.finish();
     Searched {
@@ -1196,5 +1304,70 @@ impl Searched {
         }
         steps.reverse();
         (self.roots[at] as usize, steps)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A level's steps as the judge leaves them: chunks of states, most
+    /// owing, each owing state's steps as numbers, some stutters.
+    fn level(chunks: usize, seed: u32) -> Vec<ChunkSteps> {
+        let mut x = seed;
+        let mut next = move || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            x >> 8
+        };
+        (0..chunks)
+            .map(|chunk| {
+                let mut steps = ChunkSteps::new(chunk);
+                for i in 0..CHUNK as u32 {
+                    let owing = next() % 4 != 0;
+                    let count = if owing { next() % 6 } else { 0 };
+                    steps.owing.push(owing);
+                    steps.counts.push(count);
+                    steps.numbers.extend((0..count).map(|_| next() % 100_000));
+                    if owing && next() % 16 == 0 {
+                        steps.stutters.push(i);
+                    }
+                }
+                steps
+            })
+            .collect()
+    }
+
+    /// What one thread makes of levels one after the other: each encoded
+    /// in one run and appended.
+    fn at_once(levels: &[(usize, u32)]) -> Kept {
+        let mut kept = Kept::default();
+        for &(chunks, seed) in levels {
+            let (part, stutters) = encode(level(chunks, seed), kept.len(), None);
+            kept.append(part);
+            kept.stutters.extend(stutters);
+        }
+        kept
+    }
+
+    #[test]
+    fn a_level_written_in_runs_by_two_threads_is_the_graph_one_writes_at_once() {
+        let levels = [(1, 1), (3, 2), (40, 3), (7, 4)];
+        let whole = at_once(&levels);
+        let mut kept = Kept::default();
+        for &(chunks, seed) in &levels {
+            let from = kept.len();
+            let deferred = Deferred::new(level(chunks, seed), from, kept, 2);
+            std::thread::scope(|scope| {
+                scope.spawn(|| while deferred.work() {});
+                while deferred.work() {}
+            });
+            kept = deferred.finish();
+        }
+        assert_eq!(kept.len(), whole.len());
+        assert_eq!(kept.stutters, whole.stutters);
+        for n in 0..whole.len() as u32 {
+            assert_eq!(kept.owing(n), whole.owing(n), "state {n}");
+            assert_eq!(kept.steps(n), whole.steps(n), "state {n}");
+        }
     }
 }
