@@ -456,7 +456,7 @@ type Encoded = (Part, Vec<u32>);
 /// and their stutters. A step whose target was not numbered when it was
 /// made is looked up in `table` (shared insertion only: judged in order,
 /// every target is numbered).
-fn encode(run: Vec<ChunkSteps>, expanded_from: usize, table: Option<&Table>) -> (Part, Vec<u32>) {
+fn encode(run: Vec<ChunkSteps>, expanded_from: usize, table: Option<&Table>) -> Encoded {
     let first = run.first().map_or(0, |c| expanded_from + c.chunk * CHUNK);
     let mut part = Part::new(first);
     let mut stutters = Vec::new();
