@@ -329,37 +329,26 @@ fn components(
     go_on: &mut impl FnMut() -> bool,
 ) -> (Vec<Vec<u32>>, bool) {
     let n = kept.len();
-    let owing = |v: u32| kept.owing(v);
-    let succ = |v: u32, out: &mut Vec<u32>| {
-        kept.steps_into(v, |w| {
-            if owing(w) {
-                out.push(w)
-            }
-        })
-    };
-    let stutters = |v: u32| kept.stutters.binary_search(&v).is_ok();
     // Also the first look at a step's target: most steps lead to a state
     // whose component is complete, and this set stays in the cache where
     // the marks do not.
     let decided: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    let is_decided = |v: u32| is_decided(&decided, v);
-    let decide = |v: u32| decide(&decided, v);
     let walk = |go_on: &mut dyn FnMut() -> bool| {
         let mut found = Vec::new();
         let finished = tarjan(
-            &mut { succ },
-            &mut (0..n as u32).filter(|&v| owing(v)),
+            &mut |v, out: &mut Vec<u32>| kept.owing_steps_into(v, out),
+            &mut (0..n as u32).filter(|&v| kept.owing(v)),
             &mut zeroed::<u32>(n),
-            &is_decided,
+            &|v| is_decided(&decided, v),
             // Most components are one state with no step back to itself
             // and something fair to do: nothing to judge.
             &mut |c, back| {
                 // Every state of it marked decided, whatever the first says.
                 let mut first = true;
                 for &v in c {
-                    first &= decide(v);
+                    first &= decide(&decided, v);
                 }
-                if c.len() > 1 || first && (back || stutters(c[0])) {
+                if c.len() > 1 || first && (back || kept.stutters_at(c[0])) {
                     found.push(c.to_vec())
                 }
             },
@@ -399,25 +388,14 @@ fn from_the_end(
     go_on: &mut impl FnMut() -> bool,
 ) -> Vec<Vec<u32>> {
     let n = kept.len();
-    let owing = |v: u32| kept.owing(v);
     let mut found = Vec::new();
     tarjan(
-        &mut |v, out: &mut Vec<u32>| {
-            kept.steps_into(v, |w| {
-                if owing(w) {
-                    out.push(w)
-                }
-            })
-        },
-        &mut (0..n as u32).rev().filter(|&v| owing(v)),
+        &mut |v, out: &mut Vec<u32>| kept.owing_steps_into(v, out),
+        &mut (0..n as u32).rev().filter(|&v| kept.owing(v)),
         &mut zeroed::<u32>(n),
         &|v| is_decided(decided, v),
         &mut |c, back| {
-            if c.len() == 1
-                && !back
-                && decide(decided, c[0])
-                && kept.stutters.binary_search(&c[0]).is_ok()
-            {
+            if c.len() == 1 && !back && decide(decided, c[0]) && kept.stutters_at(c[0]) {
                 found.push(c.to_vec())
             }
         },

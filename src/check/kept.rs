@@ -78,9 +78,6 @@ impl Kept {
 
     /// Adds a part's states, the next ones in order.
     pub fn append(&mut self, part: Part) {
-        if part.owing.is_empty() {
-            return;
-        }
         assert_eq!(part.first, self.len, "parts are appended in order");
         let base = self.bytes.len() as u64;
         for (owing, at) in part.owing.into_iter().zip(part.offsets) {
@@ -126,6 +123,21 @@ impl Kept {
         self.starts.reserve(states / EVERY + 1);
         self.offsets.reserve(states);
         self.owing.reserve(states / 64 + 1);
+    }
+
+    /// The steps of state `n` into owing states, appended to `out`, in
+    /// the order of its actions: the progress walk's graph.
+    pub fn owing_steps_into(&self, n: u32, out: &mut Vec<u32>) {
+        self.steps_into(n, |to| {
+            if self.owing(to) {
+                out.push(to)
+            }
+        })
+    }
+
+    /// Whether state `n` stutters for ever ([`Kept::stutters`]).
+    pub fn stutters_at(&self, n: u32) -> bool {
+        self.stutters.binary_search(&n).is_ok()
     }
 
     /// The steps of state `n`, in the order of its actions.

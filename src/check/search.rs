@@ -302,14 +302,13 @@ impl ChunkSteps {
 /// chunk.
 struct Scratch {
     /// Per state made (in order from the chunk's first): how many
-    /// successors it has, and whether it owes something (its steps are
-    /// kept). Per successor, in order: its fingerprint, its action's index,
-    /// its words (`k` a successor). The judge reads every successor a
-    /// making thread wrote, each line from the other core's cache: 9 bytes
-    /// a successor and 3 a state (a successor's state is where it falls in
-    /// the counts).
+    /// successors it has (whether it owes something is the chunk's
+    /// [`ChunkSteps`]). Per successor, in order: its fingerprint, its
+    /// action's index, its words (`k` a successor). The judge reads every
+    /// successor a making thread wrote, each line from the other core's
+    /// cache: 9 bytes a successor and 2 a state (a successor's state is
+    /// where it falls in the counts).
     counts: Vec<u16>,
-    owing: Vec<bool>,
     fps: Vec<u64>,
     acts: Vec<u8>,
     words: Vec<u64>,
@@ -323,7 +322,6 @@ impl Scratch {
     fn new(k: usize) -> Self {
         Scratch {
             counts: Vec::new(),
-            owing: Vec::new(),
             fps: Vec::new(),
             acts: Vec::new(),
             words: Vec::new(),
@@ -332,17 +330,16 @@ impl Scratch {
         }
     }
 
-    /// Each successor in order: its state (its index in the chunk), whether
-    /// that state owes something, and the successor's index.
-    fn each(&self) -> impl Iterator<Item = (usize, bool, usize)> + '_ {
+    /// Each successor in order: its state (its index in the chunk) and
+    /// the successor's index.
+    fn each(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.counts
             .iter()
-            .zip(&self.owing)
             .enumerate()
-            .scan(0usize, |at, (i, (&count, &owing))| {
+            .scan(0usize, |at, (i, &count)| {
                 let from = *at;
                 *at += usize::from(count);
-                Some((from..*at).map(move |n| (i, owing, n)))
+                Some((from..*at).map(move |n| (i, n)))
             })
             .flatten()
     }
@@ -372,7 +369,6 @@ impl Scratch {
         let k = self.one.len();
         let from = range.start;
         self.counts.clear();
-        self.owing.clear();
         self.fps.clear();
         self.acts.clear();
         self.words.clear();
@@ -396,7 +392,6 @@ impl Scratch {
             let owing = steps.as_deref_mut().is_some_and(|steps| {
                 let owing = owes(progress, model, &state);
                 steps.owing.push(owing);
-                steps.counts.push(0);
                 if owing {
                     // A reduction may offer fewer steps than are enabled: a
                     // stutter is judged on them all.
@@ -425,11 +420,9 @@ impl Scratch {
             let count = self.fps.len() - before;
             self.counts
                 .push(u16::try_from(count).expect("at most 256 actions from a state"));
-            self.owing.push(owing);
-            if owing {
-                if let Some(steps) = steps.as_deref_mut() {
-                    *steps.counts.last_mut().expect("the state's count") = count as u32;
-                }
+            // An owing state's steps are kept; another's are not.
+            if let Some(steps) = steps.as_deref_mut() {
+                steps.counts.push(if owing { count as u32 } else { 0 });
             }
         }
         budget.generated.fetch_add(taken, Ordering::Relaxed);
@@ -497,10 +490,10 @@ fn encode(run: Vec<ChunkSteps>, expanded_from: usize, table: Option<&Table>) -> 
 fn runs_of(level_steps: Vec<ChunkSteps>, runs: usize) -> Vec<Vec<ChunkSteps>> {
     let steps: usize = level_steps.iter().map(|c| c.numbers.len()).sum();
     let share = steps.div_ceil(runs.max(1)).max(1);
-    let mut all: Vec<Vec<ChunkSteps>> = vec![Vec::new()];
+    let mut all: Vec<Vec<ChunkSteps>> = Vec::new();
     let mut in_run = 0usize;
     for chunk in level_steps {
-        if in_run >= share {
+        if all.is_empty() || in_run >= share {
             all.push(Vec::new());
             in_run = 0;
         }
@@ -872,39 +865,31 @@ where
                     next_frontier.reserve(n * k);
                     parents.reserve(n);
                     via.reserve(n);
-                    // A successor's state is where it falls in the counts.
-                    let mut end = 0;
-                    for (i, (&count, &owing)) in
-                        scratch.counts.iter().zip(&scratch.owing).enumerate()
-                    {
-                        let parent =
-                            u32::try_from(level_start + from + i).expect("at most 2^32 states");
-                        let start = end;
-                        end += usize::from(count);
-                        for n in start..end {
-                            // A slot's number comes with it (an owing state's
-                            // steps need their targets' numbers).
-                            for &fp in scratch.ahead(n) {
-                                table.prefetch(fp);
-                            }
-                            let fp = scratch.fps[n];
-                            let number = u32::try_from(parents.len()).expect("at most 2^32 states");
-                            let seen = if keep {
-                                table.insert_numbered(fp, number)
-                            } else {
-                                (!table.insert(fp)).then_some(number)
-                            };
-                            // Every target is numbered: no fingerprint kept.
-                            if let Some(steps) = steps.as_mut().filter(|_| owing) {
-                                steps.numbers.push(seen.unwrap_or(number));
-                            }
-                            if seen.is_some() {
-                                continue;
-                            }
-                            parents.push(parent);
-                            via.push(scratch.acts[n]);
-                            next_frontier.extend_from_slice(&scratch.words[n * k..(n + 1) * k]);
+                    for (i, n) in scratch.each() {
+                        // A slot's number comes with it (an owing state's
+                        // steps need their targets' numbers).
+                        for &fp in scratch.ahead(n) {
+                            table.prefetch(fp);
                         }
+                        let fp = scratch.fps[n];
+                        let number = u32::try_from(parents.len()).expect("at most 2^32 states");
+                        let seen = if keep {
+                            table.insert_numbered(fp, number)
+                        } else {
+                            (!table.insert(fp)).then_some(number)
+                        };
+                        // Every target is numbered: no fingerprint kept.
+                        if let Some(steps) = steps.as_mut().filter(|steps| steps.owing[i]) {
+                            steps.numbers.push(seen.unwrap_or(number));
+                        }
+                        if seen.is_some() {
+                            continue;
+                        }
+                        parents.push(
+                            u32::try_from(level_start + from + i).expect("at most 2^32 states"),
+                        );
+                        via.push(scratch.acts[n]);
+                        next_frontier.extend_from_slice(&scratch.words[n * k..(n + 1) * k]);
                     }
                     level_steps.extend(steps);
                     judged.store(chunk + 1, Ordering::Release);
@@ -970,14 +955,14 @@ where
                             &budget,
                         );
                         earliest(&mut mine.first, &scratch.first);
-                        for (i, owing, n) in scratch.each() {
+                        for (i, n) in scratch.each() {
                             for &fp in scratch.ahead(n) {
                                 table.prefetch(fp);
                                 mine.mine.prefetch(fp);
                             }
                             let words = &scratch.words[n * k..(n + 1) * k];
                             let fp = scratch.fps[n];
-                            let seen = match steps.as_mut().filter(|_| owing) {
+                            let seen = match steps.as_mut().filter(|steps| steps.owing[i]) {
                                 Some(steps) => {
                                     let number = table.number(fp);
                                     steps.fingerprints.push(fp);
