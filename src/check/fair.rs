@@ -316,7 +316,8 @@ fn tarjan<K: Marks>(
 /// False with them when `go_on` said stop.
 ///
 /// With two threads or more a second walk takes its roots from the middle
-/// of the numbers up, then from the middle down, and each walk passes over the states the other has decided: this one
+/// of the numbers up, then from the middle down ([`second_walk`]), and
+/// each walk passes over the states the other has decided: the second
 /// publishes only the states it finds on no cycle (a state on no cycle
 /// reaches no state on the first walk's stack, whose states reach the state
 /// it is at: a cycle), and the first walk finds every cycle itself. The
