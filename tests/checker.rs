@@ -187,7 +187,7 @@ fn a_state_budget_cuts_the_run_and_only_undecided_verdicts_become_inconclusive()
 }
 
 #[test]
-fn one_two_and_three_threads_give_the_same_counts_verdicts_and_traces() {
+fn one_to_four_threads_give_the_same_counts_verdicts_and_traces() {
     // Both fault kinds, small enough for a test, large enough for the two
     // threads to share work.
     let bounds = |crashes, stalls| Bounds {
@@ -214,9 +214,10 @@ fn one_two_and_three_threads_give_the_same_counts_verdicts_and_traces() {
         };
         let one = run(1);
         // Each way the search shares a level: two threads (one judges
-        // the successors in order, both make them), and three (the
-        // insertion shared, shards split unevenly between them).
-        for two in [run(2), run(3)] {
+        // the successors in order, both make them), three (the insertion
+        // shared, shards split unevenly between them) and four (evenly,
+        // more groups than this machine's cores).
+        for two in [run(2), run(3), run(4)] {
             assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name);
             assert_eq!(one.stats.states, two.stats.states, "{}", design.name);
             // Levels are whole whatever the thread count: the same depth.
