@@ -52,7 +52,6 @@ fn direct() -> String {
     format!("nats://{}", server())
 }
 
-/// Polls until the builder holds a message; its delivery count.
 /// A private stream with one ask, A1, and two builders of `design`
 /// talking to the server directly.
 async fn one_ask_two_builders(run: &str, design: Design) -> (Bus, Builder, Builder) {
@@ -64,6 +63,7 @@ async fn one_ask_two_builders(run: &str, design: Design) -> (Bus, Builder, Build
     (bus, b1, b2)
 }
 
+/// Polls until the builder holds a message: its ask and delivery count.
 async fn fetch_one(b: &mut Builder, within: Duration) -> Option<(String, u64)> {
     let until = Instant::now() + within;
     while Instant::now() < until {
