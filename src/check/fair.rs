@@ -333,7 +333,7 @@ fn components(
     // Also the first look at a step's target: most steps lead to a state
     // whose component is complete, and this set stays in the cache where
     // the marks do not.
-    let decided: Vec<AtomicU64> = (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let decided = none_decided(n);
     let walk = |go_on: &mut dyn FnMut() -> bool| {
         let mut found = Vec::new();
         let finished = tarjan(
@@ -369,6 +369,11 @@ fn components(
         let alone = second.join().expect("the second walk");
         (with_alone(found, alone, n), finished)
     })
+}
+
+/// A bit for each of `n` states, none marked decided.
+fn none_decided(n: usize) -> Vec<AtomicU64> {
+    (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
 }
 
 /// Whether state `v` is marked decided.
@@ -418,15 +423,11 @@ fn second_walk(
 /// into a marked state): the first walk's component stands, and the
 /// second's stutter there is dropped.
 fn with_alone(mut found: Vec<Vec<u32>>, alone: Vec<Vec<u32>>, n: usize) -> Vec<Vec<u32>> {
-    let mut in_first = zeroed::<u64>(n.div_ceil(64));
+    let in_first = none_decided(n);
     for &v in found.iter().flatten() {
-        in_first[v as usize / 64] |= 1 << (v % 64);
+        decide(&in_first, v);
     }
-    found.extend(
-        alone
-            .into_iter()
-            .filter(|c| in_first[c[0] as usize / 64] >> (c[0] % 64) & 1 == 0),
-    );
+    found.extend(alone.into_iter().filter(|c| !is_decided(&in_first, c[0])));
     found
 }
 
@@ -792,7 +793,7 @@ mod tests {
         let (one, finished) = components(&kept, 1, &mut || true);
         assert!(finished);
         assert_eq!(sorted(one.clone()), vec![vec![0, 1]]);
-        let decided: Vec<AtomicU64> = vec![AtomicU64::new(0)];
+        let decided = none_decided(kept.len());
         assert!(decide(&decided, 0));
         let alone = second_walk(&kept, &decided, &mut || true);
         assert_eq!(alone, vec![vec![1]], "the second walk takes 1 as alone");

@@ -486,6 +486,12 @@ fn encode(run: Vec<ChunkSteps>, expanded_from: usize, table: Option<&Table>) -> 
     (part, stutters)
 }
 
+/// Adds an encoded run to the graph: the next states in order.
+fn append(kept: &mut Kept, (part, stutters): Encoded) {
+    kept.append(part);
+    kept.stutters.extend(stutters);
+}
+
 /// Runs of consecutive chunks about as many steps each, `runs` of them.
 fn runs_of(level_steps: Vec<ChunkSteps>, runs: usize) -> Vec<Vec<ChunkSteps>> {
     let steps: usize = level_steps.iter().map(|c| c.numbers.len()).sum();
@@ -536,6 +542,11 @@ impl Deferred {
     /// Encodes a run if one is left (and with the last, appends every
     /// part); false when none was.
     fn work(&self) -> bool {
+        // Looked at before it is taken: the maker asks before every chunk,
+        // and a read leaves the line shared where a write would move it.
+        if self.next.load(Ordering::Relaxed) >= self.runs.len() {
+            return false;
+        }
         let r = self.next.fetch_add(1, Ordering::Relaxed);
         let Some(run) = self.runs.get(r) else {
             return false;
@@ -546,9 +557,7 @@ impl Deferred {
             let mut kept = self.kept.lock().expect("the graph");
             let kept = kept.as_mut().expect("the graph");
             for part in &self.parts {
-                let (part, stutters) = part.lock().expect("a part").take().expect("encoded");
-                kept.append(part);
-                kept.stutters.extend(stutters);
+                append(kept, part.lock().expect("a part").take().expect("encoded"));
             }
         }
         true
@@ -1221,21 +1230,17 @@ where
             // appended in order.
             let table = &table;
             let parts: Vec<Encoded> = std::thread::scope(|scope| {
-                let mut runs = runs_of(level_steps, threads).into_iter();
-                let own = runs
-                    .next()
-                    .map(|r| scope.spawn(move || encode(r, expanded_from, Some(table))));
-                let rest: Vec<_> = runs
+                let encoding: Vec<_> = runs_of(level_steps, threads)
+                    .into_iter()
                     .map(|r| scope.spawn(move || encode(r, expanded_from, Some(table))))
                     .collect();
-                own.into_iter()
-                    .chain(rest)
+                encoding
+                    .into_iter()
                     .map(|h| h.join().expect("an encoding thread"))
                     .collect()
             });
-            for (part, stutters) in parts {
-                kept.append(part);
-                kept.stutters.extend(stutters);
+            for encoded in parts {
+                append(kept, encoded);
             }
         }
         phases.graph += lap(&mut clock);
@@ -1327,9 +1332,8 @@ mod tests {
     fn at_once(levels: &[(usize, u32)]) -> Kept {
         let mut kept = Kept::default();
         for &(chunks, seed) in levels {
-            let (part, stutters) = encode(level(chunks, seed), kept.len(), None);
-            kept.append(part);
-            kept.stutters.extend(stutters);
+            let encoded = encode(level(chunks, seed), kept.len(), None);
+            append(&mut kept, encoded);
         }
         kept
     }
