@@ -36,6 +36,7 @@ use super::search::Searched;
 use super::{Cut, Limits};
 use slotcheck_models::{Narrated, Packed, Progress};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -203,6 +204,61 @@ impl Marks for HashMap<u32, u32> {
     }
 }
 
+/// A walk's marks over the whole graph: a number only for each state on
+/// its stack (a walk of these graphs is shallow, tens of states deep in
+/// millions) and a bit for each state whose component is complete. Both
+/// stay in the cache, where a number a state did not (four bytes a state,
+/// a look at a step's target missing the cache nearly every time).
+struct OnStack {
+    at: HashMap<u32, u32, BuildHasherDefault<Fold>>,
+    done: Vec<u64>,
+}
+
+impl OnStack {
+    fn new(n: usize) -> Self {
+        OnStack {
+            at: HashMap::default(),
+            done: zeroed(n.div_ceil(64)),
+        }
+    }
+}
+
+impl Marks for OnStack {
+    fn get(&self, n: u32) -> u32 {
+        if self.done[n as usize / 64] >> (n % 64) & 1 == 1 {
+            return DONE;
+        }
+        self.at.get(&n).copied().unwrap_or(0)
+    }
+    fn set(&mut self, n: u32, mark: u32) {
+        if mark == DONE {
+            self.at.remove(&n);
+            self.done[n as usize / 64] |= 1 << (n % 64);
+        } else {
+            self.at.insert(n, mark);
+        }
+    }
+}
+
+/// A state number's hash: one multiplication (nobody chooses the numbers
+/// to collide, and the default hasher's rounds cost more than the look).
+#[derive(Default)]
+struct Fold(u64);
+
+impl Hasher for Fold {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b) ^ self.0 as u32);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ self.0 >> 32
+    }
+}
+
 struct Frame {
     node: u32,
     /// Its steps are `edges[start..end]` of the shared stack; `next` the
@@ -222,9 +278,10 @@ struct Frame {
 /// (a one-state component is then a cycle). A state `decided` says is
 /// decided is passed over as if its component were complete (one another
 /// walk decided must be on no cycle through a state on this walk's stack,
-/// or in a component that walk has completed; see [`components`]). False
-/// when `go_on` said stop. The frames' steps share one stack, so that a
-/// state's visit allocates nothing.
+/// or in a component that walk has completed; see [`components`]). Once
+/// `settled` says every state is decided, nothing is left to give: the
+/// walk ends there. False when `go_on` said stop. The frames' steps share
+/// one stack, so that a state's visit allocates nothing.
 ///
 /// Generic rather than dynamic: the whole graph's walk calls `succ` and
 /// the marks for every state and step.
@@ -235,6 +292,7 @@ fn tarjan<K: Marks>(
     decided: &impl Fn(u32) -> bool,
     on_scc: &mut impl FnMut(&[u32], bool),
     go_on: &mut impl FnMut() -> bool,
+    settled: &impl Fn() -> bool,
 ) -> bool {
     let mut counter = 1u32;
     let mut stack: Vec<u32> = Vec::new();
@@ -263,6 +321,9 @@ fn tarjan<K: Marks>(
     };
     let mut visited = 0usize;
     for root in roots {
+        if settled() {
+            return true;
+        }
         if decided(root) || marks.get(root) != 0 {
             continue;
         }
@@ -287,6 +348,9 @@ fn tarjan<K: Marks>(
                     seen => top.low = top.low.min(seen),
                 }
                 continue;
+            }
+            if settled() {
+                return true;
             }
             let frame = calls.pop().expect("a frame");
             // Its steps are the top of the stack: its children's are gone.
@@ -315,60 +379,73 @@ fn tarjan<K: Marks>(
 /// state, or one with a step back to itself or that stutters; in no order.
 /// False with them when `go_on` said stop.
 ///
-/// With two threads or more a second walk takes its roots from the middle
-/// of the numbers up, then from the middle down ([`second_walk`]), and
-/// each walk passes over the states the other has decided: the second
-/// publishes only the states it finds on no cycle (a state on no cycle
-/// reaches no state on the first walk's stack, whose states reach the state
-/// it is at: a cycle), and the first walk finds every cycle itself. The
-/// components are the same whatever the thread count, each found once (a
-/// stutter that is a component alone is told by whichever walk decides it
-/// first).
+/// With two threads or more a second walk takes its roots from the top
+/// half of the numbers first ([`second_walk`]), and each walk passes over
+/// the states the other has decided: the second publishes only the states
+/// it finds on no cycle (a state on no cycle reaches no state on the first
+/// walk's stack, whose states reach the state it is at: a cycle), and the
+/// first walk finds every cycle itself. The components are the same
+/// whatever the thread count, each found once (a stutter that is a
+/// component alone is told by whichever walk decides it first). Once the
+/// second walk has taken all its roots and every state is decided, what is
+/// left of the first walk's stack is decided too, so on no cycle: the first
+/// walk stops there rather than unwind it.
 fn components(
     kept: &Kept,
     threads: usize,
     go_on: &mut impl FnMut() -> bool,
 ) -> (Vec<Vec<u32>>, bool) {
     let n = kept.len();
-    // Also the first look at a step's target: most steps lead to a state
-    // whose component is complete, and this set stays in the cache where
-    // the marks do not.
-    let decided = none_decided(n);
-    let walk = |go_on: &mut dyn FnMut() -> bool| {
-        let mut found = Vec::new();
-        let finished = tarjan(
-            &mut |v, out: &mut Vec<u32>| kept.owing_steps_into(v, out),
-            &mut (0..n as u32).filter(|&v| kept.owing(v)),
-            &mut zeroed::<u32>(n),
-            &|v| is_decided(&decided, v),
-            // Most components are one state with no step back to itself
-            // and something fair to do: nothing to judge.
-            &mut |c, back| {
-                // Every state of it marked decided, whatever the first says.
-                let mut first = true;
-                for &v in c {
-                    first &= decide(&decided, v);
-                }
-                if c.len() > 1 || first && (back || kept.stutters_at(c[0])) {
-                    found.push(c.to_vec())
-                }
-            },
-            &mut || go_on(),
-        );
-        (found, finished)
-    };
+    let decided = owing_undecided(kept);
+    let settled = AtomicBool::new(false);
     if threads < 2 {
-        return walk(go_on);
+        return first_walk(kept, &decided, &settled, go_on);
     }
     let over = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        let second =
-            scope.spawn(|| second_walk(kept, &decided, &mut || !over.load(Ordering::Relaxed)));
-        let (found, finished) = walk(go_on);
+        let second = scope.spawn(|| {
+            let alone = second_walk(kept, &decided, &mut || !over.load(Ordering::Relaxed));
+            settled.store(every_one_decided(&decided), Ordering::Relaxed);
+            alone
+        });
+        let (found, finished) = first_walk(kept, &decided, &settled, go_on);
         over.store(true, Ordering::Relaxed);
         let alone = second.join().expect("the second walk");
         (with_alone(found, alone, n), finished)
     })
+}
+
+/// The first walk: it marks every component it completes decided, and
+/// gives those worth judging; it ends early once `settled`.
+fn first_walk(
+    kept: &Kept,
+    decided: &[AtomicU64],
+    settled: &AtomicBool,
+    go_on: &mut impl FnMut() -> bool,
+) -> (Vec<Vec<u32>>, bool) {
+    let n = kept.len();
+    let mut found = Vec::new();
+    let finished = tarjan(
+        &mut |v, out: &mut Vec<u32>| kept.steps_into(v, |to| out.push(to)),
+        &mut (0..n as u32),
+        &mut OnStack::new(n),
+        &|v| is_decided(decided, v),
+        // Most components are one state with no step back to itself and
+        // something fair to do: nothing to judge.
+        &mut |c, back| {
+            // Every state of it marked decided, whatever the first says.
+            let mut first = true;
+            for &v in c {
+                first &= decide(decided, v);
+            }
+            if c.len() > 1 || first && (back || kept.stutters_at(c[0])) {
+                found.push(c.to_vec())
+            }
+        },
+        go_on,
+        &|| settled.load(Ordering::Relaxed),
+    );
+    (found, finished)
 }
 
 /// A bit for each of `n` states, none marked decided.
@@ -376,9 +453,31 @@ fn none_decided(n: usize) -> Vec<AtomicU64> {
     (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
 }
 
+/// The walks' decided states at the start: every state that owes nothing
+/// (and every bit past the last state), so that the walks pass over it
+/// and a step's target is looked up in this one set, which stays in the
+/// cache: most steps lead to a state whose component is complete.
+fn owing_undecided(kept: &Kept) -> Vec<AtomicU64> {
+    let mut words: Vec<u64> = kept.owing_bits().iter().map(|w| !w).collect();
+    if let Some(last) = words.last_mut() {
+        let used = kept.len() % 64;
+        if used != 0 {
+            *last |= u64::MAX << used;
+        }
+    }
+    words.into_iter().map(AtomicU64::new).collect()
+}
+
 /// Whether state `v` is marked decided.
 fn is_decided(decided: &[AtomicU64], v: u32) -> bool {
     decided[v as usize / 64].load(Ordering::Relaxed) >> (v % 64) & 1 == 1
+}
+
+/// Whether every state is marked decided.
+fn every_one_decided(decided: &[AtomicU64]) -> bool {
+    decided
+        .iter()
+        .all(|w| w.load(Ordering::Relaxed) == u64::MAX)
 }
 
 /// Marks state `v` decided: true for the walk that marks it first.
@@ -386,13 +485,22 @@ fn decide(decided: &[AtomicU64], v: u32) -> bool {
     decided[v as usize / 64].fetch_or(1 << (v % 64), Ordering::Relaxed) >> (v % 64) & 1 == 0
 }
 
+/// The numbers below `n` by halves from the top: from the middle up, then
+/// from a quarter up to the middle, from an eighth up to a quarter, and so
+/// on down to 0.
+fn top_half_first(n: u32) -> impl Iterator<Item = u32> {
+    std::iter::successors(Some(n), |&top| (top > 1).then_some(top / 2)).flat_map(|top| top / 2..top)
+}
+
 /// The second walk: it marks decided only the states it finds on no cycle,
-/// and gives those that stutter. Its roots go from the middle of the
-/// numbers up, as the first walk's go from 0 (a walk that follows the
-/// numbers forward reads the graph nearer the order it was written in: one
-/// walk alone took a little longer from the middle up than from 0, and
-/// markedly longer from the last state back), then from the middle down,
-/// where the first walk has mostly been.
+/// and gives those that stutter. Its roots are taken by halves from the
+/// top ([`top_half_first`]), as far as can be from the first walk's (from
+/// 0 up), and each half from its first state up: a walk that follows the
+/// numbers forward reads the graph nearer the order it was written in.
+/// One walk alone, with its roots and its steps taken in other orders: from
+/// the middle up then from the middle down took half as long again as from
+/// 0 up, from the last state back longer still, and taking each state's
+/// steps last first twice as long.
 fn second_walk(
     kept: &Kept,
     decided: &[AtomicU64],
@@ -401,11 +509,9 @@ fn second_walk(
     let n = kept.len();
     let mut found = Vec::new();
     tarjan(
-        &mut |v, out: &mut Vec<u32>| kept.owing_steps_into(v, out),
-        &mut (n as u32 / 2..n as u32)
-            .chain((0..n as u32 / 2).rev())
-            .filter(|&v| kept.owing(v)),
-        &mut zeroed::<u32>(n),
+        &mut |v, out: &mut Vec<u32>| kept.steps_into(v, |to| out.push(to)),
+        &mut top_half_first(n as u32),
+        &mut OnStack::new(n),
         &|v| is_decided(decided, v),
         &mut |c, back| {
             if c.len() == 1 && !back && decide(decided, c[0]) && kept.stutters_at(c[0]) {
@@ -413,6 +519,7 @@ fn second_walk(
             }
         },
         go_on,
+        &|| false,
     );
     found
 }
@@ -561,6 +668,7 @@ pub(crate) fn find<M: Narrated + Packed + Sync>(
                         &|_| false,
                         &mut |part, _| parts.push(part.to_vec()),
                         &mut || go_on(cut),
+                        &|| false,
                     );
                     if !finished {
                         return;
@@ -793,7 +901,7 @@ mod tests {
         let (one, finished) = components(&kept, 1, &mut || true);
         assert!(finished);
         assert_eq!(sorted(one.clone()), vec![vec![0, 1]]);
-        let decided = none_decided(kept.len());
+        let decided = owing_undecided(&kept);
         assert!(decide(&decided, 0));
         let alone = second_walk(&kept, &decided, &mut || true);
         assert_eq!(alone, vec![vec![1]], "the second walk takes 1 as alone");
@@ -806,6 +914,51 @@ mod tests {
             with_alone(vec![vec![0, 1]], vec![vec![2]], 3),
             vec![vec![0, 1], vec![2]]
         );
+    }
+
+    /// The same graph with every step to itself left out.
+    fn without_loops(kept: &Kept) -> Kept {
+        let mut out = Kept::default();
+        for v in 0..kept.len() as u32 {
+            let steps: Vec<u32> = kept.steps(v).into_iter().filter(|&w| w != v).collect();
+            out.push(kept.owing(v), steps.into_iter());
+        }
+        out.stutters = kept.stutters.clone();
+        out
+    }
+
+    /// The second walk done before the first starts: every state on no
+    /// cycle is decided, and where there is no cycle at all the first walk
+    /// is settled at once; the components are one walk's either way.
+    #[test]
+    fn a_first_walk_settled_by_the_second_finds_what_one_walk_finds() {
+        for seed in 0..40 {
+            let cycles = seed % 2 == 1;
+            let kept = graph(seed, 30, 200, if cycles { 0.1 } else { 0.0 });
+            let kept = if cycles { kept } else { without_loops(&kept) };
+            let (one, _) = components(&kept, 1, &mut || true);
+            let decided = owing_undecided(&kept);
+            let alone = second_walk(&kept, &decided, &mut || true);
+            let settled = AtomicBool::new(every_one_decided(&decided));
+            assert_eq!(settled.load(Ordering::Relaxed), !cycles, "seed {seed}");
+            let (found, finished) = first_walk(&kept, &decided, &settled, &mut || true);
+            assert!(finished);
+            assert_eq!(
+                sorted(with_alone(found, alone, kept.len())),
+                sorted(one),
+                "seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_second_walk_takes_every_root_once() {
+        for n in [0u32, 1, 2, 5, 7, 64, 1000, 1023] {
+            let mut roots: Vec<u32> = top_half_first(n).collect();
+            assert_eq!(roots.first(), (n > 0).then_some(&(n / 2)), "n {n}");
+            roots.sort_unstable();
+            assert_eq!(roots, (0..n).collect::<Vec<_>>(), "n {n}");
+        }
     }
 
     #[test]

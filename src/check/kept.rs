@@ -63,8 +63,15 @@ impl Kept {
         self.len
     }
 
+    #[cfg(test)]
     pub fn owing(&self, n: u32) -> bool {
         self.owing[n as usize / 64] >> (n % 64) & 1 == 1
+    }
+
+    /// Which states owe something: bit `n % 64` of word `n / 64`, one
+    /// word for every 64 states, no bit past the last state.
+    pub fn owing_bits(&self) -> &[u64] {
+        &self.owing
     }
 
     /// Adds the next state: whether it owes something, and its steps (none
@@ -123,16 +130,6 @@ impl Kept {
         self.starts.reserve(states / EVERY + 1);
         self.offsets.reserve(states);
         self.owing.reserve(states / 64 + 1);
-    }
-
-    /// The steps of state `n` into owing states, appended to `out`, in
-    /// the order of its actions: the progress walk's graph.
-    pub fn owing_steps_into(&self, n: u32, out: &mut Vec<u32>) {
-        self.steps_into(n, |to| {
-            if self.owing(to) {
-                out.push(to)
-            }
-        })
     }
 
     /// Whether state `n` stutters for ever ([`Kept::stutters`]).
