@@ -216,7 +216,7 @@ fn one_to_four_threads_give_the_same_counts_verdicts_and_traces() {
         // Each way the search shares a level: two threads (one judges
         // the successors in order, both make them), three (the insertion
         // shared, shards split unevenly between them) and four (evenly,
-        // more groups than this machine's cores).
+        // and on a two-core machine more threads than cores).
         for two in [run(2), run(3), run(4)] {
             assert_eq!(one.stats.unique, two.stats.unique, "{}", design.name);
             assert_eq!(one.stats.states, two.stats.states, "{}", design.name);
