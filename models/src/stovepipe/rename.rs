@@ -63,9 +63,10 @@ impl Stovepipe {
 
     /// The action of `whole` that takes the step `action` takes in `form`,
     /// the stored form of a renaming of `whole` (a path's replay): the same
-    /// action with its request or its worker renamed back. `None` where
-    /// nothing is renamed.
-    pub(crate) fn action_of_whole(
+    /// action with its request or its worker renamed back
+    /// ([`Packed::action_of_whole`](crate::Packed::action_of_whole) for
+    /// stovepipe). `None` where nothing is renamed.
+    pub(crate) fn renamed_back(
         &self,
         whole: &State,
         form: &State,

@@ -482,7 +482,7 @@ impl Packed for Stovepipe {
     }
 
     fn action_of_whole(&self, whole: &State, form: &State, action: &Action) -> Option<Action> {
-        Stovepipe::action_of_whole(self, whole, form, action)
+        self.renamed_back(whole, form, action)
     }
 
     fn unpack(&self, words: &[u64]) -> State {
