@@ -77,6 +77,14 @@ pub struct Server {
 
 static STARTED: AtomicU32 = AtomicU32::new(0);
 
+/// Why one try to start a server failed.
+enum Failed {
+    /// Another program had the port first (a lost port race): a new port
+    /// may do.
+    LostPort(String),
+    Other(String),
+}
+
 impl Server {
     /// Starts one and waits until it accepts connections.
     pub fn start() -> Result<Server, String> {
@@ -93,19 +101,18 @@ impl Server {
         // A port found free can be taken before the server binds it (a lost
         // port race: rare, but many servers start at once in a loaded CI):
         // then a new port and folder, twice more.
-        let lost_port =
-            |e: &String| e.contains("address already in use") || e.contains("a lost port race");
         let mut tries = 1;
         loop {
             match Server::start_once(&binary) {
-                Err(e) if tries < 3 && lost_port(&e) => tries += 1,
-                started => return started,
+                Ok(server) => return Ok(server),
+                Err(Failed::LostPort(_)) if tries < 3 => tries += 1,
+                Err(Failed::LostPort(e) | Failed::Other(e)) => return Err(e),
             }
         }
     }
 
     /// One try of [`Server::start`], in a folder of its own.
-    fn start_once(binary: &Path) -> Result<Server, String> {
+    fn start_once(binary: &Path) -> Result<Server, Failed> {
         let dir = std::env::temp_dir().join(format!(
             "slotcheck-nats-{}-{}",
             std::process::id(),
@@ -114,23 +121,23 @@ impl Server {
         crate::sweep::sweep_beside(&dir);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))
+            .map_err(|e| Failed::Other(format!("{}: {e}", dir.display())))
             .and_then(|()| Server::start_in(binary, dir.clone()))
             .inspect_err(|_| {
                 let _ = std::fs::remove_dir_all(&dir);
             })
     }
 
-    fn start_in(binary: &Path, dir: PathBuf) -> Result<Server, String> {
+    fn start_in(binary: &Path, dir: PathBuf) -> Result<Server, Failed> {
         // The port is free when asked; the server takes it a moment later,
         // which on a loopback used only by us does not race in practice
         // (when it does, the server's log says so, quoted below).
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
-            .map_err(|e| format!("no free loopback port: {e}"))?
+            .map_err(|e| Failed::Other(format!("no free loopback port: {e}")))?
             .port();
         let log = std::fs::File::create(dir.join("server.log"))
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+            .map_err(|e| Failed::Other(format!("{}: {e}", dir.display())))?;
         let child = Command::new(binary)
             .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
             .arg(dir.join("store"))
@@ -139,7 +146,7 @@ impl Server {
             .stderr(log)
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("{}: {e}", binary.display()))?;
+            .map_err(|e| Failed::Other(format!("{}: {e}", binary.display())))?;
         let watchdog = watch(child.id(), &dir);
         let mut server = Server {
             child,
@@ -160,18 +167,22 @@ impl Server {
                 }
             }
             if let Some(exited) = server.exited() {
-                return Err(exited);
+                return Err(if server.lost_its_port() {
+                    Failed::LostPort(exited)
+                } else {
+                    Failed::Other(exited)
+                });
             }
             if Instant::now() > deadline {
-                return Err(format!(
+                return Err(Failed::Other(format!(
                     "nats-server (pid {}) did not listen on 127.0.0.1:{port} in 15 s; its log: {}",
                     server.pid(),
                     server.log_tail()
-                ));
+                )));
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        server.greets(connection)?;
+        server.greets(connection).map_err(Failed::LostPort)?;
         Ok(server)
     }
 
@@ -235,6 +246,13 @@ impl Server {
             )),
             _ => None,
         }
+    }
+
+    /// Whether the server's log says another program had its port: Go's
+    /// words for EADDRINUSE, as nats-server logs a failed listen (the only
+    /// sign the server gives of it).
+    fn lost_its_port(&self) -> bool {
+        self.log_tail().contains("address already in use")
     }
 
     /// The last lines of the server's log, on one line.
