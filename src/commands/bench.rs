@@ -28,7 +28,9 @@ const RECOMMENDED: &str = "owner-keyed-atomic-admit-supersede-first-dlq-cancels"
 const DESIGNS: [&str; 4] = ["claim-first", "fail-open", "owner-keyed", RECOMMENDED];
 
 /// The split reads' row (`--large`): the recommended design on these
-/// bounds with `--option split-read`, beside its one-snapshot row.
+/// bounds with `--option split-read`, beside its one-snapshot row (named
+/// as the report finds it: the bounds' row and
+/// [`SPLIT`](crate::report::bench::SPLIT)).
 const SPLIT_BOUNDS: &str = "N3 K1 c1 s1";
 const SPLIT_ROW: &str = "N3 K1 c1 s1 split";
 
@@ -713,8 +715,15 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::bench::SPLIT;
     use std::cell::Cell;
     use std::rc::Rc;
+
+    /// The report finds the split row by its name: its bounds' and SPLIT.
+    #[test]
+    fn the_split_row_is_named_as_the_report_reads_it() {
+        assert_eq!(SPLIT_ROW, format!("{SPLIT_BOUNDS}{SPLIT}"));
+    }
 
     fn row(name: &'static str, times: Vec<f64>, taken: Rc<Cell<usize>>) -> Row {
         let next = Cell::new(0);

@@ -6,6 +6,10 @@
 //! never verdicts: they vary by machine.
 
 use super::table::{Column, TextTable};
+
+/// What ends the name of a row read in split reads: its bounds' row name
+/// and this (the split line sets it against the row of those bounds).
+pub const SPLIT: &str = " split";
 use super::Style;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -336,8 +340,8 @@ impl BenchReport {
         let split = self
             .checks
             .iter()
-            .find(|m| m.threads == 1 && m.bounds.ends_with(" split"))?;
-        let bounds = split.bounds.trim_end_matches(" split");
+            .find(|m| m.threads == 1 && m.bounds.ends_with(SPLIT))?;
+        let bounds = split.bounds.trim_end_matches(SPLIT);
         let one = self
             .checks
             .iter()
