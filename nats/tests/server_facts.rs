@@ -76,8 +76,11 @@ async fn fetch_one(b: &mut Builder, within: Duration) -> Option<(String, u64)> {
 }
 
 /// The consumer sequence of the delivery a builder holds last.
-fn seq_of(b: &Builder) -> Option<u64> {
-    b.buffer.back().and_then(|held| held.consumer_seq)
+fn seq_of(b: &Builder) -> u64 {
+    b.buffer
+        .back()
+        .and_then(|held| held.consumer_seq)
+        .expect("a held delivery with its consumer sequence")
 }
 
 /// A redelivery of `ask`: a later consumer sequence than `after`, its
@@ -86,19 +89,10 @@ fn seq_of(b: &Builder) -> Option<u64> {
 /// fixed upstream by nats-server PR #5305; docs/real-jetstream.md): seen
 /// under load, in a run in tens.
 #[track_caller]
-fn assert_redelivery(
-    got: Option<(String, u64)>,
-    seq: Option<u64>,
-    ask: &str,
-    count: u64,
-    after: Option<u64>,
-) {
+fn assert_redelivery(got: Option<(String, u64)>, seq: u64, ask: &str, count: u64, after: u64) {
     let (got_ask, delivered) = got.expect("a redelivery");
     assert_eq!(got_ask, ask);
-    assert!(
-        seq > after,
-        "consumer sequence {seq:?}, not after {after:?}"
-    );
+    assert!(seq > after, "consumer sequence {seq}, not after {after}");
     assert!(
         delivered == count || delivered == 1,
         "delivery count {delivered}: {count}, or 1 where the server's count went back"
@@ -216,7 +210,7 @@ fn an_in_progress_from_the_first_holder_after_a_redelivery_still_counts() {
 }
 
 /// A nak hands the message back at once: the next fetch gets it, its
-/// delivery count one up.
+/// delivery count one up (or 1: [`assert_redelivery`]).
 #[test]
 #[cfg_attr(no_nats_server, ignore = "nats-server is not installed")]
 fn a_nak_hands_the_message_out_again_at_once() {

@@ -6,13 +6,13 @@
 //! never verdicts: they vary by machine.
 
 use super::table::{Column, TextTable};
+use super::Style;
+use schemars::JsonSchema;
+use serde::Serialize;
 
 /// What ends the name of a row read in split reads: its bounds' row name
 /// and this (the split line sets it against the row of those bounds).
 pub const SPLIT: &str = " split";
-use super::Style;
-use schemars::JsonSchema;
-use serde::Serialize;
 
 /// Everything `slotcheck bench` measured (`bench --json`).
 #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
