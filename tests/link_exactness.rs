@@ -389,3 +389,55 @@ fn the_redelivery_queue_keeps_every_verdict_and_shortest_length() {
     }
     assert!(queued > 0, "some setting sampled");
 }
+
+/// `--rewinds` (nats-server before 2.10.14 fails a redelivery and hands
+/// its last new message out again, counted 1) keeps the stored state exact
+/// too: on settings where a redelivery comes (a crash, a nak, a short ack
+/// wait), with the server's redelivery queue and without, where the message
+/// wound back to may be held, acked, or out of deliveries.
+#[test]
+fn the_rewinds_keep_every_verdict_and_shortest_length() {
+    let settings = [
+        Bounds {
+            rewinds: 1,
+            ..bounds(2, 2, 0, 1, 0)
+        },
+        Bounds {
+            rewinds: 1,
+            ack_wait: 15,
+            ..bounds(2, 2, 5, 1, 0)
+        },
+        Bounds {
+            rewinds: 2,
+            naks: 1,
+            max_deliver: 2,
+            ..bounds(2, 2, 0, 1, 0)
+        },
+        Bounds {
+            rewinds: 1,
+            ack_wait: 15,
+            horizon: 45,
+            ..bounds(3, 2, 0, 1, 0)
+        },
+    ];
+    let mut rewound = 0;
+    for bounds in settings {
+        for queue in [false, true] {
+            // Every pair: a fault this new is checked in full.
+            for design in all_designs() {
+                let (mut reduced, _) = models(design, bounds, false);
+                reduced.options.redelivery_queue = queue;
+                let whole = Link {
+                    reduced: false,
+                    ..reduced
+                };
+                let label = format!("{} on {bounds:?}, {:?}", design.name, reduced.options);
+                let outcome = check(reduced, &[], &Limits::default());
+                assert_eq!(shortest(&whole), safety(&outcome), "{label}");
+                replays(&whole, &outcome, &label);
+                rewound += 1;
+            }
+        }
+    }
+    assert!(rewound > 0, "some setting sampled");
+}

@@ -101,6 +101,7 @@ fn scenarios() -> Vec<Scenario> {
             slow_answers: n("slow_answers", 0) as u8,
             lost_acks: n("lost_acks", 0) as u8,
             naks: n("naks", 0) as u8,
+            rewinds: n("rewinds", 0) as u8,
             ack_wait: n("ack_wait", d.ack_wait),
             heartbeat_every: n("heartbeat_every", d.heartbeat_every),
             fresh_for: n("fresh_for", d.fresh_for),
@@ -311,6 +312,7 @@ const RANDOM_BOUNDS: Bounds = Bounds {
     slow_answers: 1,
     lost_acks: 1,
     naks: 1,
+    rewinds: 0,
     ack_wait: 60,
     heartbeat_every: 10,
     fresh_for: 25,
@@ -343,6 +345,7 @@ fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
     let mut failures = Vec::new();
     let mut violations = 0;
     let mut earlier = 0;
+    let (mut rewound, mut as_new) = (0, 0);
     // The client's fetch (the default): its fetch of an earlier answer is
     // logged as any fetch, the server's answer to its open request is
     // silent; and the contract's first reading (`single-late-answer`).
@@ -350,10 +353,23 @@ fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
         single_late_answer: true,
         ..Options::default()
     };
-    for (design, options) in all_designs().flat_map(|d| [(d, Options::default()), (d, single)]) {
+    // And on a server that fails redeliveries (`--rewinds`, the header's
+    // `nats_server` before 2.10.14).
+    let rewinds = Bounds {
+        rewinds: 1,
+        ..RANDOM_BOUNDS
+    };
+    let runs = all_designs().flat_map(|d| {
+        [
+            (d, Options::default(), RANDOM_BOUNDS),
+            (d, single, RANDOM_BOUNDS),
+            (d, Options::default(), rewinds),
+        ]
+    });
+    for (design, options, bounds) in runs {
         let model = Link {
             options,
-            ..Link::new(design, RANDOM_BOUNDS)
+            ..Link::new(design, bounds)
         };
         for seed in 0..30 {
             let (story, broken) = random_path(&model, seed, 80);
@@ -361,16 +377,28 @@ fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
                 .iter()
                 .filter(|s| s.action.contains("to its earlier one"))
                 .count();
-            let records = writer::write(&story, RANDOM_BOUNDS.asks);
-            let (verdict, _) = run(design, options, &RANDOM_BOUNDS, &records);
+            rewound += story
+                .iter()
+                .filter(|s| {
+                    s.action
+                        .contains("the delivery fails (nats-server before 2.10.14)")
+                })
+                .count();
+            as_new += story
+                .iter()
+                .filter(|s| s.action.contains("wound-back cursor hands"))
+                .count();
+            let records = writer::write(&story, bounds.asks);
+            let (verdict, _) = run(design, options, &bounds, &records);
             let reported = verdict.violated_properties();
             violations += broken.len();
             let conforms = matches!(verdict, Verdict::Conforms { .. });
             if !conforms || broken.iter().any(|p| !reported.contains(&p.as_str())) {
                 failures.push(format!(
-                    "{} {:?} seed {seed}: broken {broken:?}: {}",
+                    "{} {:?} rewinds {} seed {seed}: broken {broken:?}: {}",
                     design.name,
                     options.names(),
+                    bounds.rewinds,
                     slotcheck::validate::text("", &verdict)
                 ));
             }
@@ -378,6 +406,12 @@ fn random_paths_of_every_link_design_conform_with_every_violation_they_show() {
     }
     assert!(violations > 0, "no random path broke a property");
     assert!(earlier > 0, "no random path fetched an earlier answer");
+    assert!(rewound > 0, "no random path failed a redelivery");
+    assert!(
+        as_new > 0,
+        "no random path handed a message out again as new"
+    );
+    println!("{rewound} failed redeliveries, {as_new} handed out again as new");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -1061,4 +1095,81 @@ fn debug_one() {
         let (verdict, _) = run(design, options, &bounds, &records);
         println!("{}", slotcheck::validate::text("", &verdict));
     }
+}
+
+/// nats-server 2.9.10's failed redelivery as a builder logs it (what
+/// nats/tests/server_facts.rs saw): A1 fetched at count 1 and naked; a
+/// fetch that got nothing (its pull request expired as the server took
+/// A1's redelivery for it); A1 fetched again counted 1 at the next
+/// consumer sequence. A header naming a server before 2.10.14 explains
+/// it; one naming a later server, or none, departs at the count.
+#[test]
+fn a_count_going_back_conforms_only_on_a_server_that_fails_redeliveries() {
+    let bounds = Bounds {
+        asks: 1,
+        builders: 1,
+        crashes: 0,
+        naks: 1,
+        rewinds: 1,
+        ..Bounds::default()
+    };
+    let design = design_named("after-1649").unwrap();
+    let model = Link::new(design, bounds);
+    let init = model.initial_states()[0];
+    let story = model.tell(
+        &init,
+        &[
+            Action::Fetch(0),
+            Action::Nak(0),
+            Action::Rewind(0),
+            Action::Fetch(0),
+        ],
+    );
+    let records = writer::write(&story, bounds.asks);
+    let counts: Vec<(Option<u64>, Option<u64>)> = records
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::Server {
+                num_delivered,
+                consumer_seq,
+                ..
+            } => Some((num_delivered, consumer_seq)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counts, [(Some(1), Some(1)), (Some(1), Some(2))]);
+    assert!(records
+        .iter()
+        .any(|r| r.event == Event::Fetch { got: None }));
+    let with = |version: Option<&str>| events::Header {
+        nats_server: version.map(str::to_string),
+        ..writer::header(&bounds)
+    };
+    let line_of_second_count = 2 + records
+        .iter()
+        .rposition(|r| matches!(r.event, Event::Server { .. }))
+        .unwrap();
+    for version in ["2.9.10", "v2.10.13", "2.10.0-RC.1"] {
+        let (verdict, _) = run_under(design, Options::default(), &with(Some(version)), &records);
+        assert!(
+            matches!(verdict, Verdict::Conforms { .. }),
+            "{version}: {}",
+            slotcheck::validate::text("", &verdict)
+        );
+    }
+    for version in [Some("2.10.14"), Some("2.11.0"), None] {
+        let (verdict, _) = run_under(design, Options::default(), &with(version), &records);
+        match verdict {
+            Verdict::Departs { line, .. } if line == line_of_second_count => {}
+            other => panic!("{version:?}: {}", slotcheck::validate::text("", &other)),
+        }
+    }
+    // A version that is none names the field.
+    let text = events::to_ndjson(Some(&with(Some("latest"))), &records);
+    let mut log = events::parse("test.ndjson", &text).unwrap();
+    let lines = log.link_lines();
+    let error = LinkTrace::new(design, Options::default(), &log.header, lines)
+        .err()
+        .expect("a bad version");
+    assert!(format!("{error:?}").contains("`nats_server`"), "{error:?}");
 }

@@ -105,6 +105,14 @@ pub struct Header {
     /// the most the model holds (a heartbeat that never comes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_late_s: Option<u16>,
+    /// Link: the version of the nats-server the stream ran on (`"2.9.10"`,
+    /// as its INFO says). Before 2.10.14 a server may fail a redelivery
+    /// when the pull request it picked has just expired, and then hand the
+    /// last message it delivered new out again, counted 1 (nats-server PR
+    /// #5305; the model's `--rewinds`): validate allows that there, as
+    /// often as the log has fetches. Absent: a server without that fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nats_server: Option<String>,
     /// Link: the most a call's answer may take on the network, in
     /// milliseconds: a line's time may be off its step's by this more than
     /// the slack. Absent: 0.

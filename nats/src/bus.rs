@@ -59,6 +59,14 @@ pub struct Bus {
     pub log: Log,
 }
 
+/// The version the server at `url` says it is (its INFO), for a log's
+/// header: validate allows a count going back only on a server before
+/// 2.10.14.
+pub async fn server_version(url: &str) -> Result<String, Error> {
+    let client = async_nats::connect(url).await?;
+    Ok(client.server_info().version)
+}
+
 impl Bus {
     /// Creates the stream, the consumer (the source's ack wait and
     /// `max_deliver`) and both buckets (the running one with the source's

@@ -345,8 +345,10 @@ impl Slot {
 
 /// The header every file of the run carries (validate's merge wants them
 /// alike).
-fn header_of(options: &LiveOptions) -> Header {
+fn header_of(options: &LiveOptions, nats_server: String) -> Header {
     Header {
+        // As each Go builder's connection reports it.
+        nats_server: Some(nats_server),
         model: Some(ModelName::Link),
         design: Some(options.design.name().to_string()),
         ms_per_tick: Some(options.timing.ms_per_tick),
@@ -429,9 +431,9 @@ pub async fn free(
     let dir = scratch.join(&run);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let header = header_of(options);
-    let log = crate::log::Log::new(&header, &names.stream);
     let url = format!("nats://{server}");
+    let header = header_of(options, crate::bus::server_version(&url).await?);
+    let log = crate::log::Log::new(&header, &names.stream);
     let mut bus = Bus::create(
         &url,
         names.clone(),

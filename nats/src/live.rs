@@ -125,6 +125,7 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         options.design.name().replace('-', "_"),
         options.seed
     ));
+    let url = format!("nats://{server}");
     let header = Header {
         model: Some(ModelName::Link),
         design: Some(options.design.name().to_string()),
@@ -132,10 +133,10 @@ pub async fn live(server: SocketAddr, options: &LiveOptions) -> Result<LiveOutco
         max_deliver: Some(options.max_deliver as u8),
         // Each clock is off by up to this, in whole ticks (validate tries each).
         skew_s: (options.skew_s > 0).then(|| (options.skew_s as u16).div_ceil(5) * 5),
+        nats_server: Some(crate::bus::server_version(&url).await?),
         ..Default::default()
     };
     let log = Log::new(&header, &names.stream);
-    let url = format!("nats://{server}");
     let mut bus = Bus::create(
         &url,
         names.clone(),

@@ -157,15 +157,16 @@ pub async fn replay(
         .into());
     }
     let names = Names::of(run);
+    let url = format!("nats://{server}");
     let header = Header {
         model: Some(ModelName::Link),
         design: Some(design.name().to_string()),
         ms_per_tick: Some(timing.ms_per_tick),
         max_deliver: Some(script.max_deliver as u8),
+        nats_server: Some(crate::bus::server_version(&url).await?),
         ..Default::default()
     };
     let log = Log::new(&header, &names.stream);
-    let url = format!("nats://{server}");
     let mut bus = Bus::create(&url, names.clone(), timing, script.max_deliver, log.clone()).await?;
     let mut proxies = Vec::new();
     let mut builders = Vec::new();

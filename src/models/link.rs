@@ -187,6 +187,7 @@ impl ToolModel for Link {
             Action::SlowAnswer(_) => 1,
             Action::FinishAckLost(_) => 5,
             Action::Nak(_) => 9,
+            Action::Rewind(_) => 0,
         }
     }
 
@@ -202,6 +203,7 @@ impl ToolModel for Link {
             Action::Nak(_) => 6,
             // The server's order of its redelivery queue: one actor.
             Action::Queue(_) => 7,
+            Action::Rewind(_) => 8,
             // A builder's own steps, listed so that a new action must be
             // placed here (the match is exhaustive).
             Action::Fetch(_)
@@ -240,7 +242,8 @@ impl ToolModel for Link {
             | Action::Delay(b)
             | Action::SlowAnswer(b)
             | Action::FinishAckLost(b)
-            | Action::Nak(b) => Some(self.actor(s, &Action::Fetch(b))),
+            | Action::Nak(b)
+            | Action::Rewind(b) => Some(self.actor(s, &Action::Fetch(b))),
             _ => None,
         }
     }

@@ -23,6 +23,7 @@ pub const DEFAULT_BOUNDS: Bounds = Bounds {
     slow_answers: 0,
     lost_acks: 0,
     naks: 0,
+    rewinds: 0,
     ack_wait: 60,
     heartbeat_every: 10,
     fresh_for: 25,
@@ -148,6 +149,12 @@ pub(super) const BOUNDS: &[Bound<Bounds>] = &[
         help: "reads at which a builder naks the ask instead, the source's one nak path",
         told: Some(|b| b.naks > 0),
         ..Bound::count("naks", "naks", |b| b.naks.into(), |b, v| b.naks = v as u8)
+    },
+    Bound {
+        words: "rewinds {}",
+        help: "redeliveries nats-server before 2.10.14 fails to make (the pull request it took one for had just expired), each winding its cursor back so that the last message it handed out new goes out again, counted 1",
+        told: Some(|b| b.rewinds > 0),
+        ..Bound::count("rewinds", "rewinds", |b| b.rewinds.into(), |b, v| b.rewinds = v as u8)
     },
     Bound {
         words: "ack wait {} s",

@@ -30,6 +30,9 @@ pub fn header(bounds: &Bounds) -> Header {
         ack_wait_s: differs(bounds.ack_wait, source.ack_wait),
         heartbeat_every_s: differs(bounds.heartbeat_every, source.heartbeat_every),
         fresh_for_s: differs(bounds.fresh_for, source.fresh_for),
+        // A server that may fail a redelivery and hand a message out again
+        // counted 1: Debian's.
+        nats_server: (bounds.rewinds > 0).then(|| "2.9.10".into()),
         ..Header::default()
     }
 }
@@ -200,6 +203,10 @@ pub fn write(story: &[StoryStep], asks: u8) -> Vec<Record<Event>> {
                 );
             } else if c.starts_with("the server answers its open pull request") {
                 b.on_the_way = Some((ask_in(delivered), delivery(delivered), next_seq));
+            } else if c.starts_with("its fetch's pull request expires") {
+                // A redelivery the server failed: the fetch got nothing.
+                drain(b, &mut w);
+                w.say(&actor, Event::Fetch { got: None });
             } else if c.starts_with("fetch gives up") {
                 drain(b, &mut w);
                 w.say(&actor, Event::Fetch { got: None });

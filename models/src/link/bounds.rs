@@ -33,6 +33,10 @@ pub struct Bounds {
     /// Reads at which a builder naks the ask instead (the source's one nak
     /// path, whose condition the model does not know).
     pub naks: u8,
+    /// Redeliveries nats-server fails to make before 2.10.14 (a pull
+    /// request expired as it took one), each winding its cursor of new
+    /// messages back one (see [`Action::Rewind`](super::Action::Rewind)).
+    pub rewinds: u8,
     /// The contract's timings, bounds like the rest (the source's values by
     /// default): the consumer's ack wait, the heartbeat (and in-progress)
     /// period, and how long a running key counts as fresh.
@@ -56,6 +60,7 @@ impl Default for Bounds {
             slow_answers: 0,
             lost_acks: 0,
             naks: 0,
+            rewinds: 0,
             ack_wait: seconds(ACK_WAIT),
             heartbeat_every: seconds(HEARTBEAT_EVERY),
             fresh_for: seconds(FRESH_FOR),

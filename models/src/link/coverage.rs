@@ -68,6 +68,9 @@ impl Path {
             CrashOnTheWay => "crash: loses an answer on the way",
             CrashDecided => "crash: loses an ask read and not acted on",
             Delay => "delay: a heartbeat late",
+            RewindBack => "rewind: a redelivery fails, the cursor wound back to a message left",
+            RewindAcked => "rewind: a redelivery fails, the cursor wound back to an acked message",
+            AsNew => "fetch: a message handed out again as new, counted 1",
         }
     }
 }
@@ -173,6 +176,12 @@ impl Record {
                 }
             }
             Record::Delay { .. } => mark(Delay),
+            Record::Rewind { back_to, .. } => mark(if back_to.is_some() {
+                RewindBack
+            } else {
+                RewindAcked
+            }),
+            Record::AsNew { .. } => mark(AsNew),
         }
     }
 }
@@ -245,6 +254,9 @@ pub fn paths(d: &Design) -> Vec<Path> {
         (CrashOnTheWay, all),
         (CrashDecided, check),
         (Delay, all),
+        (RewindBack, all),
+        (RewindAcked, all),
+        (AsNew, all),
     ]
     .into_iter()
     .filter(|&(_, has)| has)
@@ -285,6 +297,7 @@ mod tests {
             slow_answers: 1,
             lost_acks: 1,
             naks: 1,
+            rewinds: 1,
             ..Bounds::default()
         };
         let options = [

@@ -25,7 +25,7 @@ fn with_no_budget_no_new_fault_is_ever_enabled() {
         let s = init(&m);
         assert!(enabled(&m, &s).iter().all(|a| !matches!(
             a,
-            Action::SlowAnswer(_) | Action::FinishAckLost(_) | Action::Nak(_)
+            Action::SlowAnswer(_) | Action::FinishAckLost(_) | Action::Nak(_) | Action::Rewind(_)
         )));
     }
 }
@@ -87,6 +87,96 @@ fn a_nak_hands_the_ask_out_again_at_once_or_never_at_its_last_delivery() {
     assert!(s.is_lost(0));
 }
 
+/// What nats-server 2.9.10 did in server_facts.rs's failing runs: A1
+/// delivered (count 1), naked, its redelivery failed on an expired pull
+/// request; A1 went out again counted 1, then, after its ack wait, counted
+/// 3 (the failed delivery was counted).
+#[test]
+fn a_failed_redelivery_hands_the_last_new_message_out_again_counted_one() {
+    let b = Bounds {
+        asks: 1,
+        naks: 1,
+        rewinds: 1,
+        ..Bounds::default()
+    };
+    let m = model("after-1649", b);
+    let s = crate::run_enabled(&m, &init(&m), &[Action::Fetch(0), Action::Nak(0)]);
+    assert!(enabled(&m, &s).contains(&Action::Rewind(0)));
+    let s = crate::run_enabled(&m, &s, &[Action::Rewind(0)]);
+    assert_eq!(s.rewinds_left, 0);
+    assert_eq!(
+        s.messages[0].deliveries, 2,
+        "the failed delivery is counted"
+    );
+    assert!(s.messages[0].again);
+    assert!(s.builders[0].buffer.is_empty(), "the fetch gives up empty");
+    let mut log = Log::recording();
+    let s = m.apply(&s, Action::Fetch(0), &mut log);
+    let records = log.records();
+    assert!(records.contains(&log::Record::Fetch {
+        ask: 0,
+        delivery: 1
+    }));
+    assert!(records.contains(&log::Record::AsNew { ask: 0, counted: 2 }));
+    assert!(!s.messages[0].again);
+    // Left unacked, it comes back after its ack wait counted 3.
+    let mut s = crate::run_enabled(&m, &s, &[Action::Crash(0)]);
+    while s.messages[0].status != Status::Available {
+        s = crate::run_enabled(&m, &s, &[Action::Tick]);
+    }
+    let mut log = Log::recording();
+    m.apply(&s, Action::Fetch(0), &mut log);
+    assert!(log.records().contains(&log::Record::Fetch {
+        ask: 0,
+        delivery: 3
+    }));
+}
+
+/// A rewind needs a redelivery first in line and winds the cursor back
+/// past an acked message to nothing; a message never delivered is no
+/// redelivery, and one rewind waits for the last to go out.
+#[test]
+fn a_rewind_fails_only_a_redelivery_and_passes_an_acked_message_by() {
+    let b = Bounds {
+        asks: 2,
+        rewinds: 2,
+        ..Bounds::default()
+    };
+    let m = model("before-1649", b);
+    let s = init(&m);
+    assert!(
+        !enabled(&m, &s).contains(&Action::Rewind(0)),
+        "nothing redelivered"
+    );
+    // A1 redelivered, A2 (the last handed out new) acked.
+    let mut s = s;
+    s.messages[0] = Message {
+        status: Status::Available,
+        deliveries: 1,
+        ..Message::default()
+    };
+    s.messages[1] = Message {
+        status: Status::Acked,
+        deliveries: 1,
+        ..Message::default()
+    };
+    let next = crate::run_enabled(&m, &s, &[Action::Rewind(1)]);
+    assert!(next.messages.iter().all(|m| !m.again));
+    assert!(matches!(
+        next.messages[0].status,
+        Status::Delivered { to: 1, .. }
+    ));
+    // A2 held instead: it goes out again, and no second rewind is offered
+    // until it has.
+    s.messages[1].status = Status::Delivered { to: 0, ack_in: 5 };
+    let next = crate::run_enabled(&m, &s, &[Action::Rewind(1)]);
+    assert!(next.messages[1].again);
+    assert_eq!(next.first_available(), Some(1));
+    assert!(!enabled(&m, &next)
+        .iter()
+        .any(|a| matches!(a, Action::Rewind(_))));
+}
+
 #[test]
 fn the_done_key_drops_a_copy_handed_out_after_the_finish() {
     let b = Bounds {
@@ -144,6 +234,7 @@ fn every_reachable_state_of_the_repairs_under_every_fault_unpacks_to_itself() {
                 slow_answers: 1,
                 lost_acks: 1,
                 naks: 1,
+                rewinds: 1,
                 ..Bounds::default()
             },
         );

@@ -134,6 +134,25 @@ pub(crate) enum Record {
     Delay {
         late: u8,
     },
+    /// Fault (`--rewinds`): the builder's pull request expired as the
+    /// server took `ask`'s redelivery for it: `ask` counted at its
+    /// `counted`th delivery and left to its ack wait; the server's cursor
+    /// wound back to `back_to`, which goes out again as new. `fetching`:
+    /// the request was the builder's fetch's (which gives up empty), not
+    /// one left open.
+    Rewind {
+        ask: Ask,
+        counted: u8,
+        back_to: Option<Ask>,
+        fetching: bool,
+    },
+    /// The server's cursor, wound back, hands `ask` out as never
+    /// delivered: its delivery says 1; the server keeps `counted` for
+    /// `max_deliver`.
+    AsNew {
+        ask: Ask,
+        counted: u8,
+    },
 }
 
 /// What a read found of the running key.
@@ -262,4 +281,7 @@ pub enum Path {
     CrashOnTheWay,
     CrashDecided,
     Delay,
+    RewindBack,
+    RewindAcked,
+    AsNew,
 }

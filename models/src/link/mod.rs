@@ -89,6 +89,11 @@ pub struct Message {
     /// or the option off). Ack waits that run out in the same tick share a
     /// place: they ran out in some order within it.
     pub queue: u8,
+    /// `--rewinds`: the server's cursor of new messages was wound back to
+    /// it (a redelivery it failed to make, [`Action::Rewind`]), so it goes
+    /// out once more as if never delivered, counted 1, whatever its status
+    /// but acked (a work queue has removed an acked message).
+    pub again: bool,
 }
 
 impl Default for Message {
@@ -97,6 +102,7 @@ impl Default for Message {
             status: Status::Available,
             deliveries: 0,
             queue: 0,
+            again: false,
         }
     }
 }
@@ -104,7 +110,7 @@ impl Default for Message {
 impl Message {
     /// Whether the consumer can still hand it out.
     pub fn is_left(&self) -> bool {
-        matches!(self.status, Status::Available | Status::Delivered { .. })
+        self.again || matches!(self.status, Status::Available | Status::Delivered { .. })
     }
 }
 
@@ -212,6 +218,7 @@ pub struct State {
     pub slow_answers_left: u8,
     pub lost_acks_left: u8,
     pub naks_left: u8,
+    pub rewinds_left: u8,
     /// A builder dropped an ask as a duplicate (for the witness).
     pub dropped: bool,
 }
@@ -236,7 +243,8 @@ impl State {
     /// the lowest-numbered; under `redelivery-queue` the lowest-numbered of
     /// the head of the redelivery queue (a [`Action::Queue`] step puts
     /// another of the head first), else of those never delivered. Without
-    /// the option every `queue` is 0, so both read alike.
+    /// the option every `queue` is 0, so both read alike. A message the
+    /// server's cursor was wound back to (`again`) is one never delivered.
     pub fn first_available(&self) -> Option<Ask> {
         let available = |m: &&Message| m.status == Status::Available;
         let head = self
@@ -249,7 +257,27 @@ impl State {
             .unwrap_or(0);
         self.messages
             .iter()
-            .position(|m| m.status == Status::Available && m.queue == head)
+            .position(|m| {
+                (m.status == Status::Available && m.queue == head) || (head == 0 && m.again)
+            })
+            .map(|a| a as Ask)
+    }
+
+    /// The first available message when it is a redelivery (the server's
+    /// redelivery queue hands it out): the one a [`Action::Rewind`] fails.
+    pub fn first_redelivery(&self) -> Option<Ask> {
+        self.first_available().filter(|&a| {
+            let m = &self.messages[a as usize];
+            m.status == Status::Available && m.deliveries >= 1
+        })
+    }
+
+    /// The last message the server handed out as new: its cursor's place
+    /// is one past it (messages are first handed out in order).
+    pub fn last_new(&self) -> Option<Ask> {
+        self.messages
+            .iter()
+            .rposition(|m| m.deliveries >= 1)
             .map(|a| a as Ask)
     }
 
@@ -409,6 +437,13 @@ pub enum Action {
     /// Fault: an idle builder naks its oldest buffered ask instead of
     /// reading it (immediate redelivery).
     Nak(Bid),
+    /// Fault of nats-server before 2.10.14 (`--rewinds`): the pull request
+    /// of a builder about to take a redelivery has just expired, so the
+    /// server fails the delivery it made of it: the message is counted
+    /// delivered but left to its ack wait, and the server winds its cursor
+    /// of new messages back one, so the last message it handed out new goes
+    /// out again as new, counted 1 (nats-server PR #5305).
+    Rewind(Bid),
     /// `redelivery-queue`, the server: of the messages at the head of its
     /// redelivery queue (their ack waits ran out in the same tick), this
     /// one's ran out first, so it is handed out before the others.
@@ -435,7 +470,8 @@ impl Action {
             | Action::Delay(b)
             | Action::SlowAnswer(b)
             | Action::FinishAckLost(b)
-            | Action::Nak(b) => Some(b),
+            | Action::Nak(b)
+            | Action::Rewind(b) => Some(b),
         }
     }
 
@@ -447,6 +483,7 @@ impl Action {
                 | Action::SlowAnswer(_)
                 | Action::FinishAckLost(_)
                 | Action::Nak(_)
+                | Action::Rewind(_)
         )
     }
 }
@@ -520,6 +557,7 @@ impl Link {
                 slow_answers_left: self.bounds.slow_answers,
                 lost_acks_left: self.bounds.lost_acks,
                 naks_left: self.bounds.naks,
+                rewinds_left: self.bounds.rewinds,
                 dropped: false,
             })
             .collect()
@@ -564,6 +602,14 @@ impl Link {
         })
     }
 
+    /// Whether a pull request that takes the first available message now
+    /// may have just expired, failing a redelivery (`--rewinds`): one
+    /// rewind at a time, the cursor wound back one place (a second before
+    /// the first message goes out again would wind it back two).
+    fn may_rewind(&self, s: &State) -> bool {
+        s.rewinds_left > 0 && s.first_redelivery().is_some() && s.messages.iter().all(|m| !m.again)
+    }
+
     pub fn can_tick(&self, s: &State) -> bool {
         s.now < self.bounds.horizon_ticks() && !s.is_settled() && !self.must_act(s)
     }
@@ -593,6 +639,7 @@ impl Link {
                 steps::finish_ack_lost(self, &mut next, b, log)
             }
             Action::Nak(b) => steps::nak_fault(self, &mut next, b, log),
+            Action::Rewind(b) => steps::rewind(self, &mut next, b, log),
             Action::Queue(a) => time::queue_first(&mut next, a, log),
         }
         if self.options.redelivery_queue {
@@ -630,6 +677,9 @@ impl Model for Link {
                 None if b.open && available => {}
                 None if available => {
                     actions.push(Action::Fetch(i));
+                    if self.may_rewind(s) {
+                        actions.push(Action::Rewind(i));
+                    }
                     let margin = self.has_margin();
                     if !margin && b.on_the_way.is_none() {
                         actions.push(Action::FetchLate(i));
@@ -656,6 +706,9 @@ impl Model for Link {
             }
             if b.open && available {
                 actions.push(Action::Answer(i));
+                if self.may_rewind(s) {
+                    actions.push(Action::Rewind(i));
+                }
             }
         }
         if self.can_tick(s) {

@@ -13,6 +13,9 @@ struct Widths {
     slow_answers: u32,
     lost_acks: u32,
     naks: u32,
+    rewinds: u32,
+    /// A message's `again`: none without rewinds.
+    again: u32,
     builder: u32,
     ack_in: u32,
     deliveries: u32,
@@ -37,6 +40,8 @@ impl Widths {
             slow_answers: bits_for(b.slow_answers as u64),
             lost_acks: bits_for(b.lost_acks as u64),
             naks: bits_for(b.naks as u64),
+            rewinds: bits_for(b.rewinds as u64),
+            again: (b.rewinds > 0) as u32,
             builder: bits_for(b.builders.saturating_sub(1) as u64),
             ack_in: bits_for(b.ack_wait_ticks() as u64),
             deliveries: bits_for(b.max_deliver as u64),
@@ -61,6 +66,7 @@ impl Widths {
             + self.ack_in
             + self.deliveries
             + self.queue
+            + self.again
             + 1
             + self.builder
             + self.age
@@ -83,6 +89,7 @@ impl Widths {
             + self.slow_answers
             + self.lost_acks
             + self.naks
+            + self.rewinds
             + 1
             + per_ask * m.bounds.asks as u32
             + per_builder * m.bounds.builders as u32
@@ -133,6 +140,7 @@ impl Link {
         out.put(s.slow_answers_left as u64, w.slow_answers);
         out.put(s.lost_acks_left as u64, w.lost_acks);
         out.put(s.naks_left as u64, w.naks);
+        out.put(s.rewinds_left as u64, w.rewinds);
         out.put(s.dropped as u64, 1);
         for ((m, key), &result) in s.messages.iter().zip(s.keys.iter()).zip(s.results.iter()) {
             let (tag, to, ack_in) = match m.status {
@@ -146,6 +154,7 @@ impl Link {
             out.put(ack_in as u64, w.ack_in);
             out.put(m.deliveries as u64, w.deliveries);
             out.put(m.queue as u64, w.queue);
+            out.put(m.again as u64, w.again);
             out.put(key.is_some() as u64, 1);
             let key = key.unwrap_or(Key::put(0, false));
             out.put(key.builder as u64, w.builder);
@@ -187,6 +196,7 @@ impl Link {
         let slow_answers_left = input.get(w.slow_answers) as u8;
         let lost_acks_left = input.get(w.lost_acks) as u8;
         let naks_left = input.get(w.naks) as u8;
+        let rewinds_left = input.get(w.rewinds) as u8;
         let dropped = input.get(1) == 1;
         let (mut messages, mut keys, mut results) =
             (Inline::default(), Inline::default(), Inline::default());
@@ -204,6 +214,7 @@ impl Link {
                 status,
                 deliveries: input.get(w.deliveries) as u8,
                 queue: input.get(w.queue) as u8,
+                again: input.get(w.again) == 1,
             });
             let present = input.get(1) == 1;
             let key = Key {
@@ -263,6 +274,7 @@ impl Link {
             slow_answers_left,
             lost_acks_left,
             naks_left,
+            rewinds_left,
             dropped,
         }
     }

@@ -91,8 +91,12 @@ impl Link {
                 run.delayed = false;
             }
         }
-        for m in s.messages.iter_mut().filter(|m| !m.is_left()) {
-            m.deliveries = m.deliveries.min(2);
+        // A rewind may send the last message handed out new out again,
+        // out of deliveries or not: its count is read then.
+        if s.rewinds_left == 0 {
+            for m in s.messages.iter_mut().filter(|m| !m.is_left()) {
+                m.deliveries = m.deliveries.min(2);
+            }
         }
         s
     }
@@ -112,13 +116,18 @@ impl Link {
                 || b.on_the_way == Some(a)
                 || b.decided.is_some_and(|d| d.ask == a)
         });
-        held || match msg.status {
-            Status::Available => true,
-            Status::Delivered { ack_in, .. } => {
-                ack_in <= left && msg.deliveries < self.bounds.max_deliver
+        // A rewind left may send the last message handed out new out
+        // again (`--rewinds`), whatever its deliveries and ack wait.
+        let rewound = msg.again
+            || (s.rewinds_left > 0 && s.last_new() == Some(a) && msg.status != Status::Acked);
+        held || rewound
+            || match msg.status {
+                Status::Available => true,
+                Status::Delivered { ack_in, .. } => {
+                    ack_in <= left && msg.deliveries < self.bounds.max_deliver
+                }
+                Status::Acked | Status::Exhausted => false,
             }
-            Status::Acked | Status::Exhausted => false,
-        }
     }
 
     /// Each builder's offset as the least or greatest of those that answer

@@ -9,17 +9,39 @@ use super::mutation::Act;
 use super::{Ask, Bid, Decided, Key, Link, Log, Run, State, Status};
 
 /// The server hands message `a` to builder `b`'s pull request, with a
-/// deadline an ack wait from now; returns the delivery it counts.
-fn deliver(link: &Link, s: &mut State, b: Bid, a: Ask) -> u8 {
+/// deadline an ack wait from now, and the step records it (`said`, given
+/// the delivery count it carries). A message the server's cursor was wound
+/// back to and that is not available otherwise goes out as new: counted 1,
+/// its count for `max_deliver` unchanged (nats-server 2.9's `getNextMsg`
+/// counts only redeliveries).
+fn deliver(
+    link: &Link,
+    s: &mut State,
+    b: Bid,
+    a: Ask,
+    log: &mut Log,
+    said: impl FnOnce(u8) -> Record,
+) {
     let m = &mut s.messages[a as usize];
-    if link.does(Act::CountDelivery) || m.deliveries == 0 {
+    let as_new = m.again && m.status != Status::Available;
+    if as_new {
+        m.again = false;
+    } else if link.does(Act::CountDelivery) || m.deliveries == 0 {
         m.deliveries += 1;
     }
     m.status = Status::Delivered {
         to: b,
         ack_in: link.bounds.ack_wait_ticks(),
     };
-    m.deliveries
+    let (delivery, counted) = if as_new {
+        (1, m.deliveries)
+    } else {
+        (m.deliveries, 0)
+    };
+    log.record(|| said(delivery));
+    if as_new {
+        log.record(|| Record::AsNew { ask: a, counted });
+    }
 }
 
 /// Whether the server takes an ack or in-progress for `a` from `b`: by the
@@ -39,6 +61,8 @@ fn ack(m: &Link, s: &mut State, b: Bid, a: Ask, log: &mut Log) {
     let taken = counts(m, before, b);
     if taken {
         msg.status = Status::Acked;
+        // The work queue removes it: a wound-back cursor passes it by.
+        msg.again = false;
     }
     let outcome = match before {
         Status::Delivered { to, .. } if taken && to != b => AckOutcome::RemovesHeld(to),
@@ -55,9 +79,11 @@ pub fn fetch(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a fetch is enabled with a message available");
-    let delivery = deliver(m, s, b, a);
+    deliver(m, s, b, a, log, |delivery| Record::Fetch {
+        ask: a,
+        delivery,
+    });
     s.builders[b as usize].buffer.push(a);
-    log.record(|| Record::Fetch { ask: a, delivery });
 }
 
 /// No margin: the fetch gives up before its pull request expires on the
@@ -69,14 +95,13 @@ pub fn fetch_late(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_available()
         .expect("a late fetch is enabled with a message available");
-    let delivery = deliver(m, s, b, a);
-    s.builders[b as usize].on_the_way = Some(a);
     let slow = m.has_margin();
-    log.record(|| Record::FetchGivesUp {
+    deliver(m, s, b, a, log, |delivery| Record::FetchGivesUp {
         ask: a,
         delivery,
         slow,
     });
+    s.builders[b as usize].on_the_way = Some(a);
 }
 
 /// The client's fetch (the default), as nats.go's `Subscription.Fetch` does it: the builder's
@@ -103,15 +128,14 @@ pub fn answer(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
         .first_available()
         .expect("an open pull request is answered with a message available");
     let busy = s.builders[b as usize].run.map(|r| r.ask);
-    let delivery = deliver(m, s, b, a);
-    let builder = &mut s.builders[b as usize];
-    builder.open = false;
-    builder.on_the_way = Some(a);
-    log.record(|| Record::Answer {
+    deliver(m, s, b, a, log, |delivery| Record::Answer {
         ask: a,
         delivery,
         busy,
     });
+    let builder = &mut s.builders[b as usize];
+    builder.open = false;
+    builder.on_the_way = Some(a);
 }
 
 pub fn land(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
@@ -303,6 +327,44 @@ pub fn nak_fault(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s.builders[b as usize].buffer.remove(0);
     log.record(|| Record::NakFault { ask: a });
     nak(m, s, b, a, log);
+}
+
+/// Fault (`--rewinds`), nats-server before 2.10.14: builder `b`'s pull
+/// request (its fetch's, or one left open) expires just as the server takes
+/// the first redelivery for it. The server has counted the delivery and
+/// taken the message off its redelivery queue, so it waits out an ack wait
+/// as if delivered; and it winds its cursor of new messages back one
+/// (`o.sseq--`, meant for a new message), so the last message it handed
+/// out new goes out again as new, unless acked.
+pub fn rewind(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
+    s.rewinds_left -= 1;
+    let a = s
+        .first_redelivery()
+        .expect("a rewind is enabled with a redelivery first");
+    let back_to = s
+        .last_new()
+        .filter(|&y| s.messages[y as usize].status != Status::Acked);
+    let msg = &mut s.messages[a as usize];
+    if m.does(Act::CountDelivery) {
+        msg.deliveries += 1;
+    }
+    msg.status = Status::Delivered {
+        to: b,
+        ack_in: m.bounds.ack_wait_ticks(),
+    };
+    let counted = msg.deliveries;
+    if let Some(y) = back_to {
+        s.messages[y as usize].again = true;
+    }
+    let builder = &mut s.builders[b as usize];
+    let fetching = !builder.open;
+    builder.open = false;
+    log.record(|| Record::Rewind {
+        ask: a,
+        counted,
+        back_to,
+        fetching,
+    });
 }
 
 pub fn heartbeat(m: &Link, s: &mut State, b: Bid, log: &mut Log) {

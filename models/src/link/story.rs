@@ -60,6 +60,7 @@ fn word(action: Action) -> String {
         Action::SlowAnswer(b) => ("slow-answer", b),
         Action::FinishAckLost(b) => ("finish-ack-lost", b),
         Action::Nak(b) => ("nak", b),
+        Action::Rewind(b) => ("rewind", b),
     };
     format!("{verb} {}", builder_name(b))
 }
@@ -102,9 +103,10 @@ fn parse_word(text: &str, builders: u8) -> Result<Action, String> {
         ["slow-answer", b] => Action::SlowAnswer(builder(b)?),
         ["finish-ack-lost", b] => Action::FinishAckLost(builder(b)?),
         ["nak", b] => Action::Nak(builder(b)?),
+        ["rewind", b] => Action::Rewind(builder(b)?),
         _ => {
             return Err(format!(
-                "`{text}` is not a step (tick, queue A1, fetch b1, fetch-late b1, land b1, fetch-earlier b1, answer b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1, slow-answer b1, finish-ack-lost b1, nak b1)"
+                "`{text}` is not a step (tick, queue A1, fetch b1, fetch-late b1, land b1, fetch-earlier b1, answer b1, take b1, read b1, start b1, drop b1, heartbeat b1, finish b1, crash b1, delay b1, slow-answer b1, finish-ack-lost b1, nak b1, rewind b1)"
             ))
         }
     })
@@ -142,6 +144,11 @@ impl Link {
                 ),
                 Status::Acked => "acked (gone)".into(),
                 Status::Exhausted => format!("never delivered again, {deliveries}"),
+            };
+            let status = if m.again {
+                format!("{status}; the server's cursor wound back to it: it goes out again as new")
+            } else {
+                status
             };
             rows.push((format!("{} message", ask_name(a)), status));
             let put_at = ledger.and_then(|l| l.put_at[a as usize]);

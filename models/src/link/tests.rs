@@ -700,6 +700,7 @@ fn ack_waits_run_out_in_one_tick_in_any_order_under_the_redelivery_queue() {
             status: Status::Delivered { to, ack_in: 1 },
             deliveries: 1,
             queue: 0,
+            again: false,
         };
     }
     let after = crate::run_enabled(&queued, &s, &[Action::Tick]);
@@ -734,6 +735,7 @@ fn the_redelivery_queue_comes_before_the_never_delivered_and_a_nak_joins_its_bac
         status: Status::Available,
         deliveries: 1,
         queue: 1,
+        again: false,
     };
     assert_eq!(s.first_available(), Some(1));
     s.messages[1].queue = 0;
@@ -743,6 +745,7 @@ fn the_redelivery_queue_comes_before_the_never_delivered_and_a_nak_joins_its_bac
         status: Status::Delivered { to: 0, ack_in: 5 },
         deliveries: 1,
         queue: 0,
+        again: false,
     };
     s.builders[0].buffer.push(2);
     s.naks_left = 1;

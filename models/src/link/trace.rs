@@ -13,6 +13,7 @@ mod simulated;
 
 pub use simulated::{simulated_log, streams, Line};
 
+use super::log::Record as Step;
 use observe::observe;
 pub use observe::Observation;
 
@@ -58,6 +59,10 @@ pub struct Cursor {
     /// late answer's), with its delivery count and sequence: the `server`
     /// line after it says those, not the message's count now.
     late: [Option<(Ask, u8, u16)>; MAX_BUILDERS as usize],
+    /// The consumer's deliveries less the counts the state keeps: a
+    /// delivery made as new counts nothing, a failed redelivery counts
+    /// without a delivery (`--rewinds`).
+    uncounted: i8,
 }
 
 /// Why a stream's log cannot be read against the model: a bad log (exit
@@ -233,6 +238,15 @@ impl LinkTrace {
             .unwrap_or(239)
             .min(239);
         let cap = |n: usize| n.min(u8::MAX as usize) as u8;
+        let rewinds = match &header.nats_server {
+            None => false,
+            Some(version) => fails_redeliveries(version).ok_or_else(|| {
+                bad(
+                    first,
+                    format!("header: field `nats_server`: `{version}` is not a version (2.9.10)"),
+                )
+            })?,
+        };
         let timings = Bounds::default();
         let margin = Link {
             options,
@@ -262,6 +276,7 @@ impl LinkTrace {
                 cap(finishes)
             },
             naks: cap(naks),
+            rewinds: if rewinds { cap(fetches) } else { 0 },
             ack_wait: header.ack_wait_s.unwrap_or(timings.ack_wait),
             heartbeat_every: header.heartbeat_every_s.unwrap_or(timings.heartbeat_every),
             fresh_for: header.fresh_for_s.unwrap_or(timings.fresh_for),
@@ -393,8 +408,23 @@ impl LinkTrace {
     fn take(&self, c: &Cursor, action: Action) -> (Cursor, Vec<Observation>) {
         let mut log = Log::recording();
         let next = self.model.apply(&c.state, action, &mut log);
-        let lines = observe(&log.records(), c.state.now, &c.put_at);
+        let records = log.records();
+        let lines = observe(&records, c.state.now, &c.put_at);
         let mut n = c.clone();
+        // The count the delivery this step made carries: a message handed
+        // out again as new says 1, whatever the server keeps.
+        let mut count = None;
+        for record in &records {
+            match *record {
+                Step::Fetch { delivery, .. }
+                | Step::FetchGivesUp { delivery, .. }
+                | Step::Answer { delivery, .. } => count = Some(delivery),
+                Step::AsNew { .. } => n.uncounted += 1,
+                Step::Rewind { .. } => n.uncounted -= 1,
+                _ => {}
+            }
+        }
+        let seq = (delivered(&next) as i16 + n.uncounted as i16) as u16;
         for (a, key) in next.keys.iter().enumerate() {
             match key {
                 None => n.put_at[a] = None,
@@ -406,15 +436,15 @@ impl LinkTrace {
             Action::Crash(b) => n.landed[b as usize].clear(),
             Action::FetchLate(b) | Action::SlowAnswer(b) | Action::Answer(b) => {
                 if let Some(a) = next.builders[b as usize].on_the_way {
-                    n.answering[b as usize] =
-                        (next.messages[a as usize].deliveries, delivered(&next));
+                    let count = count.unwrap_or(next.messages[a as usize].deliveries);
+                    n.answering[b as usize] = (count, seq);
                 }
             }
             // The `server` line after a fetch says the delivery it got.
             Action::Fetch(b) => {
                 if let Some(&a) = next.builders[b as usize].buffer.last() {
-                    let count = next.messages[a as usize].deliveries;
-                    n.late[b as usize] = Some((a, count, delivered(&next)));
+                    let count = count.unwrap_or(next.messages[a as usize].deliveries);
+                    n.late[b as usize] = Some((a, count, seq));
                 }
             }
             Action::FetchEarlier(b) => {
@@ -561,6 +591,22 @@ impl LinkTrace {
     }
 }
 
+/// Whether a nats-server of `version` may fail a redelivery and wind its
+/// cursor back (before 2.10.14, nats-server PR #5305); `None`: not a
+/// version. Anything after the three numbers (`-RC.1`, `+b3`) is ignored.
+pub fn fails_redeliveries(version: &str) -> Option<bool> {
+    let version = version.trim().trim_start_matches('v');
+    let core = version.split(['-', '+', ' ']).next()?;
+    let numbers: Vec<u32> = core
+        .split('.')
+        .map(|n| n.parse().ok())
+        .collect::<Option<_>>()?;
+    let [major, minor, patch] = numbers[..] else {
+        return None;
+    };
+    Some((major, minor, patch) < (2, 10, 14))
+}
+
 /// Every delivery the consumer has made: its delivery sequence so far.
 fn delivered(s: &State) -> u16 {
     s.messages.iter().map(|m| m.deliveries as u16).sum()
@@ -578,5 +624,7 @@ fn drains(action: Action) -> bool {
             | Action::Take(_)
             | Action::Read(_)
             | Action::Nak(_)
+            // Only a fetch's rewind logs a line (its fetch, empty).
+            | Action::Rewind(_)
     )
 }

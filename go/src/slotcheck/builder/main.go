@@ -82,6 +82,7 @@ func main() {
 		*process = c.name
 	}
 	h.Design = c.design
+	h.NatsServer = m.nc.ConnectedServerVersion()
 	clock := &runClock{}
 	if *mode == "driven" {
 		// Each answer carries the lines logged since the last one; the

@@ -60,6 +60,10 @@ type Header struct {
 	// Link: the most a heartbeat may be late, seconds of the source's
 	// time, and the most a call's answer may take on the network, ms.
 	HeartbeatLateS, NetworkDelayMs int
+	// Link: the nats-server's version, as the connection reports it
+	// (nats.Conn.ConnectedServerVersion): before 2.10.14 a server may
+	// hand a message out again counted 1, which validate then allows.
+	NatsServer string
 	// The queues (stovepipe) or streams (link) the log must have, or how
 	// many: a queue that logged nothing is named, not silently absent.
 	Queues       []string
@@ -103,6 +107,9 @@ func (h Header) fields() (map[string]any, error) {
 	put("fresh_for_s", h.FreshForS)
 	put("heartbeat_late_s", h.HeartbeatLateS)
 	put("network_delay_ms", h.NetworkDelayMs)
+	if h.NatsServer != "" {
+		f["nats_server"] = h.NatsServer
+	}
 	if len(h.Queues) > 0 {
 		f["queues"] = h.Queues
 	}

@@ -223,12 +223,12 @@ func TestTheHeadersFields(t *testing.T) {
 	var buf bytes.Buffer
 	if _, err := New(&buf, "p", Header{Model: ModelLink, MaxDeliver: 3, MsPerTick: 500, SkewS: 5,
 		AckWaitS: 30, HeartbeatEveryS: 10, FreshForS: 25, HeartbeatLateS: 15, NetworkDelayMs: 40,
-		Queues: []string{"s1", "s2"}, ExpectQueues: 2, OrderSlackMs: 100}); err != nil {
+		NatsServer: "2.9.10", Queues: []string{"s1", "s2"}, ExpectQueues: 2, OrderSlackMs: 100}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"ack_wait_s":30,"event":"header","expect_queues":2,"fresh_for_s":25,"heartbeat_every_s":10,` +
-		`"heartbeat_late_s":15,"max_deliver":3,"model":"link","ms_per_tick":500,"network_delay_ms":40,` +
-		`"order_slack_ms":100,"queues":["s1","s2"],"skew_s":5}` + "\n"
+		`"heartbeat_late_s":15,"max_deliver":3,"model":"link","ms_per_tick":500,"nats_server":"2.9.10",` +
+		`"network_delay_ms":40,"order_slack_ms":100,"queues":["s1","s2"],"skew_s":5}` + "\n"
 	if buf.String() != want {
 		t.Errorf("got  %s\nwant %s", buf.String(), want)
 	}

@@ -269,6 +269,36 @@ impl Link {
                 "its heartbeat (the key's put and the AckProgress) is late, by up to {} s",
                 seconds(late)
             )),
+            Record::Rewind {
+                ask,
+                counted,
+                back_to,
+                fetching,
+            } => {
+                say(format!(
+                    "{} just as the server takes {} from its redelivery queue for it: the delivery fails (nats-server before 2.10.14), yet the server counts it (delivery {counted}, max_deliver {max_deliver}) and leaves {} to its ack wait, due {}",
+                    if fetching {
+                        "its fetch's pull request expires, and the fetch gives up empty-handed,"
+                    } else {
+                        "its open pull request expires"
+                    },
+                    ask_name(ask),
+                    ask_name(ask),
+                    from_now(s, self.bounds.ack_wait_ticks())
+                ));
+                say(match back_to {
+                    Some(y) => format!(
+                        "the server winds its cursor of new messages back one, to {}, the last it handed out new: {} will go out again as if never delivered",
+                        ask_name(y),
+                        ask_name(y)
+                    ),
+                    None => "the server winds its cursor of new messages back one, to a message acked and gone from the stream: nothing goes out again".into(),
+                });
+            }
+            Record::AsNew { ask, counted } => say(format!(
+                "the server's wound-back cursor hands {} out as never delivered: this delivery says 1 (the server keeps {counted} for max_deliver, and counts this one nowhere)",
+                ask_name(ask)
+            )),
         }
     }
 

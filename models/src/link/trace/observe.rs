@@ -49,7 +49,11 @@ pub fn observe(records: &[Record], now: u8, put_at: &[Option<u8>]) -> Vec<Observ
             // The client's fetch returns an earlier answer as any fetch
             // returns a message.
             Record::Fetch { ask, .. } | Record::FetchEarlier { ask } => lines.push(O::Fetch(ask)),
-            Record::FetchGivesUp { .. } => lines.push(O::FetchEmpty),
+            // A fetch whose pull request expired as the server failed a
+            // redelivery for it gives up empty-handed too.
+            Record::FetchGivesUp { .. } | Record::Rewind { fetching: true, .. } => {
+                lines.push(O::FetchEmpty)
+            }
             Record::Read {
                 ask,
                 check,
@@ -82,7 +86,9 @@ pub fn observe(records: &[Record], now: u8, put_at: &[Option<u8>]) -> Vec<Observ
             | Record::KeyExpires { .. }
             | Record::QueueFirst { .. }
             | Record::Crash { .. }
-            | Record::Delay { .. } => {}
+            | Record::Delay { .. }
+            | Record::Rewind { .. }
+            | Record::AsNew { .. } => {}
         }
     }
     lines
