@@ -756,7 +756,7 @@ fn the_redelivery_queue_comes_before_the_never_delivered_and_a_nak_joins_its_bac
     );
 }
 
-/// Each named repair is after-1649 composed with its part, and the four of
+/// Each named repair is after-1649 composed with its part, and the five of
 /// after-1649-repaired are that design: the names are aliases.
 #[test]
 fn the_named_repairs_are_compositions_of_after_1649() {
@@ -767,7 +767,9 @@ fn the_named_repairs_are_compositions_of_after_1649() {
         assert_eq!(composed.name, named);
         assert!(REPAIRS.iter().any(|d| d.name == named));
     }
-    let repaired = compose("after-1649+done-key+server-clock+defer-duplicates+hand-back").unwrap();
+    let repaired =
+        compose("after-1649+done-key+server-clock+defer-duplicates+hand-back+revision-start")
+            .unwrap();
     assert_eq!(repaired.name, "after-1649-repaired");
 }
 
