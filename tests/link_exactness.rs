@@ -214,6 +214,18 @@ fn clock_settings() -> Vec<Bounds> {
     }
 }
 
+/// The stored model `reduced` against its whole one: the same verdicts and
+/// shortest lengths, and each path it found replays on whole states.
+fn agrees_with_the_whole(reduced: Link, label: &str) {
+    let whole = Link {
+        reduced: false,
+        ..reduced
+    };
+    let outcome = check(reduced, &[], &Limits::default());
+    assert_eq!(shortest(&whole), safety(&outcome), "{label}");
+    replays(&whole, &outcome, label);
+}
+
 fn models(
     design: &'static slotcheck_models::link::Design,
     bounds: Bounds,
@@ -271,14 +283,7 @@ fn every_mutant_keeps_its_verdicts_and_lengths_on_the_stored_state() {
                 }
                 let (mut reduced, _) = models(design, bounds, false);
                 reduced.mutation = Some(m);
-                let whole = Link {
-                    reduced: false,
-                    ..reduced
-                };
-                let label = format!("{} on {bounds:?}", m.name(design.name));
-                let outcome = check(reduced, &[], &Limits::default());
-                assert_eq!(shortest(&whole), safety(&outcome), "{label}");
-                replays(&whole, &outcome, &label);
+                agrees_with_the_whole(reduced, &format!("{} on {bounds:?}", m.name(design.name)));
             }
         }
     }
@@ -324,14 +329,8 @@ fn the_fetch_options_keep_every_verdict_and_shortest_length() {
                 let (mut reduced, _) = models(design, bounds, false);
                 reduced.options.single_late_answer = single_late_answer;
                 reduced.options.expiry_less_10ms = expiry_less_10ms;
-                let whole = Link {
-                    reduced: false,
-                    ..reduced
-                };
                 let label = format!("{} on {bounds:?}, {:?}", design.name, reduced.options);
-                let outcome = check(reduced, &[], &Limits::default());
-                assert_eq!(shortest(&whole), safety(&outcome), "{label}");
-                replays(&whole, &outcome, &label);
+                agrees_with_the_whole(reduced, &label);
             }
         }
     }
@@ -376,14 +375,10 @@ fn the_redelivery_queue_keeps_every_verdict_and_shortest_length() {
             }
             let (mut reduced, _) = models(design, bounds, false);
             reduced.options.redelivery_queue = true;
-            let whole = Link {
-                reduced: false,
-                ..reduced
-            };
-            let label = format!("{} on {bounds:?}, redelivery-queue", design.name);
-            let outcome = check(reduced, &[], &Limits::default());
-            assert_eq!(shortest(&whole), safety(&outcome), "{label}");
-            replays(&whole, &outcome, &label);
+            agrees_with_the_whole(
+                reduced,
+                &format!("{} on {bounds:?}, redelivery-queue", design.name),
+            );
             queued += 1;
         }
     }
@@ -427,14 +422,8 @@ fn the_rewinds_keep_every_verdict_and_shortest_length() {
             for design in all_designs() {
                 let (mut reduced, _) = models(design, bounds, false);
                 reduced.options.redelivery_queue = queue;
-                let whole = Link {
-                    reduced: false,
-                    ..reduced
-                };
                 let label = format!("{} on {bounds:?}, {:?}", design.name, reduced.options);
-                let outcome = check(reduced, &[], &Limits::default());
-                assert_eq!(shortest(&whole), safety(&outcome), "{label}");
-                replays(&whole, &outcome, &label);
+                agrees_with_the_whole(reduced, &label);
                 rewound += 1;
             }
         }
