@@ -52,4 +52,10 @@ trace after-1649-ack-wait-15-run-after-result after-1649 no-run-after-result \
 # (the heartbeat 50 s late, the naks that exhaust the deliveries).
 trace after-1649-repaired-late-heartbeat-double-run after-1649-repaired no-double-run $one --crashes 1 --late-heartbeats 1 --late-by 50
 trace after-1649-repaired-naks-exhaust-deliveries after-1649-repaired no-lost-ask $one --crashes 1 --late-heartbeats 0 --naks 2
+# link-rewind-*: nats-server 2.9's failed redelivery, which the replay
+# steers (a pull request expired when the consumer takes the redelivery).
+trace after-1649-rewind-rebuild after-1649 no-run-after-result $two --crashes 1 --rewinds 1
+trace after-1649-rewind-skew-35-double-run after-1649 no-double-run \
+  --asks 2 --builders 2 --skew 35 --horizon 60 --longest-build 60 --late-heartbeats 0 --crashes 1 --rewinds 1
+trace after-1649-rewind-nak-double-run after-1649 no-double-run $two --crashes 0 --naks 1 --rewinds 1
 ls "$out"

@@ -25,7 +25,7 @@ fn every_nats_trace_still_replays_on_the_model() {
     }
     // One a row of docs/real-jetstream.md, Each finding on the real server,
     // and after-1649-repaired's two (The recommendation on the server).
-    assert_eq!(seen, 16);
+    assert_eq!(seen, 19);
 }
 
 /// An `atomic-start` story (the KV get and put of the running key in one

@@ -68,6 +68,31 @@ pub async fn server_version(url: &str) -> Result<String, Error> {
 }
 
 impl Bus {
+    /// nats-server 2.9's failed redelivery, steered (the model's `rewind`):
+    /// a pull request that has expired (a nanosecond) by the time the
+    /// consumer takes a redelivery waiting in its queue with no other
+    /// request waiting. The consumer counts the delivery, finds the request
+    /// expired and winds its cursor back (nats/tests/server_facts.rs).
+    pub async fn expired_pull(&self) -> Result<(), Error> {
+        // The steps before came on the builders' connections, which the
+        // server reads apart from this one: a nak not yet taken would leave
+        // no redelivery to fail.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let client = self.js.client();
+        let next = format!(
+            "$JS.API.CONSUMER.MSG.NEXT.{}.{}",
+            self.names.stream, self.names.consumer
+        );
+        let inbox = client.new_inbox();
+        client
+            .publish_with_reply(next, inbox, r#"{"batch":1,"expires":1}"#.into())
+            .await?;
+        client.flush().await?;
+        // The consumer's loop takes it within milliseconds.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        Ok(())
+    }
+
     /// Creates the stream, the consumer (the source's ack wait and
     /// `max_deliver`) and both buckets (the running one with the source's
     /// TTL) on the server at `url`.

@@ -468,6 +468,18 @@ pub async fn replay(
                 Ok("connection dropped, nothing acked; restarted idle".into())
             }
             Action::Delay(_) => Ok("its heartbeat is not sent now".into()),
+            Action::Rewind(_) => {
+                bus.expired_pull().await?;
+                // The failed redelivery's ack wait starts again now.
+                for ask in &script.asks {
+                    if ask_status(&step.before, ask) != "delivered"
+                        && ask_status(&step.after, ask) == "delivered"
+                    {
+                        restarted.insert(binding.real[ask].clone(), Instant::now());
+                    }
+                }
+                Ok("a pull request expired (1 ns) reaches the consumer as it takes the redelivery: the delivery fails and the server's cursor winds back".into())
+            }
         };
         let said = |what: String| {
             format!(

@@ -31,6 +31,9 @@ pub enum Action {
     FinishAckLost(usize),
     /// The oldest buffered ask handed back with a nak instead of read.
     Nak(usize),
+    /// nats-server 2.9's failed redelivery: on the server, a pull request
+    /// that has expired when the consumer takes the redelivery for it.
+    Rewind(usize),
 }
 
 /// The model option the real builder cannot follow, and why: the source's
@@ -212,6 +215,7 @@ impl Script {
                         "slow-answer" => Action::SlowAnswer(b),
                         "finish-ack-lost" => Action::FinishAckLost(b),
                         "nak" => Action::Nak(b),
+                        "rewind" => Action::Rewind(b),
                         _ => return Err(format!("states[{}]: unknown step `{words}`", i + 1)),
                     }
                 }

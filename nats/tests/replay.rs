@@ -337,9 +337,56 @@ pub(crate) fn repaired_reproduces_its_findings(run: Run, base: fn() -> Options) 
     assert_eq!(naks.evidence.delivered, 3);
 }
 
+/// nats-server 2.9's failed redelivery, steered (a pull request expired
+/// when the consumer takes the redelivery, `Bus::expired_pull`), through a
+/// builder: its three findings reproduce, each with A2 handed out again
+/// counted 1 (its `server` lines: both deliveries of A2 say 1) and three
+/// deliveries in the consumer's count (the failed one is none).
+pub(crate) fn rewinds_reproduce(run: Run, base: fn() -> Options) {
+    let counted_one = |outcome: &Outcome| {
+        outcome
+            .log
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|l| l["event"] == "server" && l["ask"] == "A2" && l["num_delivered"] == 1)
+            .count()
+    };
+    let rebuild = run("after-1649-rewind-rebuild", "rewind_rebuild", base());
+    assert_eq!(rebuild.verdict, Verdict::Reproduced);
+    let history = key_history(&rebuild, "A2");
+    assert_eq!(
+        history.last().map(String::as_str),
+        Some("b1"),
+        "{history:?}"
+    );
+    assert!(history.contains(&"(deleted)".to_string()), "{history:?}");
+    let nak = run("after-1649-rewind-nak-double-run", "rewind_nak", base());
+    assert_eq!(nak.verdict, Verdict::Reproduced);
+    assert_eq!(key_history(&nak, "A2"), ["b1", "b2"]);
+    let skew = run(
+        "after-1649-rewind-skew-35-double-run",
+        "rewind_skew",
+        base(),
+    );
+    assert_eq!(skew.verdict, Verdict::Reproduced);
+    assert_eq!(
+        key_history(&skew, "A2").last().map(String::as_str),
+        Some("b2")
+    );
+    for outcome in [&rebuild, &nak, &skew] {
+        assert_eq!(counted_one(outcome), 2, "A2 counted 1 twice");
+        assert_eq!(outcome.evidence.delivered, 3);
+    }
+}
+
+/// The running key's history of `ask`, from the bucket.
+fn key_history(outcome: &Outcome, ask: &str) -> Vec<String> {
+    ask_evidence(outcome, ask).running_key_history.clone()
+}
+
 /// The recommendation on after-1649's stories: each stops where a repair
 /// acts (or runs to its end), and the server's evidence shows no violation
-/// of the story's property. The four at once: each waits on the clock.
+/// of the story's property. All at once: each waits on the clock.
 pub(crate) fn repaired_stops_the_stories_of_after_1649(run: Run, base: fn() -> Options) {
     let repaired = Design::parse("after-1649-repaired").unwrap();
     let stories = [
@@ -363,6 +410,24 @@ pub(crate) fn repaired_stops_the_stories_of_after_1649(run: Run, base: fn() -> O
         ),
         // The duplicate deferred: left to its ack wait, not acked away.
         ("after-1649-late-heartbeat-loses-ask", None, ""),
+        // nats-server 2.9's failed redelivery: the revision-checked start
+        // fails the second put; the done key and the server clock drop the
+        // copy handed out again.
+        (
+            "after-1649-rewind-nak-double-run",
+            Some("(start b2)"),
+            "revision-checked put",
+        ),
+        (
+            "after-1649-rewind-rebuild",
+            Some("(read b1)"),
+            "decided to drop it",
+        ),
+        (
+            "after-1649-rewind-skew-35-double-run",
+            Some("(read b2)"),
+            "decided to drop it",
+        ),
     ];
     let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
         let runs: Vec<_> = stories
@@ -407,6 +472,10 @@ fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
     repaired_stops_the_stories_of_after_1649(run, options);
 }
 
+fn after_1649_rebuilds_and_builds_twice_when_the_server_fails_a_redelivery() {
+    rewinds_reproduce(run, options);
+}
+
 /// This file's replays, longest first.
 const TESTS: &[(&str, fn())] = clocked::named![
     after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
@@ -427,6 +496,7 @@ const TESTS: &[(&str, fn())] = clocked::named![
     after_1649_loses_an_ask_when_an_answer_is_slower_than_its_margin,
     after_1649_builds_after_a_result_when_an_answer_is_slower_than_its_margin,
     after_1649_at_an_ack_wait_of_15s_builds_after_a_result,
+    after_1649_rebuilds_and_builds_twice_when_the_server_fails_a_redelivery,
 ];
 
 /// The replays through the reference builder, and as `go::` those through

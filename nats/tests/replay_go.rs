@@ -368,6 +368,12 @@ fn after_1649_repaired_stops_the_stories_of_after_1649_on_the_server() {
     super::repaired_stops_the_stories_of_after_1649(run, go);
 }
 
+/// nats-server 2.9's failed redelivery through the Go builder: as the
+/// reference builder's (`replay.rs`).
+fn after_1649_rebuilds_and_builds_twice_when_the_server_fails_a_redelivery() {
+    super::rewinds_reproduce(run, go);
+}
+
 /// This file's replays, longest first (`replay.rs` runs them, as `go::`).
 pub const TESTS: &[(&str, fn())] = clocked::named![
     after_1649_repaired_stops_the_stories_of_after_1649_on_the_server,
@@ -390,6 +396,7 @@ pub const TESTS: &[(&str, fn())] = clocked::named![
     a_go_builder_that_dies_is_an_error_naming_it_and_the_step,
     a_go_builder_that_cannot_bind_says_why,
     no_go_builder_outlives_its_handle,
+    after_1649_rebuilds_and_builds_twice_when_the_server_fails_a_redelivery,
 ];
 
 /// Nightly: the slow-answer replays through nats.go (the Rust builder
