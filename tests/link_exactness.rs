@@ -9,7 +9,7 @@
 
 use crate::common::shortest;
 use slotcheck::check::{check, Limits, Outcome, Verdict};
-use slotcheck_models::link::{all_designs, mutation, Bounds, Link, State};
+use slotcheck_models::link::{all_designs, mutation, Action, Bounds, Link, State, DESIGNS};
 use slotcheck_models::Narrated;
 use stateright::{Expectation, Model};
 
@@ -417,6 +417,16 @@ fn the_rewinds_keep_every_verdict_and_shortest_length() {
     ];
     let mut rewound = 0;
     for bounds in settings {
+        // Each setting makes rewinds, and a copy handed out again as new.
+        let (whole, mut again) = (Link::new(&DESIGNS[1], bounds), 0);
+        let steps = slotcheck_models::walk::each_step_within(&whole, &mut |_| true, &mut |s, a| {
+            let next = whole.next_state(s, a).unwrap();
+            again += usize::from(
+                matches!(a, Action::Rewind(_)) && next.messages.iter().any(|m| m.again),
+            );
+            next
+        });
+        assert!(steps.is_some() && again > 0, "no rewind on {bounds:?}");
         for queue in [false, true] {
             // Every pair: a fault this new is checked in full.
             for design in all_designs() {

@@ -22,7 +22,14 @@ fn init(m: &Link) -> State {
 fn with_no_budget_no_new_fault_is_ever_enabled() {
     for design in all_designs() {
         let m = model(design.name, Bounds::default());
-        let s = init(&m);
+        let mut s = init(&m);
+        // A redelivery first in line, where a rewind would be offered.
+        s.messages[0] = Message {
+            status: Status::Available,
+            deliveries: 1,
+            ..Message::default()
+        };
+        assert_eq!(s.first_redelivery(), Some(0));
         assert!(enabled(&m, &s).iter().all(|a| !matches!(
             a,
             Action::SlowAnswer(_) | Action::FinishAckLost(_) | Action::Nak(_) | Action::Rewind(_)
@@ -166,15 +173,52 @@ fn a_rewind_fails_only_a_redelivery_and_passes_an_acked_message_by() {
         next.messages[0].status,
         Status::Delivered { to: 1, .. }
     ));
-    // A2 held instead: it goes out again, and no second rewind is offered
-    // until it has.
+    // A2 held instead: it goes out again.
     s.messages[1].status = Status::Delivered { to: 0, ack_in: 5 };
     let next = crate::run_enabled(&m, &s, &[Action::Rewind(1)]);
     assert!(next.messages[1].again);
     assert_eq!(next.first_available(), Some(1));
-    assert!(!enabled(&m, &next)
-        .iter()
-        .any(|a| matches!(a, Action::Rewind(_))));
+    // With A1 redelivered again (its ack wait ran out) before A2 went out,
+    // no second rewind is offered: the cursor would go two back.
+    let mut waiting = next;
+    waiting.messages[0].status = Status::Available;
+    assert_eq!(waiting.first_redelivery(), Some(0));
+    let rewinds = |s: &State| {
+        enabled(&m, s)
+            .into_iter()
+            .filter(|a| matches!(a, Action::Rewind(_)))
+            .count()
+    };
+    assert_eq!(rewinds(&waiting), 0);
+    // Once A2 has gone out, it is.
+    waiting.messages[1].again = false;
+    assert!(rewinds(&waiting) > 0);
+}
+
+/// The `again` mark and the budget left survive the packing.
+#[test]
+fn a_rewound_state_packs_and_unpacks_to_itself() {
+    use crate::Packed;
+    let mut m = model(
+        "after-1649",
+        Bounds {
+            asks: 2,
+            rewinds: 2,
+            ..Bounds::default()
+        },
+    );
+    m.reduced = false;
+    let mut s = init(&m);
+    s.rewinds_left = 1;
+    s.messages[1] = Message {
+        status: Status::Delivered { to: 1, ack_in: 3 },
+        deliveries: 2,
+        again: true,
+        ..Message::default()
+    };
+    let mut words = vec![0u64; m.packed_words()];
+    m.pack(&s, &mut words);
+    assert_eq!(m.unpack(&words), s);
 }
 
 #[test]

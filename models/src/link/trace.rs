@@ -62,7 +62,7 @@ pub struct Cursor {
     /// The consumer's deliveries less the counts the state keeps: a
     /// delivery made as new counts nothing, a failed redelivery counts
     /// without a delivery (`--rewinds`).
-    uncounted: i8,
+    uncounted: i16,
 }
 
 /// Why a stream's log cannot be read against the model: a bad log (exit
@@ -424,7 +424,7 @@ impl LinkTrace {
                 _ => {}
             }
         }
-        let seq = (delivered(&next) as i16 + n.uncounted as i16) as u16;
+        let seq = (delivered(&next) as i16 + n.uncounted) as u16;
         for (a, key) in next.keys.iter().enumerate() {
             match key {
                 None => n.put_at[a] = None,
