@@ -33,11 +33,7 @@ fn deliver(
         to: b,
         ack_in: link.bounds.ack_wait_ticks(),
     };
-    let (delivery, counted) = if as_new {
-        (1, m.deliveries)
-    } else {
-        (m.deliveries, 0)
-    };
+    let (delivery, counted) = (if as_new { 1 } else { m.deliveries }, m.deliveries);
     log.record(|| said(delivery));
     if as_new {
         log.record(|| Record::AsNew { ask: a, counted });

@@ -143,6 +143,8 @@ impl Link {
                     at(now + ack_in as i16)
                 ),
                 Status::Acked => "acked (gone)".into(),
+                // Out of deliveries, yet a wound-back cursor sends it again.
+                Status::Exhausted if m.again => format!("out of deliveries, {deliveries}"),
                 Status::Exhausted => format!("never delivered again, {deliveries}"),
             };
             let status = if m.again {
