@@ -312,7 +312,8 @@ struct Scratch {
     fps: Vec<u64>,
     acts: Vec<u8>,
     words: Vec<u64>,
-    one: Vec<u64>,
+    /// Words a state.
+    k: usize,
     /// Per property, the chunk's first state (its index in the level) that
     /// discovers it, and when.
     first: Vec<Option<(usize, Duration)>>,
@@ -325,7 +326,7 @@ impl Scratch {
             fps: Vec::new(),
             acts: Vec::new(),
             words: Vec::new(),
-            one: vec![0; k],
+            k,
             first: Vec::new(),
         }
     }
@@ -366,7 +367,7 @@ impl Scratch {
     ) where
         M: Narrated + Packed,
     {
-        let k = self.one.len();
+        let k = self.k;
         let from = range.start;
         self.counts.clear();
         self.fps.clear();
@@ -408,14 +409,17 @@ impl Scratch {
             });
             let before = self.fps.len();
             for (j, action) in actions.drain(..).enumerate() {
-                self.one.fill(0);
-                if !model.pack_next(&state, action, &mut self.one) {
+                // Packed in place: a copy less, and no small list of its own
+                // that shares a cache line with the other thread's.
+                let at = self.words.len();
+                self.words.resize(at + k, 0);
+                if !model.pack_next(&state, action, &mut self.words[at..]) {
+                    self.words.truncate(at);
                     continue;
                 }
-                self.fps.push(fingerprint(&self.one));
+                self.fps.push(fingerprint(&self.words[at..]));
                 self.acts
                     .push(u8::try_from(j).expect("at most 256 actions from a state"));
-                self.words.extend_from_slice(&self.one);
             }
             let count = self.fps.len() - before;
             self.counts

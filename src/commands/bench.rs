@@ -12,6 +12,7 @@ use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
 use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
 use crate::report::bench::{
+    SideBySide,
     BenchReport, CommandOvershoot, MutateFigures, PhaseSeconds, ProgressCost, SearchFigures,
     SearchOvershoot, ValidateFigures, ValidateLinkFigures,
 };
@@ -156,6 +157,42 @@ where
         seconds: outcome.stats.seconds,
         first_violation,
         phases: outcome.stats.phases,
+    }
+}
+
+/// Two one-thread searches of the same space at once, each on a thread of
+/// its own (`bench --scaling`): what the machine lets two threads do, with
+/// nothing shared but the machine. As a row, the slower of the two, with
+/// `threads` 0; no peak (the two share the process).
+fn side_by_side<M>(bounds: &'static str, design: &'static str, model: M) -> Measurement
+where
+    M: Narrated + Packed + Sync + Clone + Send,
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let limits = Limits {
+        threads: 1,
+        ..Limits::default()
+    };
+    let run = || check(model.clone(), &[], &limits).stats;
+    let (a, b) = std::thread::scope(|scope| {
+        let other = scope.spawn(run);
+        let a = run();
+        (a, other.join().expect("the other search"))
+    });
+    let slower = if a.seconds >= b.seconds { a } else { b };
+    Measurement {
+        bounds,
+        design,
+        threads: 0,
+        unique: slower.unique,
+        states: slower.states,
+        states_per_second: slower.states_per_second(),
+        peak_mib: None,
+        bytes_per_state: None,
+        seconds: slower.seconds,
+        first_violation: None,
+        phases: slower.phases,
     }
 }
 
@@ -577,19 +614,34 @@ pub fn run(
         return Ok(if cancelled() { 3 } else { 0 });
     }
     if scaling {
-        let rows = fastest(
-            measure_rows(
-                matrix(true)
-                    .into_iter()
-                    .filter(|(name, ..)| *name == SCALING)
-                    .collect(),
-                &DESIGNS,
-                progress,
-            ),
-            runs,
-        );
+        let (_, bounds, threads) = matrix(true)
+            .into_iter()
+            .find(|(name, ..)| *name == SCALING)
+            .expect("the scaling bounds are in the matrix");
+        // Each design with one thread, two, and two one-thread searches
+        // side by side (threads 0), in turn.
+        let mut each: Vec<Row> = Vec::new();
+        for design in DESIGNS {
+            let model = move || Stovepipe::new(design_named(design).expect("a design"), bounds);
+            for &threads in threads {
+                each.push(Box::new(move || {
+                    measure_one(SCALING, design, model(), threads, progress)
+                }));
+            }
+            each.push(Box::new(move || side_by_side(SCALING, design, model())));
+        }
+        let (rows, pairs): (Vec<Measurement>, Vec<Measurement>) =
+            fastest(each, runs).into_iter().partition(|m| m.threads > 0);
         let report = BenchReport {
             checks: rows.iter().map(figures_of).collect(),
+            side_by_side: pairs
+                .iter()
+                .map(|m| SideBySide {
+                    bounds: m.bounds.to_string(),
+                    design: m.design.to_string(),
+                    seconds: (m.seconds * 1000.0).round() / 1000.0,
+                })
+                .collect(),
             runs,
             stopped: cancelled().then(|| {
                 "a signal (SIGINT or SIGTERM) stopped the bench: the rows above are whole, the ones not shown were not measured".to_string()
@@ -666,6 +718,7 @@ pub fn run(
             "a signal (SIGINT or SIGTERM) stopped the bench: the figures above are whole, the measurements not shown were not made".to_string()
         }),
         progress: progress_costs,
+        side_by_side: Vec::new(),
         spin,
         timeout: overshoot
             .iter()

@@ -39,6 +39,10 @@ pub struct BenchReport {
     /// absent when a signal stopped the bench before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spin: Option<SpinComparison>,
+    /// With `--scaling`: per design, two one-thread searches of its space
+    /// run at once, each on a thread of its own (what the machine lets two
+    /// threads do, nothing shared but the machine); empty without it.
+    pub side_by_side: Vec<SideBySide>,
     /// The search alone cut by `--timeout` (with `--large` only).
     pub timeout: Vec<SearchOvershoot>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,6 +74,16 @@ pub struct SearchFigures {
     pub unique: usize,
     /// Where the seconds went, by the search's phases.
     pub phases: PhaseSeconds,
+}
+
+/// Two one-thread searches of one design's space at once (`bench
+/// --scaling`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SideBySide {
+    pub bounds: String,
+    pub design: String,
+    /// Seconds until the slower of the two knew every verdict, to 0.001.
+    pub seconds: f64,
 }
 
 /// A search's seconds by phase (docs/checking.md, "Where the time goes"),
@@ -420,6 +434,27 @@ impl BenchReport {
                 speedups.join("; ")
             ));
         }
+        let ceilings: Vec<String> = self
+            .side_by_side
+            .iter()
+            .filter_map(|pair| {
+                let one = self.checks.iter().find(|m| {
+                    m.threads == 1 && m.bounds == pair.bounds && m.design == pair.design
+                })?;
+                Some(format!(
+                    "{} {}: {:.2}x",
+                    pair.bounds,
+                    pair.design,
+                    2.0 * one.seconds / pair.seconds
+                ))
+            })
+            .collect();
+        if !ceilings.is_empty() {
+            out.push_str(&format!(
+                "two one-thread searches side by side (twice the work in the pair's time, against one alone: what the machine gives two threads that share nothing): {}\n",
+                ceilings.join("; ")
+            ));
+        }
         if let Some(line) = self.split_line() {
             out.push_str(&line);
         }
@@ -517,11 +552,34 @@ mod tests {
             mutate: None,
             stopped: None,
             progress: Vec::new(),
+            side_by_side: Vec::new(),
             spin: None,
             timeout: Vec::new(),
             validate: None,
             validate_link: None,
         }
+    }
+
+    /// Two one-thread searches side by side read as what two threads could
+    /// give: twice one alone over the pair's seconds, per design with a
+    /// one-thread row, and no line without a pair.
+    #[test]
+    fn the_side_by_side_line_sets_twice_one_alone_against_the_pair() {
+        let mut with = report(vec![row("owner-keyed", 1, 9.0), row("owner-keyed", 2, 5.0)]);
+        assert!(!with.text().contains("side by side"), "{}", with.text());
+        let pair = |design: &str, seconds: f64| SideBySide {
+            bounds: "N3 K2 c2 s1".into(),
+            design: design.into(),
+            seconds,
+        };
+        with.side_by_side = vec![pair("owner-keyed", 10.0), pair("claim-first", 3.0)];
+        let text = with.text();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("two one-thread searches side by side"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(line.ends_with(": N3 K2 c2 s1 owner-keyed: 1.80x"), "{line}");
+        assert!(text.contains("two threads against one: N3 K2 c2 s1 owner-keyed: 1.80x"));
     }
 
     /// Only a design searched with one thread and with two has its phases
