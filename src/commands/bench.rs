@@ -12,9 +12,8 @@ use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
 use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
 use crate::report::bench::{
-    SideBySide,
     BenchReport, CommandOvershoot, MutateFigures, PhaseSeconds, ProgressCost, SearchFigures,
-    SearchOvershoot, ValidateFigures, ValidateLinkFigures,
+    SearchOvershoot, SideBySide, ValidateFigures, ValidateLinkFigures,
 };
 use slotcheck_models::link::{design_named as link_design, Bounds as LinkBounds, Link};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};

@@ -171,8 +171,9 @@ struct BenchArgs {
     #[arg(long, conflicts_with_all = ["large", "quick"])]
     progress_cost: bool,
     /// Only how the search scales: the two-slot bounds (N 3, K 2, two crashes, a stall) for
-    /// the four designs, with one thread and two, and where the time goes in each run (about
-    /// ten minutes).
+    /// the four designs, with one thread and two, then two one-thread searches side by side
+    /// (what the machine gives two threads that share nothing), and where the time goes in
+    /// each run (about five minutes a run).
     #[arg(long, conflicts_with_all = ["large", "quick", "progress_cost", "spin"])]
     scaling: bool,
     /// Measure each search row N times, the rows taken in turn, and show each row's fastest
