@@ -412,42 +412,31 @@ impl BenchReport {
                 self.runs
             ));
         }
-        let speedups: Vec<String> =
-            self.checks
+        // `BOUNDS DESIGN: Nx`: the design's one-thread seconds over `seconds`.
+        let against_one = |bounds: &str, design: &str, seconds: f64| {
+            let one = self
+                .checks
                 .iter()
-                .filter(|m| m.threads == 2)
-                .filter_map(|two| {
-                    let one = self.checks.iter().find(|m| {
-                        m.threads == 1 && m.bounds == two.bounds && m.design == two.design
-                    })?;
-                    Some(format!(
-                        "{} {}: {:.2}x",
-                        two.bounds,
-                        two.design,
-                        one.seconds / two.seconds
-                    ))
-                })
-                .collect();
+                .find(|m| m.threads == 1 && m.bounds == bounds && m.design == design)?;
+            Some(format!("{bounds} {design}: {:.2}x", one.seconds / seconds))
+        };
+        let speedups: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|m| m.threads == 2)
+            .filter_map(|two| against_one(&two.bounds, &two.design, two.seconds))
+            .collect();
         if !speedups.is_empty() {
             out.push_str(&format!(
                 "two threads against one: {}\n",
                 speedups.join("; ")
             ));
         }
+        // Twice the work in the pair's time: a search's worth in half of it.
         let ceilings: Vec<String> = self
             .side_by_side
             .iter()
-            .filter_map(|pair| {
-                let one = self.checks.iter().find(|m| {
-                    m.threads == 1 && m.bounds == pair.bounds && m.design == pair.design
-                })?;
-                Some(format!(
-                    "{} {}: {:.2}x",
-                    pair.bounds,
-                    pair.design,
-                    2.0 * one.seconds / pair.seconds
-                ))
-            })
+            .filter_map(|pair| against_one(&pair.bounds, &pair.design, pair.seconds / 2.0))
             .collect();
         if !ceilings.is_empty() {
             out.push_str(&format!(
