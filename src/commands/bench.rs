@@ -777,6 +777,24 @@ mod tests {
         assert_eq!(SPLIT_ROW, format!("{SPLIT_BOUNDS}{SPLIT}"));
     }
 
+    /// Two searches side by side explore the space one search alone does,
+    /// each whole, and the row is told apart from a thread count (0).
+    #[test]
+    fn side_by_side_searches_are_each_the_whole_space() {
+        let model = || {
+            Stovepipe::new(
+                design_named("owner-keyed").expect("a design"),
+                bounds(2, 1, 1, 0),
+            )
+        };
+        let pair = side_by_side("N2 K1 c1 s0", "owner-keyed", model());
+        let alone = measure_one("N2 K1 c1 s0", "owner-keyed", model(), 1, false);
+        assert_eq!(pair.threads, 0);
+        assert!(alone.unique > 100, "{}", alone.unique);
+        assert_eq!((pair.unique, pair.states), (alone.unique, alone.states));
+        assert!(pair.seconds > 0.0 && pair.peak_mib.is_none());
+    }
+
     fn row(name: &'static str, times: Vec<f64>, taken: Rc<Cell<usize>>) -> Row {
         let next = Cell::new(0);
         Box::new(move || {
