@@ -1159,10 +1159,16 @@ fn a_count_going_back_conforms_only_on_a_server_that_fails_redeliveries() {
     }
     for version in [Some("2.10.14"), Some("2.11.0"), None] {
         let (verdict, _) = run_under(design, Options::default(), &with(version), &records);
+        let text = slotcheck::validate::text("", &verdict);
         match verdict {
             Verdict::Departs { line, .. } if line == line_of_second_count => {}
-            other => panic!("{version:?}: {}", slotcheck::validate::text("", &other)),
+            _ => panic!("{version:?}: {text}"),
         }
+        // The departure says what a header naming the server would allow.
+        assert!(
+            text.contains("a count of 1 for a message delivered before"),
+            "{version:?}: {text}"
+        );
     }
     // A version that is none names the field.
     let text = events::to_ndjson(Some(&with(Some("latest"))), &records);

@@ -272,12 +272,15 @@ impl State {
         })
     }
 
-    /// The last message the server handed out as new: its cursor's place
-    /// is one past it (messages are first handed out in order).
-    pub fn last_new(&self) -> Option<Ask> {
+    /// The message a rewind now would send out again: the last the server
+    /// handed out as new (its cursor's place is one past it: messages are
+    /// first handed out in order), unless acked (a work queue has removed
+    /// it).
+    pub fn rewound_to(&self) -> Option<Ask> {
         self.messages
             .iter()
             .rposition(|m| m.deliveries >= 1)
+            .filter(|&y| self.messages[y].status != Status::Acked)
             .map(|a| a as Ask)
     }
 

@@ -118,8 +118,7 @@ impl Link {
         });
         // A rewind left may send the last message handed out new out
         // again (`--rewinds`), whatever its deliveries and ack wait.
-        let rewound = msg.again
-            || (s.rewinds_left > 0 && s.last_new() == Some(a) && msg.status != Status::Acked);
+        let rewound = msg.again || (s.rewinds_left > 0 && s.rewound_to() == Some(a));
         held || rewound
             || match msg.status {
                 Status::Available => true,

@@ -337,9 +337,7 @@ pub fn rewind(m: &Link, s: &mut State, b: Bid, log: &mut Log) {
     let a = s
         .first_redelivery()
         .expect("a rewind is enabled with a redelivery first");
-    let back_to = s
-        .last_new()
-        .filter(|&y| s.messages[y as usize].status != Status::Acked);
+    let back_to = s.rewound_to();
     let msg = &mut s.messages[a as usize];
     if m.does(Act::CountDelivery) {
         msg.deliveries += 1;
