@@ -68,11 +68,17 @@ async fn fetch_one(b: &mut Builder, within: Duration) -> Option<(String, u64)> {
     let until = Instant::now() + within;
     while Instant::now() < until {
         if let Fetched::Got(_) | Fetched::Buffered = b.fetch().await.unwrap() {
-            let held = b.buffer.back().unwrap();
-            return Some((held.ask.clone(), held.delivered));
+            return last_held(b);
         }
     }
     None
+}
+
+/// The ask and delivery count of the delivery a builder holds last.
+fn last_held(b: &Builder) -> Option<(String, u64)> {
+    b.buffer
+        .back()
+        .map(|held| (held.ask.clone(), held.delivered))
 }
 
 /// The consumer sequence of the delivery a builder holds last.
@@ -317,11 +323,11 @@ fn a_redelivery_for_an_expired_pull_request_hands_the_last_new_message_out_again
         let began = Instant::now();
         let fetched = b3.fetch_waiting(3 * TIMING.ack_wait()).await.unwrap();
         assert!(matches!(fetched, Fetched::Got(_)), "{fetched:?}");
-        let back = b3
-            .buffer
-            .back()
-            .map(|held| (held.ask.clone(), held.delivered));
-        assert_eq!(back, Some(("A1".into(), 3)), "A1 after its ack wait");
+        assert_eq!(
+            last_held(&b3),
+            Some(("A1".into(), 3)),
+            "A1 after its ack wait"
+        );
         assert!(began.elapsed() >= TIMING.ack_wait() / 2);
     });
 }

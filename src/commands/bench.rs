@@ -179,6 +179,12 @@ where
         let a = run();
         (a, other.join().expect("the other search"))
     });
+    // The same search twice: a pair that differs is not two of one.
+    assert_eq!(
+        (a.unique, a.states),
+        (b.unique, b.states),
+        "two searches of one space"
+    );
     let slower = if a.seconds >= b.seconds { a } else { b };
     Measurement {
         bounds,
@@ -311,7 +317,6 @@ pub fn progress_cost(
     threads: &[usize],
     progress: bool,
 ) -> Vec<ProgressCost> {
-    let round = |x: f64, places: i32| (x * 10f64.powi(places)).round() / 10f64.powi(places);
     let model = Stovepipe::new(design_named(PROGRESS_DESIGN).expect("a design"), bounds);
     let safety: Vec<&'static str> = model
         .properties()
@@ -449,10 +454,14 @@ pub fn mutate_time(bounds: Bounds) -> (usize, f64) {
     (reports[0].mutants.len(), started.elapsed().as_secs_f64())
 }
 
+/// `x` to `places` decimal places, as the report gives its figures.
+pub(super) fn round(x: f64, places: i32) -> f64 {
+    (x * 10f64.powi(places)).round() / 10f64.powi(places)
+}
+
 /// A measurement as the report has it: rates to the unit, memory to 0.1,
 /// seconds to the millisecond.
 fn figures_of(m: &Measurement) -> SearchFigures {
-    let round = |x: f64, places: i32| (x * 10f64.powi(places)).round() / 10f64.powi(places);
     SearchFigures {
         bounds: m.bounds.to_string(),
         bytes_per_state: m.bytes_per_state.map(|b| round(b, 1)),
@@ -638,7 +647,7 @@ pub fn run(
                 .map(|m| SideBySide {
                     bounds: m.bounds.to_string(),
                     design: m.design.to_string(),
-                    seconds: (m.seconds * 1000.0).round() / 1000.0,
+                    seconds: round(m.seconds, 3),
                 })
                 .collect(),
             runs,

@@ -7,6 +7,7 @@
 //! when the design is done, on an error and after a signal alike.
 //! `spin/README.md` says what the model is and why these options.
 
+use super::bench::round;
 use crate::check::budget::cancelled;
 use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
@@ -391,7 +392,6 @@ pub fn run(quick: bool, as_json: bool, progress: bool) -> Result<u8, String> {
 /// would stop at, or print, each violation); those are judged by a run of
 /// their own with every assertion.
 fn row(design: &'static str, bounds: Bounds, progress: bool) -> Result<SpinRow, String> {
-    let round = |x: f64, places: i32| (x * 10f64.powi(places)).round() / 10f64.powi(places);
     let model = Stovepipe::new(
         design_named(design).ok_or_else(|| format!("no design {design}"))?,
         bounds,
