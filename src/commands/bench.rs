@@ -12,7 +12,7 @@ use crate::models::link::DEFAULT_BOUNDS as LINK_DEFAULT_BOUNDS;
 use crate::models::stovepipe::DEFAULT_BOUNDS;
 use crate::mutate::{self, Equivalents};
 use crate::report::bench::{
-    BenchReport, CommandOvershoot, MutateFigures, PhaseSeconds, ProgressCost, SearchFigures,
+    round, BenchReport, CommandOvershoot, MutateFigures, PhaseSeconds, ProgressCost, SearchFigures,
     SearchOvershoot, SideBySide, ValidateFigures, ValidateLinkFigures,
 };
 use slotcheck_models::link::{design_named as link_design, Bounds as LinkBounds, Link};
@@ -452,11 +452,6 @@ pub fn mutate_time(bounds: Bounds) -> (usize, f64) {
         false,
     );
     (reports[0].mutants.len(), started.elapsed().as_secs_f64())
-}
-
-/// `x` to `places` decimal places, as the report gives its figures.
-pub(super) fn round(x: f64, places: i32) -> f64 {
-    (x * 10f64.powi(places)).round() / 10f64.powi(places)
 }
 
 /// A measurement as the report has it: rates to the unit, memory to 0.1,

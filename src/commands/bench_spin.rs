@@ -7,11 +7,10 @@
 //! when the design is done, on an error and after a signal alike.
 //! `spin/README.md` says what the model is and why these options.
 
-use super::bench::round;
 use crate::check::budget::cancelled;
 use crate::check::memory::{peak_bytes, reset_peak};
 use crate::check::{check, Limits, Verdict};
-use crate::report::bench::{SpinComparison, SpinRow};
+use crate::report::bench::{round, SpinComparison, SpinRow};
 use slotcheck_models::stovepipe::{design_named, Bounds, Stovepipe};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

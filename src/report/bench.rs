@@ -76,6 +76,11 @@ pub struct SearchFigures {
     pub phases: PhaseSeconds,
 }
 
+/// `x` to `places` decimal places, as the report gives its figures.
+pub fn round(x: f64, places: i32) -> f64 {
+    (x * 10f64.powi(places)).round() / 10f64.powi(places)
+}
+
 /// Two one-thread searches of one design's space at once (`bench
 /// --scaling`).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
